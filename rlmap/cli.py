@@ -1,0 +1,239 @@
+"""The ``rlmap`` command line: the only module that prints or exits.
+
+Each command builds its inputs, calls the library, prints the result and returns an exit
+code from :class:`rlmap.errors.ExitCode`; every :class:`rlmap.errors.RlmapError` and every
+usage error becomes ``rlmap: error: ...`` on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+
+from rlmap import __version__
+from rlmap.cache import Cache, default_cache_dir
+from rlmap.errors import ExitCode, RlmapError, UsageError
+from rlmap.records import Diagnostic
+
+app = typer.Typer(
+    name="rlmap",
+    help="Internals documentation for TorchRL, generated from its source (never imported).",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+SourceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--source",
+        help="A checkout holding torchrl/, or the torchrl package directory. Default: the installed torchrl.",
+        show_default=False,
+    ),
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Where parsed files are cached. Default: ~/.cache/rlmap.", show_default=False),
+]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Parse everything; read and write no cache.")]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", "-j", min=1, help="Parser processes. Default: one per core.", show_default=False)
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+PackageOption = Annotated[
+    str, typer.Option("--package", help="Top-level package to document.", rich_help_panel="Advanced")
+]
+
+
+def _error(message: str) -> None:
+    typer.echo(f"rlmap: error: {message}", err=True)
+
+
+def _warn(message: str) -> None:
+    typer.echo(f"rlmap: warning: {message}", err=True)
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while files are parsed; nothing when quiet or not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True,
+    ) as bar:
+        task = bar.add_task("index", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _load(source: Path | None, package: str, cache_dir: Path | None, no_cache: bool, jobs: int | None, quiet: bool) -> Any:
+    from rlmap.session import load_model
+    from rlmap.source import locate_source
+
+    tree = locate_source(source, package=package)
+    cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
+    with _progress(quiet) as progress:
+        loaded = load_model(tree, cache, jobs=jobs, progress=progress)
+    if cache.write_failed:
+        _warn(f"could not write to the cache in {cache.directory}; the next run will parse again")
+    return loaded
+
+
+def _report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
+    """Print what could not be read; the exit code that reflects it."""
+    if not diagnostics:
+        return ExitCode.OK
+    for diagnostic in diagnostics:
+        _warn(str(diagnostic))
+    files = len({diagnostic.path for diagnostic in diagnostics})
+    _error(
+        f"{files} file(s) could not be indexed and were skipped - fix or exclude them; "
+        "everything else was processed"
+    )
+    return ExitCode.INCOMPLETE_INPUT
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Argument(help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids).")],
+    source: SourceOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    key: Annotated[bool, typer.Option("--key", help="Look NAME up as a tensordict key only.")] = False,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+    package: PackageOption = "torchrl",
+) -> None:
+    """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
+    from rlmap.errors import SymbolNotFound
+    from rlmap.lookup import describe, describe_key, find_key, format_description
+
+    loaded = _load(source, package, cache_dir, no_cache, jobs, quiet)
+    model = loaded.model
+    if key:
+        found = find_key(model, name)
+        if found is None:
+            raise SymbolNotFound(
+                f"no tensordict key '{name}' is read or written in {model.source.stamp()}",
+                "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')",
+            )
+        result = describe_key(model, found)
+        result["query"] = name
+    else:
+        result = describe(model, name)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        typer.echo(format_description(result))
+    code = _report_diagnostics(model.diagnostics)
+    if "ambiguous" in result and code == ExitCode.OK:
+        code = ExitCode.USAGE
+    raise typer.Exit(int(code))
+
+
+@app.command()
+def graph(
+    source: SourceOption = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option("--scope", help="Keep callers whose qualified name starts with PREFIX (repeatable).", show_default=False),
+    ] = None,
+    output_format: Annotated[str, typer.Option("--format", help="json or dot.")] = "json",
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+    package: PackageOption = "torchrl",
+) -> None:
+    """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
+    from rlmap.graphdump import graph_dot, graph_json
+
+    if output_format not in ("json", "dot"):
+        raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
+    loaded = _load(source, package, cache_dir, no_cache, jobs, quiet)
+    scopes = tuple(scope or ())
+    if output_format == "json":
+        typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
+    else:
+        typer.echo(graph_dot(loaded.model, scopes), nl=False)
+    raise typer.Exit(int(_report_diagnostics(loaded.model.diagnostics)))
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"rlmap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """rlmap: generated internals documentation for TorchRL."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the command, map every error to a message and an exit code."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="rlmap", standalone_mode=False)
+    except RlmapError as error:
+        _error(str(error))
+        return int(error.exit_code)
+    except click.exceptions.NoArgsIsHelpError as error:
+        typer.echo(error.ctx.get_help() if error.ctx else "", err=True)
+        return int(ExitCode.USAGE)
+    except click.UsageError as error:
+        hint = f"run '{error.ctx.command_path} --help'" if error.ctx else "run 'rlmap --help'"
+        _error(f"{error.format_message()} - {hint}")
+        return int(ExitCode.USAGE)
+    except click.exceptions.Exit as done:
+        return int(done.exit_code)
+    except click.exceptions.Abort:
+        _error("interrupted")
+        return 130
+    except click.ClickException as error:
+        _error(error.format_message())
+        return int(ExitCode.USAGE)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
+        return int(ExitCode.OK)
+    except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
+        where = error.__traceback__
+        while where is not None and where.tb_next is not None:
+            where = where.tb_next
+        origin = f" at {Path(where.tb_frame.f_code.co_filename).name}:{where.tb_lineno}" if where else ""
+        _error(
+            f"internal error: {type(error).__name__}: {error}{origin} - this is a bug in rlmap {__version__}; "
+            "please report it with the command you ran (RLMAP_DEBUG=1 shows the traceback)"
+        )
+        if os.environ.get("RLMAP_DEBUG"):
+            raise
+        return int(ExitCode.INTERNAL)
+    return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def run() -> None:
+    sys.exit(main())

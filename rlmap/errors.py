@@ -1,0 +1,53 @@
+"""The one exception tree and the one table that maps outcomes to exit codes."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes; DESIGN.md's table, in one place."""
+
+    OK = 0
+    FINDINGS = 1  # audit findings, or stale output under ``--check``
+    USAGE = 2  # bad option, missing source, bad configuration
+    INCOMPLETE_INPUT = 3  # some files could not be read; output written for the rest
+    INTERNAL = 70  # a bug in rlmap (EX_SOFTWARE): reported in one line, never a traceback
+
+
+class RlmapError(Exception):
+    """Base of every error rlmap reports to a user.
+
+    ``message`` says what happened; ``hint`` says what to do about it.  The CLI prints
+    ``rlmap: error: <message> - <hint>`` and exits with ``exit_code``.
+    """
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} - {self.hint}" if self.hint else self.message
+
+
+class UsageError(RlmapError):
+    """A command-line option or argument that cannot be honoured."""
+
+
+class SourceError(RlmapError):
+    """The source tree to document cannot be found or is not what was expected."""
+
+
+class ConfigError(RlmapError):
+    """A configuration file that is missing, unreadable or invalid."""
+
+
+class SymbolNotFound(RlmapError):
+    """A name given by the user matches nothing in the index."""
+
+
+class CacheError(RlmapError):
+    """The cache directory cannot be used."""

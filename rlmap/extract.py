@@ -1,0 +1,841 @@
+"""Extract plain records from one module's libcst tree (the index stage's visitor).
+
+``extract_module(source, ...)`` parses the bytes with libcst once, walks the tree in source
+order with a hand-rolled walker (libcst's generic visitor rebuilds every node it passes and
+costs four times more), and returns a :class:`~rlmap.records.ModuleIndex`.  Line numbers come
+from :mod:`rlmap.lines`.  A file that cannot be decoded or parsed becomes a diagnostic.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from rlmap import lines as L
+from rlmap.records import (
+    ATTRIBUTE,
+    AUGMENTED,
+    CHECK,
+    CLASS,
+    DELETE,
+    FUNCTION,
+    METHOD,
+    MODULE,
+    PROPERTY,
+    READ,
+    VARIABLE,
+    WRITE,
+    AttributeAccess,
+    CallSite,
+    Diagnostic,
+    ImportRecord,
+    KeyAccess,
+    LocalBinding,
+    ModuleIndex,
+    Symbol,
+)
+
+
+# Fields that never hold anything the index reads: punctuation and whitespace.
+_SKIPPED_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
+        "trailing_whitespace", "header", "footer", "equal", "colon", "dot", "star",
+        "asynchronous", "operator", "whitespace_after_at", "lbracket", "rbracket",
+        "lbrace", "rbrace", "first_line", "empty_lines", "indent", "newline",
+    }
+)
+# Node types whose declared field order differs from source order.
+_FIELD_ORDER: dict[type, tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "name", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+}
+_FIELDS_CACHE: dict[type, tuple[str, ...]] = {}
+
+# Receivers whose string subscripts and ``.get`` are plain dicts, not tensordicts.
+_NOT_TENSORDICT = frozenset(
+    {"kwargs", "kw", "environ", "config", "cfg", "__dict__", "state_dict", "os", "sys",
+     "modules", "globals", "locals", "json", "headers", "params", "options", "extra_kwargs"}
+)
+_KEY_METHODS = {
+    "get": READ, "get_at": READ, "pop": READ, "select": READ, "set": WRITE, "set_": WRITE,
+    "set_at_": WRITE, "setdefault": WRITE, "exclude": DELETE, "del_": DELETE,
+}
+_MULTI_KEY_METHODS = frozenset({"select", "exclude"})
+_KEY_KEYWORDS = {"in_keys": READ, "in_key": READ, "out_keys": WRITE, "out_key": WRITE}
+
+
+def _fields(node_type: type) -> tuple[str, ...]:
+    names = _FIELDS_CACHE.get(node_type)
+    if names is None:
+        names = _FIELD_ORDER.get(node_type) or tuple(
+            field.name
+            for field in dataclasses.fields(node_type)
+            if not field.name.startswith("whitespace") and field.name not in _SKIPPED_FIELDS
+        )
+        _FIELDS_CACHE[node_type] = names
+    return names
+
+
+def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def dotted_parts(node: cst.BaseExpression) -> tuple[str, ...]:
+    """``a.b.c`` -> ``("a", "b", "c")``; ``super().m`` -> ``("super()", "m")``; else ``()``."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    elif (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "super"
+    ):
+        parts.append("super()")
+    else:
+        return ()
+    parts.reverse()
+    return tuple(parts)
+
+
+def compact_text(node: cst.BaseExpression, fallback: str) -> str:
+    """A callee expression with argument lists and subscripts elided: ``f(...).g``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{compact_text(node.value, fallback)}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return f"{compact_text(node.func, fallback)}(...)"
+    if isinstance(node, cst.Subscript):
+        return f"{compact_text(node.value, fallback)}[...]"
+    return fallback if len(fallback) <= 40 else "<expression>"
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def key_literal(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    """A tensordict key written as a literal: ``"k"`` or ``("a", "b")``."""
+    text = _string_value(node)
+    if text is not None:
+        return (text,)
+    if isinstance(node, cst.Tuple) and node.elements:
+        parts = []
+        for element in node.elements:
+            if not isinstance(element, cst.Element):
+                return None
+            value = _string_value(element.value)
+            if value is None:
+                return None
+            parts.append(value)
+        return tuple(parts)
+    return None
+
+
+def _key_list(node: cst.BaseExpression) -> list[tuple[str, ...]]:
+    """Keys in an ``in_keys=`` value: one key, or a list/tuple of keys."""
+    single = key_literal(node)
+    if single is not None and (len(single) == 1 or not isinstance(node, cst.Tuple)):
+        return [single]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        keys = []
+        for element in node.elements:
+            if isinstance(element, cst.Element):
+                key = key_literal(element.value)
+                if key is not None:
+                    keys.append(key)
+        if keys:
+            return keys
+    return [single] if single is not None else []
+
+
+@dataclasses.dataclass(slots=True)
+class _Scope:
+    qualname: str
+    kind: str  # module / class / function
+    owner: str = ""  # class whose ``self`` is in reach
+    self_name: str = ""
+
+
+class _Extractor:
+    """One walk over one module; collects records into lists."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        module_name: str,
+        path: str,
+        positions: Any,
+    ) -> None:
+        self.module = module
+        self.module_name = module_name
+        self.path = path
+        self.positions = positions
+        self.scopes: list[_Scope] = [_Scope(module_name, MODULE)]
+        self.guards: list[str] = []
+        self.symbols: list[Symbol] = []
+        self.calls: list[CallSite] = []
+        self.attributes: list[AttributeAccess] = []
+        self.keys: list[KeyAccess] = []
+        self.imports: list[ImportRecord] = []
+        self.locals: list[LocalBinding] = []
+        self.exports: tuple[str, ...] | None = None
+        self.package_parts = module_name.split(".")
+        self.line_count = 1
+
+    # -- helpers ---------------------------------------------------------------------------
+    def text(self, node: cst.CSTNode) -> str:
+        """Source text of a node by code generation; only for rare constructs."""
+        return L.shorten(self.module.code_for_node(node))
+
+    def name_text(self, node: cst.BaseExpression) -> str:
+        parts = dotted_parts(node)
+        return ".".join(parts) if parts else self.text(node)
+
+    def position(
+        self, node: cst.CSTNode, category: str, check: str | None = None
+    ) -> tuple[int, int, tuple[str, ...]]:
+        """Line, end line and source texts (see :func:`rlmap.lines.ast_positions`) of ``node``."""
+        return self.positions.take(node, category, check)
+
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    def function_scope(self) -> str:
+        for scope in reversed(self.scopes):
+            if scope.kind == FUNCTION:
+                return scope.qualname
+        return self.module_name
+
+    # -- walking ---------------------------------------------------------------------------
+    def walk(self, node: cst.CSTNode) -> None:
+        handler = _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        else:
+            for child in _children(node):
+                self.walk(child)
+
+    def walk_all(self, nodes: Sequence[cst.CSTNode]) -> None:
+        for node in nodes:
+            self.walk(node)
+
+    def walk_guarded(self, guard: str, body: cst.CSTNode) -> None:
+        self.guards.append(guard)
+        try:
+            self.walk(body)
+        finally:
+            self.guards.pop()
+
+    # -- definitions -----------------------------------------------------------------------
+    def visit_module(self, node: cst.Module) -> None:
+        docstring = node.get_docstring()
+        last_line = self.line_count
+        self.symbols.append(
+            Symbol(
+                qualname=self.module_name,
+                kind=MODULE,
+                path=self.path,
+                line=1,
+                end_line=last_line,
+                has_docstring=bool(docstring),
+                doc_first_line=_first_line(docstring),
+            )
+        )
+        self.walk_all(node.body)
+
+    def visit_class(self, node: cst.ClassDef) -> None:
+        decorators = self.decorators(node.decorators)
+        bases = []
+        for arg in node.bases:
+            self.walk(arg)
+            bases.append(self.name_text(arg.value))
+        for arg in node.keywords:
+            self.walk(arg)
+        line, end_line, _ = self.position(node, L.CLASS, node.name.value)
+        qualname = f"{self.scope.qualname}.{node.name.value}"
+        docstring = node.get_docstring()
+        self.symbols.append(
+            Symbol(
+                qualname=qualname,
+                kind=CLASS,
+                path=self.path,
+                line=line,
+                end_line=end_line,
+                has_docstring=bool(docstring),
+                doc_first_line=_first_line(docstring),
+                decorators=decorators,
+                bases=tuple(bases),
+            )
+        )
+        saved_guards, self.guards = self.guards, []
+        self.scopes.append(_Scope(qualname, CLASS, owner=qualname))
+        try:
+            self.walk(node.body)
+        finally:
+            self.scopes.pop()
+            self.guards = saved_guards
+
+    def decorators(self, decorators: Sequence[cst.Decorator]) -> tuple[str, ...]:
+        names = []
+        for decorator in decorators:
+            self.walk(decorator)
+            expression = decorator.decorator
+            if isinstance(expression, cst.Call):
+                expression = expression.func
+            names.append(self.name_text(expression))
+        return tuple(names)
+
+    def visit_function(self, node: cst.FunctionDef) -> None:
+        decorators = self.decorators(node.decorators)
+        line, end_line, texts = self.position(node, L.FUNC, node.name.value)
+        enclosing = self.scope
+        self.walk(node.params)  # defaults and annotations run in the enclosing scope
+        if node.returns is not None:
+            self.walk(node.returns)
+        qualname = f"{enclosing.qualname}.{node.name.value}"
+        params = _parameters(node.params)
+        kind = FUNCTION
+        self_name = enclosing.self_name if enclosing.kind == FUNCTION else ""
+        owner = enclosing.owner
+        if enclosing.kind == CLASS:
+            kind = METHOD
+            is_static = "staticmethod" in decorators
+            self_name = "" if is_static or not params else params[0]
+            if any(_is_property(name) for name in decorators):
+                kind = PROPERTY
+        elif self_name in params:
+            self_name = ""  # a nested function that shadows ``self``
+        docstring = node.get_docstring()
+        signature, returns = texts[0], texts[1]
+        annotations = tuple(
+            (param.name.value, annotation)
+            for param, annotation in zip(_all_params(node.params), texts[2:])
+        )
+        self.symbols.append(
+            Symbol(
+                qualname=qualname,
+                kind=kind,
+                path=self.path,
+                line=line,
+                end_line=end_line,
+                signature=signature,
+                has_docstring=bool(docstring),
+                doc_first_line=_first_line(docstring),
+                decorators=decorators,
+                params=annotations,
+                returns=returns,
+            )
+        )
+        for name, annotation in annotations:
+            if annotation:
+                self.locals.append(LocalBinding(qualname, name, (annotation,), "annotation"))
+        saved_guards, self.guards = self.guards, []
+        self.scopes.append(_Scope(qualname, FUNCTION, owner=owner, self_name=self_name))
+        try:
+            self.walk(node.body)
+        finally:
+            self.scopes.pop()
+            self.guards = saved_guards
+
+    # -- statements ------------------------------------------------------------------------
+    def visit_if(self, node: cst.If, keyword: str = "if") -> None:
+        _, _, (test,) = self.position(node, L.IF)
+        self.walk(node.test)
+        self.walk_guarded(f"{keyword} {test}", node.body)
+        orelse = node.orelse
+        if isinstance(orelse, cst.If):
+            self.guards.append(f"not ({test})")
+            try:
+                self.visit_if(orelse, "elif")
+            finally:
+                self.guards.pop()
+        elif isinstance(orelse, cst.Else):
+            self.walk_guarded(f"else (not {test})", orelse.body)
+
+    def visit_while(self, node: cst.While) -> None:
+        _, _, (test,) = self.position(node, L.WHILE)
+        self.walk(node.test)
+        self.walk_guarded(f"while {test}", node.body)
+        if node.orelse is not None:
+            self.walk(node.orelse)
+
+    def visit_for(self, node: cst.For) -> None:
+        _, _, (target, iterable) = self.position(node, L.FOR)
+        self.walk(node.target)
+        self.walk(node.iter)
+        self.walk_guarded(f"for {target} in {iterable}", node.body)
+        if node.orelse is not None:
+            self.walk(node.orelse)
+
+    def visit_except(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
+        _, _, (kind,) = self.position(node, L.EXCEPT)
+        if node.type is not None:
+            self.walk(node.type)
+        guard = f"except {kind}" if kind else "except"
+        self.walk_guarded(guard, node.body)
+
+    def visit_import(self, node: cst.Import) -> None:
+        scope = self.function_scope()
+        line, _, _ = self.position(node, L.IMPORT)
+        for alias in node.names:
+            full = ".".join(dotted_parts(alias.name))
+            if alias.asname is not None:
+                local = self.name_text(alias.asname.name)  # type: ignore[arg-type]
+                self.imports.append(ImportRecord(scope, local, full, line))
+            else:
+                head = full.split(".", 1)[0]
+                self.imports.append(ImportRecord(scope, head, head, line))
+
+    def visit_import_from(self, node: cst.ImportFrom) -> None:
+        scope = self.function_scope()
+        line, _, _ = self.position(node, L.IMPORT)
+        base = self.resolve_relative(len(node.relative), node.module)
+        if isinstance(node.names, cst.ImportStar):
+            self.imports.append(ImportRecord(scope, "*", base, line))
+            return
+        for alias in node.names:
+            name = ".".join(dotted_parts(alias.name))
+            local = name
+            if alias.asname is not None:
+                local = self.name_text(alias.asname.name)  # type: ignore[arg-type]
+            target = f"{base}.{name}" if base else name
+            self.imports.append(ImportRecord(scope, local, target, line))
+
+    def resolve_relative(self, level: int, module: cst.Attribute | cst.Name | None) -> str:
+        name = ".".join(dotted_parts(module)) if module is not None else ""
+        if level == 0:
+            return name
+        package = self.package_parts if self.is_package else self.package_parts[:-1]
+        base = package[: len(package) - (level - 1)] if level > 1 else package
+        return ".".join([*base, name] if name else base)
+
+    def visit_assign(self, node: cst.Assign) -> None:
+        line, _, (value_text,) = self.position(node, L.ASSIGN)
+        for target in node.targets:
+            self.walk_target(target.target, WRITE, node.value, value_text)
+        self.walk(node.value)
+        for target in node.targets:
+            self.record_binding(target.target, node.value, line, value_text, "")
+
+    def visit_ann_assign(self, node: cst.AnnAssign) -> None:
+        line, _, (annotation, value_text) = self.position(node, L.ANN_ASSIGN)
+        if node.value is not None:
+            self.walk_target(node.target, WRITE, node.value, value_text, annotation)
+        else:
+            self.walk_target(node.target, READ, None, "", annotation)
+        self.walk(node.annotation)
+        if node.value is not None:
+            self.walk(node.value)
+        self.record_binding(node.target, node.value, line, value_text, annotation)
+
+    def visit_aug_assign(self, node: cst.AugAssign) -> None:
+        _, _, (value_text,) = self.position(node, L.AUG_ASSIGN)
+        self.walk_target(node.target, AUGMENTED, node.value, value_text)
+        self.walk(node.value)
+
+    def visit_del(self, node: cst.Del) -> None:
+        self.walk_target(node.target, DELETE, None, "")
+
+    def record_binding(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression | None,
+        line: int,
+        value_text: str,
+        annotation: str,
+    ) -> None:
+        if not isinstance(target, cst.Name):
+            return
+        name = target.value
+        scope = self.scope
+        if scope.kind in (MODULE, CLASS):
+            if scope.kind == MODULE and name == "__all__" and value is not None:
+                self.exports = _literal_strings(value)
+            self.symbols.append(
+                Symbol(
+                    qualname=f"{scope.qualname}.{name}",
+                    kind=VARIABLE if scope.kind == MODULE else ATTRIBUTE,
+                    path=self.path,
+                    line=line,
+                    end_line=line,
+                    value=value_text,
+                    annotation=annotation,
+                )
+            )
+            return
+        if annotation:
+            self.locals.append(LocalBinding(scope.qualname, name, (annotation,), "annotation"))
+        elif isinstance(value, cst.Call):
+            parts = dotted_parts(value.func)
+            if parts:
+                self.locals.append(LocalBinding(scope.qualname, name, parts, "assignment"))
+
+    def walk_target(
+        self,
+        target: cst.BaseExpression,
+        kind: str,
+        value: cst.BaseExpression | None,
+        value_text: str,
+        annotation: str = "",
+    ) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.walk_target(element.value, kind, None, "", "")
+            return
+        if isinstance(target, cst.StarredElement):
+            self.walk_target(target.value, kind, None, "", "")
+            return
+        if isinstance(target, cst.Attribute):
+            self.visit_attribute(target, kind, value, value_text, annotation)
+            return
+        if isinstance(target, cst.Subscript):
+            key_kind = WRITE if kind in (WRITE, AUGMENTED) else kind
+            self.visit_subscript(target, key_kind)
+            return
+        self.walk(target)
+
+    # -- expressions -----------------------------------------------------------------------
+    def visit_attribute(
+        self,
+        node: cst.Attribute,
+        kind: str = READ,
+        value: cst.BaseExpression | None = None,
+        value_text: str = "",
+        annotation: str = "",
+    ) -> None:
+        line, _, _ = self.position(node, L.ATTR, node.attr.value)
+        scope = self.scope
+        if (
+            scope.self_name
+            and isinstance(node.value, cst.Name)
+            and node.value.value == scope.self_name
+        ):
+            value_parts: tuple[str, ...] = ()
+            is_call = False
+            if value is not None:
+                if isinstance(value, cst.Call):
+                    value_parts, is_call = dotted_parts(value.func), True
+                else:
+                    value_parts = dotted_parts(value)
+            self.attributes.append(
+                AttributeAccess(
+                    owner=scope.owner,
+                    attribute=node.attr.value,
+                    kind=kind,
+                    function=self.function_scope(),
+                    line=line,
+                    guards=tuple(self.guards),
+                    value=value_text,
+                    value_parts=value_parts,
+                    value_is_call=is_call,
+                    annotation=annotation,
+                )
+            )
+        self.walk(node.value)
+
+    def visit_call(self, node: cst.Call) -> None:
+        func = node.func
+        check = func.value if isinstance(func, cst.Name) else (
+            func.attr.value if isinstance(func, cst.Attribute) else ""
+        )
+        line, _, (func_text,) = self.position(node, L.CALL, check)
+        parts = dotted_parts(func)
+        self.calls.append(
+            CallSite(
+                caller=self.function_scope(),
+                callee_text=".".join(parts) if parts else compact_text(func, func_text),
+                parts=parts,
+                line=line,
+                guards=tuple(self.guards),
+            )
+        )
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS:
+            self.key_method(func, node.args, line)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _KEY_KEYWORDS:
+                for key in _key_list(arg.value):
+                    self.add_key(key, _KEY_KEYWORDS[arg.keyword.value], line, arg.keyword.value)
+        self.walk(func)
+        for arg in node.args:
+            self.walk(arg)
+
+    def key_method(self, func: cst.Attribute, args: Sequence[cst.Arg], line: int) -> None:
+        receiver = dotted_parts(func.value)
+        if receiver and receiver[-1] in _NOT_TENSORDICT:
+            return
+        method = func.attr.value
+        positional = [arg for arg in args if arg.keyword is None and not arg.star]
+        if not positional:
+            return
+        candidates = positional if method in _MULTI_KEY_METHODS else positional[:1]
+        for arg in candidates:
+            key = key_literal(arg.value)
+            if key is not None:
+                self.add_key(key, _KEY_METHODS[method], line, method)
+
+    def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str) -> None:
+        self.keys.append(
+            KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards))
+        )
+
+    def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
+        line, _, _ = self.position(node, L.SUBSCRIPT)
+        receiver = dotted_parts(node.value)
+        if len(node.slice) == 1 and not (receiver and receiver[-1] in _NOT_TENSORDICT):
+            element = node.slice[0].slice
+            if isinstance(element, cst.Index):
+                key = key_literal(element.value)
+                if key is not None:
+                    self.add_key(key, kind, line, "[]")
+        self.walk(node.value)
+        for element in node.slice:
+            self.walk(element)
+
+    def visit_comparison(self, node: cst.Comparison) -> None:
+        line, _, _ = self.position(node, L.COMPARE)
+        left = node.left
+        for target in node.comparisons:
+            if isinstance(target.operator, (cst.In, cst.NotIn)):
+                key = key_literal(left)
+                comparator = target.comparator
+                if key is not None and _is_keys_call(comparator):
+                    self.add_key(key, CHECK, line, "in keys()")
+            left = target.comparator
+        self.walk(node.left)
+        for target in node.comparisons:
+            self.walk(target.comparator)
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.endswith("/__init__.py") or self.path == "__init__.py"
+
+
+def _is_keys_call(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "keys"
+    )
+
+
+def _is_property(decorator: str) -> bool:
+    last = decorator.rsplit(".", 1)[-1]
+    return last in {"property", "cached_property", "setter", "getter", "deleter"} or (
+        decorator.endswith("_property")
+    )
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    found = [*params.posonly_params, *params.params]
+    if isinstance(params.star_arg, cst.Param):
+        found.append(params.star_arg)
+    found.extend(params.kwonly_params)
+    if params.star_kwarg is not None:
+        found.append(params.star_kwarg)
+    return found
+
+
+def _parameters(params: cst.Parameters) -> list[str]:
+    return [param.name.value for param in [*params.posonly_params, *params.params]]
+
+
+def _first_line(docstring: str | None) -> str:
+    if not docstring:
+        return ""
+    return docstring.strip().splitlines()[0].strip()
+
+
+def _literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    names = []
+    for element in node.elements:
+        if not isinstance(element, cst.Element):
+            return None
+        value = _string_value(element.value)
+        if value is None:
+            return None
+        names.append(value)
+    return tuple(names)
+
+
+_HANDLERS: dict[type, Any] = {
+    cst.Module: _Extractor.visit_module,
+    cst.ClassDef: _Extractor.visit_class,
+    cst.FunctionDef: _Extractor.visit_function,
+    cst.If: _Extractor.visit_if,
+    cst.While: _Extractor.visit_while,
+    cst.For: _Extractor.visit_for,
+    cst.ExceptHandler: _Extractor.visit_except,
+    cst.ExceptStarHandler: _Extractor.visit_except,
+    cst.Import: _Extractor.visit_import,
+    cst.ImportFrom: _Extractor.visit_import_from,
+    cst.Assign: _Extractor.visit_assign,
+    cst.AnnAssign: _Extractor.visit_ann_assign,
+    cst.AugAssign: _Extractor.visit_aug_assign,
+    cst.Del: _Extractor.visit_del,
+    cst.Attribute: _Extractor.visit_attribute,
+    cst.Call: _Extractor.visit_call,
+    cst.Subscript: _Extractor.visit_subscript,
+    cst.Comparison: _Extractor.visit_comparison,
+}
+
+
+class _Paired:
+    """Positions from the paired ``ast`` tree (the fast path)."""
+
+    def __init__(self, tree: ast.Module, source: bytes) -> None:
+        self.paired = L.PairedPositions(L.ast_positions(tree, source))
+
+    def take(
+        self, node: cst.CSTNode, category: str, check: str | None
+    ) -> tuple[int, int, tuple[str, ...]]:
+        return self.paired.take(category, check)
+
+
+class _Provided:
+    """Positions from libcst's ``PositionProvider`` (the exact, slow fallback)."""
+
+    def __init__(self, module: cst.Module, positions: Any) -> None:
+        self.module = module
+        self.positions = positions
+
+    def take(
+        self, node: cst.CSTNode, category: str, check: str | None
+    ) -> tuple[int, int, tuple[str, ...]]:
+        target = node.name if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
+        start = self.positions[target].start.line
+        end = self.positions[node].end.line
+        return start, end, self.texts(node)
+
+    def text(self, node: cst.CSTNode | None) -> str:
+        return L.shorten(self.module.code_for_node(node)) if node is not None else ""
+
+    def texts(self, node: cst.CSTNode) -> tuple[str, ...]:
+        """The same texts :func:`rlmap.lines.ast_positions` gives, by code generation."""
+        text = self.text
+        if isinstance(node, (cst.If, cst.While)):
+            return (text(node.test),)
+        if isinstance(node, cst.For):
+            return (text(node.target), text(node.iter))
+        if isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)):
+            return (text(node.type),)
+        if isinstance(node, (cst.Assign, cst.AugAssign)):
+            return (text(node.value),)
+        if isinstance(node, cst.AnnAssign):
+            return (text(node.annotation.annotation), text(node.value))
+        if isinstance(node, cst.Call):
+            return (text(node.func),)
+        if isinstance(node, cst.FunctionDef):
+            params = _all_params(node.params)
+            signature = f"({text(node.params)})"
+            returns = text(node.returns.annotation) if node.returns is not None else ""
+            if returns:
+                signature += f" -> {returns}"
+            annotations = [text(p.annotation.annotation) if p.annotation else "" for p in params]
+            return (signature, returns, *annotations)
+        return ()
+
+
+def module_name_for(path: str) -> tuple[str, bool]:
+    """``torchrl/envs/__init__.py`` -> (``torchrl.envs``, True)."""
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+def extract_module(source: bytes, path: str) -> ModuleIndex:
+    """Index one file's bytes; ``path`` is repo-relative (``torchrl/collectors/_single.py``)."""
+    module_name, is_package = module_name_for(path)
+    empty = ModuleIndex(module=module_name, path=path, is_package=is_package)
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = source[: error.start].count(b"\n") + 1
+        return dataclasses.replace(
+            empty,
+            diagnostics=(Diagnostic(path, line, f"not valid UTF-8 ({error.reason}); file skipped"),),
+        )
+    try:
+        tree = ast.parse(source, filename=path)
+        module = cst.parse_module(source)
+    except SyntaxError as error:
+        return dataclasses.replace(
+            empty,
+            diagnostics=(Diagnostic(path, error.lineno or 1, f"syntax error: {error.msg}; file skipped"),),
+        )
+    except cst.ParserSyntaxError as error:
+        return dataclasses.replace(
+            empty,
+            diagnostics=(Diagnostic(path, error.raw_line, f"libcst cannot parse: {error.message}; file skipped"),),
+        )
+    line_count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+    del text
+    try:
+        return _run(module, module_name, path, is_package, _Paired(tree, source), False, line_count)
+    except L.PositionMismatch:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        provided = _Provided(wrapper.module, positions)
+        return _run(wrapper.module, module_name, path, is_package, provided, True, line_count)
+    except RecursionError:
+        return dataclasses.replace(
+            empty,
+            diagnostics=(Diagnostic(path, 1, "nesting too deep to index; file skipped"),),
+        )
+
+
+def _run(
+    module: cst.Module,
+    module_name: str,
+    path: str,
+    is_package: bool,
+    positions: Any,
+    fallback: bool,
+    line_count: int,
+) -> ModuleIndex:
+    extractor = _Extractor(module, module_name, path, positions)
+    extractor.line_count = line_count
+    extractor.walk(module)
+    if isinstance(positions, _Paired):
+        positions.paired.verify_exhausted()
+    return ModuleIndex(
+        module=module_name,
+        path=path,
+        is_package=is_package,
+        symbols=tuple(extractor.symbols),
+        calls=tuple(extractor.calls),
+        attributes=tuple(extractor.attributes),
+        keys=tuple(extractor.keys),
+        imports=tuple(extractor.imports),
+        locals=tuple(extractor.locals),
+        exports=extractor.exports,
+        position_fallback=fallback,
+    )

@@ -1,0 +1,245 @@
+"""Answer ``rlmap show NAME``: find symbols and tensordict keys by full or suffix name.
+
+``describe(model, query)`` returns a JSON-ready dict; ``format_description`` turns it into the
+text the CLI prints.  Neither prints.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from rlmap.errors import SymbolNotFound, UsageError
+from rlmap.model import CodeModel
+from rlmap.records import ATTRIBUTE, CLASS, MODULE, format_key
+from rlmap.resolve import CERTAIN
+
+
+def find_symbols(model: CodeModel, query: str) -> list[str]:
+    """Qualnames equal to ``query`` or ending with ``.query``, sorted."""
+    query = query.strip()
+    if model.has_symbol(query):
+        return [query]
+    suffix = "." + query
+    return sorted(name for name in model.qualnames() if name.endswith(suffix))
+
+
+def parse_key(query: str) -> tuple[str, ...] | None:
+    """``is_init``, ``collector.traj_ids`` or ``("collector", "traj_ids")`` -> a key tuple."""
+    text = query.strip()
+    if text.startswith("("):
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return None
+        if isinstance(value, tuple) and value and all(isinstance(part, str) for part in value):
+            return value
+        return None
+    if not text:
+        return None
+    return tuple(text.split(".")) if "." in text else (text,)
+
+
+def find_key(model: CodeModel, query: str) -> tuple[str, ...] | None:
+    key = parse_key(query)
+    if key is not None and model.key_accesses(key):
+        return key
+    if key is not None and len(key) > 1 and model.key_accesses((query.strip(),)):
+        return (query.strip(),)  # a flat key that happens to contain a dot
+    return None
+
+
+def describe(model: CodeModel, query: str) -> dict[str, Any]:
+    """Everything ``rlmap show`` says about ``query``."""
+    if not query.strip():
+        raise UsageError("the name to show is empty", "pass a symbol such as Collector.rollout or a key such as is_init")
+    matches = find_symbols(model, query)
+    key = find_key(model, query)
+    if len(matches) > 1:
+        return {
+            "query": query,
+            "ambiguous": [_candidate(model, name) for name in matches],
+            "key": describe_key(model, key) if key else None,
+        }
+    if matches:
+        result = describe_symbol(model, matches[0])
+        result["query"] = query
+        if key:
+            result["also_key"] = format_key(key)
+        return result
+    if key:
+        result = describe_key(model, key)
+        result["query"] = query
+        return result
+    raise SymbolNotFound(
+        f"'{query}' is neither a symbol nor a tensordict key of {model.source.stamp()}",
+        "check the spelling, or search with a shorter suffix (e.g. 'rollout' or 'Collector.rollout')",
+    )
+
+
+def _candidate(model: CodeModel, qualname: str) -> dict[str, Any]:
+    symbol = model.symbol(qualname)
+    assert symbol is not None
+    return {"qualname": qualname, "kind": symbol.kind, "anchor": _anchor(model, symbol.path, symbol.line)}
+
+
+def _anchor(model: CodeModel, path: str, line: int) -> dict[str, Any]:
+    return {"path": path, "line": line, "location": f"{path}:{line}", "permalink": model.source.permalink(path, line)}
+
+
+def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
+    symbol = model.symbol(qualname)
+    assert symbol is not None
+    result: dict[str, Any] = {
+        "qualname": qualname,
+        "kind": symbol.kind,
+        "definition": _anchor(model, symbol.path, symbol.line),
+        "end_line": symbol.end_line,
+        "documented": symbol.has_docstring,
+        "docstring": symbol.doc_first_line,
+    }
+    if symbol.signature:
+        result["signature"] = symbol.signature
+    if symbol.decorators:
+        result["decorators"] = list(symbol.decorators)
+    if symbol.kind == CLASS:
+        result["bases"] = list(model.bases.get(qualname, symbol.bases))
+        result["subclasses"] = list(model.subclasses.get(qualname, ()))
+    if symbol.value:
+        result["value"] = symbol.value
+    if symbol.kind != MODULE:
+        result["callers"] = [
+            {"caller": edge.caller, "lines": list(edge.lines), "how": list(edge.how)}
+            for edge in model.callers(qualname)
+        ]
+    result["callees"] = [
+        {
+            "callee": edge.callee,
+            "lines": list(edge.lines),
+            "how": list(edge.how),
+            "certain": all(how in CERTAIN for how in edge.how),
+            "kind": model.node_kind(edge.callee),
+        }
+        for edge in model.callees(qualname)
+    ]
+    accesses = model.attribute_accesses(qualname)
+    if accesses or symbol.kind == ATTRIBUTE:
+        result["accesses"] = [
+            {
+                "kind": access.kind,
+                "function": access.function,
+                "line": access.line,
+                "location": f"{_path_of(model, access.function)}:{access.line}",
+                "guards": list(access.guards),
+                "value": access.value,
+            }
+            for access in sorted(accesses, key=lambda a: (a.kind != "write", a.line, a.function))
+        ]
+    return result
+
+
+def _path_of(model: CodeModel, function: str) -> str:
+    symbol = model.symbol(function)
+    return symbol.path if symbol is not None else ""
+
+
+def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
+    accesses = model.key_accesses(key)
+    return {
+        "key": format_key(key),
+        "kind": "tensordict key",
+        "accesses": [
+            {
+                "kind": access.kind,
+                "how": access.how,
+                "function": access.function,
+                "line": access.line,
+                "location": f"{_path_of(model, access.function) or _module_path(model, access.function)}:{access.line}",
+                "guards": list(access.guards),
+            }
+            for access in accesses
+        ],
+    }
+
+
+def _module_path(model: CodeModel, qualname: str) -> str:
+    candidate = qualname
+    while candidate:
+        symbol = model.symbol(candidate)
+        if symbol is not None:
+            return symbol.path
+        candidate = candidate.rpartition(".")[0]
+    return ""
+
+
+def format_description(result: dict[str, Any]) -> str:
+    """Human-readable text for a :func:`describe` result."""
+    lines: list[str] = []
+    if "ambiguous" in result:
+        lines.append(f"'{result['query']}' matches {len(result['ambiguous'])} symbols:")
+        for candidate in result["ambiguous"]:
+            lines.append(f"  {candidate['qualname']}  ({candidate['kind']}, {candidate['anchor']['location']})")
+        lines.append("Pass a longer suffix or the full qualified name.")
+        if result.get("key"):
+            lines.append("")
+            lines.append(format_description(result["key"]))
+        return "\n".join(lines)
+    if result.get("kind") == "tensordict key":
+        return _format_key(result)
+    definition = result["definition"]
+    lines.append(f"{result['qualname']}  ({result['kind']})")
+    lines.append(f"  defined at  {definition['location']}")
+    if definition["permalink"]:
+        lines.append(f"  permalink   {definition['permalink']}")
+    if "signature" in result:
+        lines.append(f"  signature   {result['signature']}")
+    if result["kind"] != ATTRIBUTE:
+        doc = f"yes - {result['docstring']}" if result["documented"] else "no docstring"
+        lines.append(f"  docstring   {doc}")
+    if "value" in result:
+        lines.append(f"  value       {result['value']}")
+    if result.get("bases"):
+        lines.append(f"  bases       {', '.join(result['bases'])}")
+    if result.get("subclasses"):
+        lines.append(f"  subclasses  {len(result['subclasses'])}: {', '.join(result['subclasses'][:8])}"
+                     + (" ..." if len(result["subclasses"]) > 8 else ""))
+    if "accesses" in result:
+        lines.append("")
+        lines.append(f"accesses ({len(result['accesses'])}):")
+        for access in result["accesses"]:
+            guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
+            value = f"  = {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
+            lines.append(f"  {access['kind']:<9} {access['location']:<48} {access['function']}{value}{guard}")
+    if "callers" in result:
+        lines.append("")
+        lines.append(f"callers ({len(result['callers'])}):")
+        for edge in result["callers"]:
+            lines.append(f"  {edge['caller']}  line {_lines(edge['lines'])}  [{', '.join(edge['how'])}]")
+    if result["callees"]:
+        lines.append("")
+        lines.append(f"callees ({len(result['callees'])}):")
+        for edge in result["callees"]:
+            marker = "" if edge["certain"] else ("  (unresolved)" if "unresolved" in edge["how"] else "  (inferred)")
+            lines.append(f"  line {_lines(edge['lines']):<12} {edge['callee']}  [{', '.join(edge['how'])}]{marker}")
+    if result.get("also_key"):
+        lines.append("")
+        lines.append(f"'{result['query']}' is also a tensordict key: rlmap show '{result['also_key']}' --key")
+    return "\n".join(lines)
+
+
+def _format_key(result: dict[str, Any]) -> str:
+    lines = [f"{result['key']}  (tensordict key)"]
+    for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):
+        selected = [access for access in result["accesses"] if access["kind"] in kinds]
+        if not selected:
+            continue
+        lines.append("")
+        lines.append(f"{title} ({len(selected)}):")
+        for access in selected:
+            guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
+            lines.append(f"  {access['how']:<10} {access['location']:<52} {access['function']}{guard}")
+    return "\n".join(lines)
+
+
+def _lines(lines: list[int]) -> str:
+    return ", ".join(str(line) for line in lines)

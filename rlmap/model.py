@@ -1,0 +1,306 @@
+"""The resolved model of a package: symbols, call graph, attribute and tensordict-key flows.
+
+``build_model(index, source)`` resolves every call site with :class:`rlmap.resolve.Resolver`
+and groups attribute and key accesses.  The model keeps its records as plain tuples so that it
+loads from the cache in milliseconds (``to_bytes``/``from_bytes``); the accessors turn them
+back into the frozen records of :mod:`rlmap.records` one query at a time, and the networkx
+graph is built only when a caller asks for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from rlmap.indexer import ProjectIndex
+from rlmap.records import (
+    ATTRIBUTE,
+    METHOD,
+    PROPERTY,
+    READ,
+    AttributeAccess,
+    Diagnostic,
+    KeyAccess,
+    Symbol,
+)
+from rlmap.resolve import Resolver, Target
+from rlmap.source import SourceTree
+
+EXTERNAL = "external"
+UNRESOLVED = "unresolved"
+_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """What generated output may say about the source: never an absolute path."""
+
+    package: str
+    version: str
+    commit: str
+    repo_url: str
+
+    @classmethod
+    def of(cls, source: SourceTree) -> SourceInfo:
+        return cls(source.package, source.version, source.commit, source.repo_url)
+
+    @property
+    def ref(self) -> str:
+        if self.commit:
+            return self.commit
+        return f"v{self.version}" if self.version else "main"
+
+    def permalink(self, path: str, line: int | None = None) -> str:
+        if not self.repo_url or not path:
+            return ""
+        anchor = f"#L{line}" if line else ""
+        return f"{self.repo_url}/blob/{self.ref}/{path}{anchor}"
+
+    def stamp(self) -> str:
+        text = f"{self.package} {self.version or '(unknown version)'}"
+        return f"{text} @ {self.commit[:12]}" if self.commit else text
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A resolved call edge with every call-site line and every way it was resolved."""
+
+    caller: str
+    callee: str
+    lines: tuple[int, ...]
+    how: tuple[str, ...]
+
+
+def _as_tuple(record: Any) -> tuple[Any, ...]:
+    return tuple(getattr(record, field.name) for field in dataclasses.fields(record))
+
+
+class CodeModel:
+    """Queries over one resolved package."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self._state = state
+        self.source = SourceInfo(*state["source"])
+        self._symbols: dict[str, tuple[Any, ...]] = state["symbols"]
+        self._edges: list[tuple[str, str, tuple[int, ...], tuple[str, ...]]] = state["edges"]
+        self._nodes: dict[str, str] = state["nodes"]  # external / unresolved node kinds
+        self._attributes: dict[str, tuple[tuple[Any, ...], ...]] = state["attributes"]
+        self._keys: dict[tuple[str, ...], tuple[tuple[Any, ...], ...]] = state["keys"]
+        self.bases: dict[str, tuple[str, ...]] = state["bases"]
+        self.subclasses: dict[str, tuple[str, ...]] = state["subclasses"]
+        self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
+        self._out: dict[str, list[int]] | None = None
+        self._in: dict[str, list[int]] | None = None
+        self._graph: nx.DiGraph | None = None
+
+    # -- persistence -----------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        return marshal.dumps((_FORMAT, self._state))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CodeModel | None:
+        try:
+            version, state = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+        return cls(state) if version == _FORMAT else None
+
+    # -- symbols ---------------------------------------------------------------------------
+    def symbol(self, qualname: str) -> Symbol | None:
+        raw = self._symbols.get(qualname)
+        return Symbol(*raw) if raw is not None else None
+
+    def has_symbol(self, qualname: str) -> bool:
+        return qualname in self._symbols
+
+    def qualnames(self) -> Iterator[str]:
+        return iter(self._symbols)
+
+    def symbols(self) -> Iterator[Symbol]:
+        for raw in self._symbols.values():
+            yield Symbol(*raw)
+
+    def node_kind(self, qualname: str) -> str:
+        raw = self._symbols.get(qualname)
+        if raw is not None:
+            return str(raw[1])
+        return self._nodes.get(qualname, "")
+
+    # -- calls -----------------------------------------------------------------------------
+    def _adjacency(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        if self._out is None or self._in is None:
+            out: dict[str, list[int]] = defaultdict(list)
+            into: dict[str, list[int]] = defaultdict(list)
+            for position, (caller, callee, _, _) in enumerate(self._edges):
+                out[caller].append(position)
+                into[callee].append(position)
+            self._out, self._in = dict(out), dict(into)
+        return self._out, self._in
+
+    def _edge(self, position: int) -> Edge:
+        return Edge(*self._edges[position])
+
+    def callees(self, qualname: str) -> list[Edge]:
+        """Outgoing edges in order of their first call-site line."""
+        out, _ = self._adjacency()
+        edges = [self._edge(position) for position in out.get(qualname, ())]
+        return sorted(edges, key=lambda edge: (edge.lines[0], edge.callee))
+
+    def callers(self, qualname: str) -> list[Edge]:
+        _, into = self._adjacency()
+        edges = [self._edge(position) for position in into.get(qualname, ())]
+        return sorted(edges, key=lambda edge: (edge.caller, edge.lines[0]))
+
+    def edge(self, caller: str, callee: str) -> Edge | None:
+        out, _ = self._adjacency()
+        for position in out.get(caller, ()):
+            if self._edges[position][1] == callee:
+                return self._edge(position)
+        return None
+
+    def edges(self) -> list[Edge]:
+        return [Edge(*raw) for raw in self._edges]  # stored sorted by (caller, callee)
+
+    def graph(self) -> nx.DiGraph:
+        """The call graph as a networkx DiGraph (built on first use)."""
+        if self._graph is None:
+            graph: nx.DiGraph = nx.DiGraph()
+            for qualname, raw in self._symbols.items():
+                graph.add_node(qualname, kind=raw[1])
+            for name, kind in self._nodes.items():
+                graph.add_node(name, kind=kind)
+            for caller, callee, lines, how in self._edges:
+                graph.add_edge(caller, callee, lines=lines, how=how)
+            self._graph = graph
+        return self._graph
+
+    # -- attributes and keys ---------------------------------------------------------------
+    def attribute_names(self) -> Iterator[str]:
+        return iter(self._attributes)
+
+    def attribute_accesses(self, qualname: str) -> tuple[AttributeAccess, ...]:
+        return tuple(AttributeAccess(*raw) for raw in self._attributes.get(qualname, ()))
+
+    def key_names(self) -> Iterator[tuple[str, ...]]:
+        return iter(self._keys)
+
+    def key_accesses(self, key: tuple[str, ...]) -> tuple[KeyAccess, ...]:
+        return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))
+
+
+def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeModel:
+    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`."""
+    info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
+    resolver = Resolver(index.modules)
+    symbols = dict(resolver.symbols)
+    edge_lines: dict[tuple[str, str], set[int]] = defaultdict(set)
+    edge_how: dict[tuple[str, str], set[str]] = defaultdict(set)
+    nodes: dict[str, str] = {}
+
+    def add(caller: str, target: Target, line: int) -> None:
+        if target.external:
+            nodes[target.qualname] = UNRESOLVED if target.how == UNRESOLVED else EXTERNAL
+        edge_lines[(caller, target.qualname)].add(line)
+        edge_how[(caller, target.qualname)].add(target.how)
+
+    for module in index.modules:
+        for site in module.calls:
+            for target in resolver.resolve_call(site):
+                add(site.caller, target, site.line)
+
+    attributes, property_reads = _group_attributes(resolver, index)
+    for access, getter in property_reads:
+        add(access.function, Target(getter, "property"), access.line)
+    for qualname, accesses in attributes.items():
+        if qualname not in symbols:
+            symbols[qualname] = _attribute_symbol(qualname, accesses, symbols)
+    for caller, callee in edge_lines:
+        for name in (caller, callee):
+            if name not in symbols and name not in nodes:
+                nodes[name] = UNRESOLVED
+
+    keys: dict[tuple[str, ...], list[KeyAccess]] = defaultdict(list)
+    for module in index.modules:
+        for access in module.keys:
+            keys[access.key].append(access)
+
+    state = {
+        "source": (info.package, info.version, info.commit, info.repo_url),
+        "symbols": {name: _as_tuple(symbols[name]) for name in sorted(symbols)},
+        "edges": [
+            (caller, callee, tuple(sorted(edge_lines[(caller, callee)])), tuple(sorted(edge_how[(caller, callee)])))
+            for caller, callee in sorted(edge_lines)
+        ],
+        "nodes": dict(sorted(nodes.items())),
+        "attributes": {
+            name: tuple(_as_tuple(access) for access in accesses) for name, accesses in attributes.items()
+        },
+        "keys": {
+            key: tuple(_as_tuple(access) for access in sorted(found, key=_access_order))
+            for key, found in sorted(keys.items())
+        },
+        "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
+        "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
+        "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
+    }
+    return CodeModel(state)
+
+
+def _access_order(access: KeyAccess | AttributeAccess) -> tuple[str, int, str]:
+    return (access.function, access.line, access.kind)
+
+
+def _group_attributes(
+    resolver: Resolver, index: ProjectIndex
+) -> tuple[dict[str, tuple[AttributeAccess, ...]], list[tuple[AttributeAccess, str]]]:
+    """Accesses grouped under the class that introduces the attribute; property reads apart."""
+    grouped: dict[str, list[AttributeAccess]] = defaultdict(list)
+    property_reads: list[tuple[AttributeAccess, str]] = []
+    for module in index.modules:
+        for access in module.attributes:
+            if not access.owner:
+                continue
+            member = resolver.member(access.owner, access.attribute)
+            kind = resolver.symbols[member].kind if member else ""
+            if kind == METHOD:
+                continue  # ``self.m`` in ``self.m()``: a call, already an edge
+            if kind == PROPERTY and member:
+                if access.kind == READ:
+                    property_reads.append((access, member))
+                continue
+            if member:
+                owner = member.rpartition(".")[0]
+            else:
+                owner = resolver.attribute_owner(access.owner, access.attribute) or access.owner
+            grouped[f"{owner}.{access.attribute}"].append(access)
+    result = {
+        qualname: tuple(sorted(accesses, key=_access_order)) for qualname, accesses in sorted(grouped.items())
+    }
+    return result, property_reads
+
+
+def _attribute_symbol(
+    qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]
+) -> Symbol:
+    """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any)."""
+    owner = qualname.rpartition(".")[0]
+    own = [access for access in accesses if access.owner == owner]
+    writes = [access for access in own if access.kind == "write"] or own or list(accesses)
+    writes.sort(key=lambda access: (not access.function.endswith(".__init__"), access.line))
+    first = writes[0]
+    function = symbols.get(first.function)
+    return Symbol(
+        qualname=qualname,
+        kind=ATTRIBUTE,
+        path=function.path if function is not None else "",
+        line=first.line,
+        end_line=first.line,
+        value=first.value,
+        annotation=first.annotation,
+    )

@@ -1,0 +1,141 @@
+"""Plain, frozen data extracted from one source file: what every later stage works on.
+
+Nothing here knows about libcst; the index stage converts syntax trees into these records
+and no syntax node ever leaves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Symbol kinds, as DESIGN.md names them.
+MODULE = "module"
+CLASS = "class"
+FUNCTION = "function"
+METHOD = "method"
+PROPERTY = "property"
+ATTRIBUTE = "attribute"
+VARIABLE = "variable"  # a module-level assignment
+
+# Attribute access kinds.
+READ = "read"
+WRITE = "write"
+AUGMENTED = "augmented"
+DELETE = "delete"
+CHECK = "check"  # tensordict keys only: membership test
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition: module, class, function, method, property, class attribute or module variable."""
+
+    qualname: str
+    kind: str
+    path: str  # repo-relative, ``/``-separated
+    line: int  # the ``def``/``class`` line, never a decorator line
+    end_line: int
+    signature: str = ""
+    has_docstring: bool = False
+    doc_first_line: str = ""
+    decorators: tuple[str, ...] = ()
+    bases: tuple[str, ...] = ()  # classes: base expressions as written
+    value: str = ""  # variables and class attributes: the assigned expression
+    annotation: str = ""  # variables and class attributes: the annotation, if any
+    params: tuple[tuple[str, str], ...] = ()  # functions: (name, annotation text)
+    returns: str = ""  # functions: the return annotation text
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """One call expression, as written, inside ``caller`` (a function or a module qualname)."""
+
+    caller: str
+    callee_text: str
+    parts: tuple[str, ...]  # dotted chain when the callee is ``name(.attr)*``; ``("super()", m)``
+    line: int
+    guards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeAccess:
+    """One ``self.<attr>`` (or ``cls.<attr>``) access inside a method of ``owner``."""
+
+    owner: str  # class qualname
+    attribute: str
+    kind: str  # read / write / augmented / delete
+    function: str  # qualname of the enclosing function
+    line: int
+    guards: tuple[str, ...] = ()
+    value: str = ""  # writes: the assigned expression text
+    value_parts: tuple[str, ...] = ()  # writes: dotted value, or the callee of a call value
+    value_is_call: bool = False
+    annotation: str = ""  # ``self.x: T = ...``
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAccess:
+    """One tensordict key literal read, written, deleted or tested."""
+
+    key: tuple[str, ...]  # ``("is_init",)`` or ``("collector", "traj_ids")``
+    kind: str  # read / write / delete / check
+    function: str
+    line: int
+    how: str  # get, set, [], in_keys, out_keys, in keys(), pop, exclude, ...
+    guards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    """A name bound by an import statement in ``scope`` (a module or function qualname)."""
+
+    scope: str
+    name: str  # the local name bound; ``*`` for a star import
+    target: str  # absolute dotted target
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class LocalBinding:
+    """A local name in a function whose type can be inferred: ``x = Cls(...)`` or ``x: T``."""
+
+    function: str
+    name: str
+    parts: tuple[str, ...]  # dotted class expression
+    how: str  # "assignment" or "annotation"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A file that could not be (fully) read; reported as ``path:line: message``."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleIndex:
+    """Everything extracted from one module."""
+
+    module: str  # dotted module name
+    path: str
+    is_package: bool
+    symbols: tuple[Symbol, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+    attributes: tuple[AttributeAccess, ...] = ()
+    keys: tuple[KeyAccess, ...] = ()
+    imports: tuple[ImportRecord, ...] = ()
+    locals: tuple[LocalBinding, ...] = ()
+    exports: tuple[str, ...] | None = None  # ``__all__`` when it is a literal list
+    diagnostics: tuple[Diagnostic, ...] = ()
+    position_fallback: bool = False  # lines came from libcst's PositionProvider
+
+
+def format_key(key: tuple[str, ...]) -> str:
+    """``("is_init",)`` -> ``is_init``; ``("collector", "traj_ids")`` -> ``("collector", "traj_ids")``."""
+    if len(key) == 1:
+        return key[0]
+    return "(" + ", ".join(f'"{part}"' for part in key) + ")"
