@@ -771,8 +771,12 @@ def module_name_for(path: str) -> tuple[str, bool]:
     return ".".join(parts), False
 
 
-def extract_module(source: bytes, path: str) -> ModuleIndex:
-    """Index one file's bytes; ``path`` is repo-relative (``torchrl/collectors/_single.py``)."""
+def extract_module(source: bytes, path: str, *, position_provider: bool = False) -> ModuleIndex:
+    """Index one file's bytes; ``path`` is repo-relative (``torchrl/collectors/_single.py``).
+
+    ``position_provider=True`` takes lines from libcst's ``PositionProvider`` instead of the
+    paired ``ast`` tree (the slow path; the tests use it to check that both agree).
+    """
     module_name, is_package = module_name_for(path)
     empty = ModuleIndex(module=module_name, path=path, is_package=is_package)
     try:
@@ -799,6 +803,8 @@ def extract_module(source: bytes, path: str) -> ModuleIndex:
     line_count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
     del text
     try:
+        if position_provider:
+            raise L.PositionMismatch("requested")
         return _run(module, module_name, path, is_package, _Paired(tree, source), False, line_count)
     except L.PositionMismatch:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)

@@ -478,6 +478,8 @@ class Resolver:
             return [Target(f"?:{site.callee_text}", "unresolved", external=True)]
         if parts[0] == "super()":
             return self._resolve_super(site)
+        if parts == ("super",):
+            return []  # the ``super()`` in ``super().m()``: the edge goes to ``m``
         self_name, cls = self.self_name(site.caller)
         if self_name and parts[0] == self_name and cls and len(parts) == 2:
             return self._resolve_self_method(cls, parts[1])

@@ -1,0 +1,62 @@
+"""Shared fixtures: synthetic packages built from ``{path: source}`` and the installed torchrl."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlmap.cache import Cache
+from rlmap.model import CodeModel
+from rlmap.session import load_model
+from rlmap.source import SourceTree, locate_source
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def write_package(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Write ``{relative path: source}`` under ``root``; returns ``root``."""
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def make_package(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Build a synthetic package in a temporary checkout; returns the checkout root."""
+
+    def make(files: dict[str, str | bytes]) -> Path:
+        return write_package(tmp_path / "checkout", files)
+
+    return make
+
+
+def model_of(root: Path, package: str) -> CodeModel:
+    tree = locate_source(root, package=package)
+    return load_model(tree, Cache.disabled(), jobs=1).model
+
+
+@pytest.fixture(scope="session")
+def torchrl_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the whole session: torchrl is parsed once."""
+    return tmp_path_factory.mktemp("rlmap-cache")
+
+
+@pytest.fixture(scope="session")
+def torchrl_source() -> SourceTree:
+    source = locate_source(None)
+    if source.version != "0.14.1":
+        pytest.fail(f"the tests are pinned to torchrl 0.14.1, found {source.version!r}: run them through nox -s tests")
+    return source
+
+
+@pytest.fixture(scope="session")
+def torchrl_model(torchrl_source: SourceTree, torchrl_cache: Path) -> CodeModel:
+    return load_model(torchrl_source, Cache.at(torchrl_cache)).model

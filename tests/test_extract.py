@@ -1,0 +1,242 @@
+"""The index stage: records extracted from one file, and their line numbers."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rlmap.extract import extract_module
+from rlmap.records import ModuleIndex
+from rlmap.source import SourceTree
+
+
+def extract(code: str, path: str = "pkg/mod.py") -> ModuleIndex:
+    return extract_module(textwrap.dedent(code).lstrip("\n").encode(), path)
+
+
+def test_symbols_kinds_lines_signatures_docstrings() -> None:
+    index = extract(
+        '''
+        """Module doc."""
+        import contextlib
+
+        STATE = contextlib.nullcontext()
+        LIMIT: int = 3
+
+
+        class Base(object):
+            """A base.
+
+            More text.
+            """
+
+            flag = True
+
+            @staticmethod
+            def make(x: int, *args, key: str = "k", **kwargs) -> "Base":
+                return Base()
+
+            @property
+            def mode(self):
+                return self.flag
+
+            async def run(self, a, /, b=1):
+                def nested():
+                    pass
+        '''
+    )
+    by_name = {symbol.qualname: symbol for symbol in index.symbols}
+    assert by_name["pkg.mod"].kind == "module" and by_name["pkg.mod"].doc_first_line == "Module doc."
+    assert (by_name["pkg.mod.STATE"].kind, by_name["pkg.mod.STATE"].line) == ("variable", 4)
+    assert by_name["pkg.mod.STATE"].value == "contextlib.nullcontext()"
+    assert (by_name["pkg.mod.LIMIT"].annotation, by_name["pkg.mod.LIMIT"].value) == ("int", "3")
+    base = by_name["pkg.mod.Base"]
+    assert (base.kind, base.line, base.bases, base.doc_first_line) == ("class", 8, ("object",), "A base.")
+    assert by_name["pkg.mod.Base.flag"].kind == "attribute"
+    make = by_name["pkg.mod.Base.make"]
+    assert (make.kind, make.line, make.decorators) == ("method", 17, ("staticmethod",))  # 16 is the decorator
+    assert make.signature == '(x: int, *args, key: str = "k", **kwargs) -> "Base"'
+    assert make.returns == '"Base"'
+    assert make.params == (("x", "int"), ("args", ""), ("key", "str"), ("kwargs", ""))
+    assert not make.has_docstring
+    assert (by_name["pkg.mod.Base.mode"].kind, by_name["pkg.mod.Base.mode"].line) == ("property", 21)
+    run = by_name["pkg.mod.Base.run"]
+    assert (run.line, run.end_line, run.signature) == (24, 26, "(self, a, /, b=1)")
+    assert by_name["pkg.mod.Base.run.nested"].kind == "function"
+
+
+def test_imports_absolute_relative_aliased_star_and_local() -> None:
+    index = extract(
+        """
+        import os.path
+        import numpy as np
+        from . import sibling
+        from ..other import thing as other_thing
+        from .sub.mod import *
+
+        def f():
+            from pkg.deep import helper
+        """,
+        path="pkg/inner/mod.py",
+    )
+    records = {(record.scope, record.name, record.target) for record in index.imports}
+    assert records == {
+        ("pkg.inner.mod", "os", "os"),
+        ("pkg.inner.mod", "np", "numpy"),
+        ("pkg.inner.mod", "sibling", "pkg.inner.sibling"),
+        ("pkg.inner.mod", "other_thing", "pkg.other.thing"),
+        ("pkg.inner.mod", "*", "pkg.inner.sub.mod"),
+        ("pkg.inner.mod.f", "helper", "pkg.deep.helper"),
+    }
+
+
+def test_relative_import_inside_a_package_init() -> None:
+    index = extract("from .common import EnvBase\n", path="pkg/envs/__init__.py")
+    assert index.module == "pkg.envs" and index.is_package
+    assert [(r.name, r.target) for r in index.imports] == [("EnvBase", "pkg.envs.common.EnvBase")]
+
+
+def test_attribute_access_kinds_guards_and_values() -> None:
+    index = extract(
+        """
+        class C:
+            def m(self, x):
+                self.a = x + 1
+                self.a += 2
+                if x:
+                    y = self.a
+                elif x is None:
+                    self.b: int = 0
+                else:
+                    del self.a
+                while self.b < 3:
+                    try:
+                        self.b.append(self.c)
+                    except ValueError:
+                        self.c = None
+        """
+    )
+    found = [(a.attribute, a.kind, a.line, a.guards, a.value) for a in index.attributes]
+    assert found == [
+        ("a", "write", 3, (), "x + 1"),
+        ("a", "augmented", 4, (), "2"),
+        ("a", "read", 6, ("if x",), ""),
+        ("b", "write", 8, ("not (x)", "elif x is None"), "0"),
+        ("a", "delete", 10, ("not (x)", "else (not x is None)"), ""),
+        ("b", "read", 11, (), ""),
+        ("b", "read", 13, ("while self.b < 3",), ""),
+        ("c", "read", 13, ("while self.b < 3",), ""),
+        ("c", "write", 15, ("while self.b < 3", "except ValueError"), "None"),
+    ]
+    assert all(access.owner == "pkg.mod.C" and access.function == "pkg.mod.C.m" for access in index.attributes)
+
+
+def test_tensordict_keys_every_form() -> None:
+    index = extract(
+        """
+        def f(td, kwargs):
+            td.get("a")
+            td.set(("n", "k"), 1)
+            td["b"] = td["c"]
+            del td["d"]
+            td.pop("e")
+            td.exclude("f", ("g", "h"))
+            if "i" not in td.keys(True):
+                pass
+            mod = Module(in_keys=["j", ("k", "l")], out_keys="m")
+            kwargs.get("not_a_key")
+            td.get(some_variable)
+        """
+    )
+    found = [(a.key, a.kind, a.how, a.line) for a in index.keys]
+    assert found == [
+        (("a",), "read", "get", 2),
+        (("n", "k"), "write", "set", 3),
+        (("b",), "write", "[]", 4),
+        (("c",), "read", "[]", 4),
+        (("d",), "delete", "[]", 5),
+        (("e",), "read", "pop", 6),
+        (("f",), "delete", "exclude", 7),
+        (("g", "h"), "delete", "exclude", 7),
+        (("i",), "check", "in keys()", 8),
+        (("j",), "read", "in_keys", 10),
+        (("k", "l"), "read", "in_keys", 10),
+        (("m",), "write", "out_keys", 10),
+    ]
+
+
+def test_call_sites_with_text_parts_and_guards() -> None:
+    index = extract(
+        """
+        def f(self):
+            for t in range(3):
+                if t:
+                    self.env.step(t)
+            super().close()
+            make()(1)
+        """
+    )
+    found = [(c.callee_text, c.parts, c.line, c.guards) for c in index.calls]
+    assert found == [
+        ("range", ("range",), 2, ()),
+        ("self.env.step", ("self", "env", "step"), 4, ("for t in range(3)", "if t")),
+        ("super().close", ("super()", "close"), 5, ()),
+        ("super", ("super",), 5, ()),
+        ("make(...)", (), 6, ()),
+        ("make", ("make",), 6, ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"def broken(:\n    pass\n", "syntax error"),
+        (b'x = 1\ny = "caf\xe9"\n', "not valid UTF-8"),
+    ],
+)
+def test_unreadable_file_is_a_diagnostic(data: bytes, message: str) -> None:
+    index = extract_module(data, "pkg/bad.py")
+    assert len(index.diagnostics) == 1
+    diagnostic = index.diagnostics[0]
+    assert message in diagnostic.message
+    assert str(diagnostic).startswith(f"pkg/bad.py:{diagnostic.line}: ")
+    assert diagnostic.line == (1 if message == "syntax error" else 2)
+    assert index.symbols == ()
+
+
+def test_empty_file_is_a_module_without_diagnostics() -> None:
+    index = extract_module(b"", "pkg/empty.py")
+    assert index.diagnostics == ()
+    assert [symbol.kind for symbol in index.symbols] == ["module"]
+
+
+def _lines(index: ModuleIndex) -> dict[str, list[tuple[object, ...]]]:
+    return {
+        "symbols": [(s.qualname, s.line) for s in index.symbols],
+        "calls": [(c.callee_text, c.line) for c in index.calls],
+        "attributes": [(a.attribute, a.kind, a.line) for a in index.attributes],
+        "keys": [(k.key, k.line) for k in index.keys],
+        "imports": [(i.name, i.line) for i in index.imports],
+    }
+
+
+@pytest.mark.torchrl
+@pytest.mark.parametrize(
+    "path",
+    [
+        "torchrl/collectors/_single.py",
+        "torchrl/modules/tensordict_module/rnn.py",
+        "torchrl/envs/transforms/_env.py",
+        "torchrl/objectives/value/advantages.py",
+        "torchrl/objectives/value/functional.py",
+    ],
+)
+def test_paired_ast_lines_equal_libcst_position_provider(torchrl_source: SourceTree, path: str) -> None:
+    """The fast line pairing must give exactly the lines libcst's own provider gives."""
+    data = (torchrl_source.root / path).read_bytes()
+    fast = extract_module(data, path)
+    exact = extract_module(data, path, position_provider=True)
+    assert not fast.position_fallback and exact.position_fallback
+    assert _lines(fast) == _lines(exact)
+    assert len(fast.calls) > 100
