@@ -355,6 +355,10 @@ class _Extractor:
         for name, annotation in annotations:
             if annotation:
                 self.locals.append(LocalBinding(qualname, name, (annotation,), "annotation"))
+        for param in _all_params(node.params):
+            default = _string_value(param.default) if param.default is not None else None
+            if default is not None:
+                self.locals.append(LocalBinding(qualname, param.name.value, (default,), "literal"))
         saved_guards, self.guards = self.guards, []
         self.scopes.append(_Scope(qualname, FUNCTION, owner=owner, self_name=self_name))
         try:
@@ -387,11 +391,27 @@ class _Extractor:
 
     def visit_for(self, node: cst.For) -> None:
         _, _, (target, iterable) = self.position(node, L.FOR)
+        self.record_loop(node.target, node.iter)
         self.walk(node.target)
         self.walk(node.iter)
         self.walk_guarded(f"for {target} in {iterable}", node.body)
         if node.orelse is not None:
             self.walk(node.orelse)
+
+    def record_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """``for k in self.keys`` and ``for a, b in zip(self.x, self.y)``: key-value bindings."""
+        scope = self.scope
+        if scope.kind != FUNCTION or not scope.self_name:
+            return
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, iterable)]
+        if isinstance(target, cst.Tuple) and isinstance(iterable, cst.Call):
+            args = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+            if len(args) == len(target.elements):
+                pairs = [(element.value, arg) for element, arg in zip(target.elements, args)]
+        for name_node, source in pairs:
+            parts = dotted_parts(source)
+            if isinstance(name_node, cst.Name) and len(parts) == 2 and parts[0] == scope.self_name:
+                self.locals.append(LocalBinding(scope.qualname, name_node.value, ("self", parts[1]), "loop"))
 
     def visit_except(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
         _, _, (kind,) = self.position(node, L.EXCEPT)
@@ -489,6 +509,13 @@ class _Extractor:
                 )
             )
             return
+        if value is not None:
+            literal = _string_value(value)
+            parts = dotted_parts(value)
+            if literal is not None:
+                self.locals.append(LocalBinding(scope.qualname, name, (literal,), "literal"))
+            elif len(parts) == 2 and scope.self_name and parts[0] == scope.self_name:
+                self.locals.append(LocalBinding(scope.qualname, name, ("self", parts[1]), "alias"))
         if annotation:
             self.locals.append(LocalBinding(scope.qualname, name, (annotation,), "annotation"))
         elif isinstance(value, cst.Call):
@@ -598,11 +625,19 @@ class _Extractor:
             key = key_literal(arg.value)
             if key is not None:
                 self.add_key(key, _KEY_METHODS[method], line, method)
+            else:
+                self.add_symbolic_key(arg.value, _KEY_METHODS[method], line, method)
 
-    def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str) -> None:
+    def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
         self.keys.append(
-            KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards))
+            KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression)
         )
+
+    def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
+        """A key held by a local name or a ``self`` attribute: resolved later by the model."""
+        parts = dotted_parts(node)
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
+            self.add_key((), kind, line, how, ".".join(parts))
 
     def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
         line, _, _ = self.position(node, L.SUBSCRIPT)
@@ -613,6 +648,9 @@ class _Extractor:
                 key = key_literal(element.value)
                 if key is not None:
                     self.add_key(key, kind, line, "[]")
+                elif kind != READ:
+                    # reads through ``x[name]`` are mostly lists and dicts; writes are kept
+                    self.add_symbolic_key(element.value, kind, line, "[]")
         self.walk(node.value)
         for element in node.slice:
             self.walk(element)

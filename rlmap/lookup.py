@@ -11,7 +11,7 @@ from typing import Any
 
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.model import CodeModel
-from rlmap.records import ATTRIBUTE, CLASS, MODULE, format_key
+from rlmap.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.resolve import CERTAIN
 
 
@@ -55,6 +55,13 @@ def describe(model: CodeModel, query: str) -> dict[str, Any]:
         raise UsageError("the name to show is empty", "pass a symbol such as Collector.rollout or a key such as is_init")
     matches = find_symbols(model, query)
     key = find_key(model, query)
+    if key and matches and matches != [query.strip()]:
+        # A bare name that is a key and the suffix of some symbols: keys are what people
+        # type bare (``is_init``); the symbols are listed for a second query.
+        result = describe_key(model, key)
+        result["query"] = query
+        result["also_symbols"] = [_candidate(model, name) for name in matches]
+        return result
     if len(matches) > 1:
         return {
             "query": query,
@@ -105,9 +112,24 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
     if symbol.kind == CLASS:
         result["bases"] = list(model.bases.get(qualname, symbol.bases))
         result["subclasses"] = list(model.subclasses.get(qualname, ()))
+        prefix = qualname + "."
+        result["members"] = [
+            {"name": member.qualname[len(prefix):], "kind": member.kind, "line": member.line,
+             "documented": member.has_docstring}
+            for member in sorted(
+                (model.symbol(name) for name in model.qualnames() if name.startswith(prefix)
+                 and "." not in name[len(prefix):]),
+                key=lambda member: member.line,  # type: ignore[union-attr]
+            )
+            if member is not None
+        ]
+        result["constructed_by"] = [
+            {"caller": edge.caller, "lines": list(edge.lines), "how": list(edge.how)}
+            for edge in model.callers(prefix + "__init__")
+        ]
     if symbol.value:
         result["value"] = symbol.value
-    if symbol.kind != MODULE:
+    if symbol.kind not in (MODULE, CLASS):
         result["callers"] = [
             {"caller": edge.caller, "lines": list(edge.lines), "how": list(edge.how)}
             for edge in model.callers(qualname)
@@ -156,6 +178,7 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
                 "line": access.line,
                 "location": f"{_path_of(model, access.function) or _module_path(model, access.function)}:{access.line}",
                 "guards": list(access.guards),
+                "via": access.expression,
             }
             for access in accesses
         ],
@@ -193,7 +216,7 @@ def format_description(result: dict[str, Any]) -> str:
         lines.append(f"  permalink   {definition['permalink']}")
     if "signature" in result:
         lines.append(f"  signature   {result['signature']}")
-    if result["kind"] != ATTRIBUTE:
+    if result["kind"] not in (ATTRIBUTE, VARIABLE):
         doc = f"yes - {result['docstring']}" if result["documented"] else "no docstring"
         lines.append(f"  docstring   {doc}")
     if "value" in result:
@@ -210,7 +233,18 @@ def format_description(result: dict[str, Any]) -> str:
             guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
             value = f"  = {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
             lines.append(f"  {access['kind']:<9} {access['location']:<48} {access['function']}{value}{guard}")
-    if "callers" in result:
+    if result.get("members"):
+        lines.append("")
+        lines.append(f"members ({len(result['members'])}):")
+        for member in result["members"]:
+            doc = "" if member["documented"] or member["kind"] == ATTRIBUTE else "  (no docstring)"
+            lines.append(f"  line {member['line']:<6} {member['name']}  [{member['kind']}]{doc}")
+    if result.get("constructed_by"):
+        lines.append("")
+        lines.append(f"constructed by ({len(result['constructed_by'])}):")
+        for edge in result["constructed_by"]:
+            lines.append(f"  {edge['caller']}  line {_lines(edge['lines'])}")
+    if "callers" in result and (result["callers"] or result["kind"] not in (ATTRIBUTE, VARIABLE)):
         lines.append("")
         lines.append(f"callers ({len(result['callers'])}):")
         for edge in result["callers"]:
@@ -219,7 +253,7 @@ def format_description(result: dict[str, Any]) -> str:
         lines.append("")
         lines.append(f"callees ({len(result['callees'])}):")
         for edge in result["callees"]:
-            marker = "" if edge["certain"] else ("  (unresolved)" if "unresolved" in edge["how"] else "  (inferred)")
+            marker = "" if edge["certain"] or "unresolved" in edge["how"] else "  (inferred)"
             lines.append(f"  line {_lines(edge['lines']):<12} {edge['callee']}  [{', '.join(edge['how'])}]{marker}")
     if result.get("also_key"):
         lines.append("")
@@ -229,6 +263,8 @@ def format_description(result: dict[str, Any]) -> str:
 
 def _format_key(result: dict[str, Any]) -> str:
     lines = [f"{result['key']}  (tensordict key)"]
+    if result.get("also_symbols"):
+        lines.append("  also the name of: " + ", ".join(c["qualname"] for c in result["also_symbols"]))
     for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):
         selected = [access for access in result["accesses"] if access["kind"] in kinds]
         if not selected:
@@ -237,7 +273,8 @@ def _format_key(result: dict[str, Any]) -> str:
         lines.append(f"{title} ({len(selected)}):")
         for access in selected:
             guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
-            lines.append(f"  {access['how']:<10} {access['location']:<52} {access['function']}{guard}")
+            how = f"{access['how']} ({access['via']})" if access.get("via") else access["how"]
+            lines.append(f"  {how:<10} {access['location']:<52} {access['function']}{guard}")
     return "\n".join(lines)
 
 

@@ -228,7 +228,11 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
     keys: dict[tuple[str, ...], list[KeyAccess]] = defaultdict(list)
     for module in index.modules:
         for access in module.keys:
-            keys[access.key].append(access)
+            if access.key:
+                keys[access.key].append(access)
+                continue
+            for value in resolver.key_values(access.function, access.expression):
+                keys[(value,)].append(dataclasses.replace(access, key=(value,)))
 
     state = {
         "source": (info.package, info.version, info.commit, info.repo_url),

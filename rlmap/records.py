@@ -82,6 +82,10 @@ class KeyAccess:
     line: int
     how: str  # get, set, [], in_keys, out_keys, in keys(), pop, exclude, ...
     guards: tuple[str, ...] = ()
+    # A key passed through a name (``td.set(init_key, v)``, ``td.get(self.done_key)``): the
+    # expression as written.  The index records it with ``key == ()``; the model resolves it
+    # to the constant values it can hold and keeps the expression to show how.
+    expression: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +100,17 @@ class ImportRecord:
 
 @dataclass(frozen=True, slots=True)
 class LocalBinding:
-    """A local name in a function whose type can be inferred: ``x = Cls(...)`` or ``x: T``."""
+    """A local name whose type or constant value can be inferred.
+
+    Types: ``x = Cls(...)`` (assignment), ``x: T`` or a parameter annotation (annotation).
+    Key values: ``k = "is_init"`` or a parameter default (literal), ``k = self.attr`` (alias),
+    ``for k in self.attrs`` (loop).
+    """
 
     function: str
     name: str
-    parts: tuple[str, ...]  # dotted class expression
-    how: str  # "assignment" or "annotation"
+    parts: tuple[str, ...]  # dotted class expression; a string value; ("self", attr)
+    how: str  # "assignment" / "annotation" (types); "literal" / "alias" / "loop" (key values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ unresolved     nothing found; kept as a node named after the expression
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 from collections import defaultdict
@@ -38,10 +39,12 @@ from rlmap.records import (
     PROPERTY,
     AttributeAccess,
     CallSite,
+    LocalBinding,
     ModuleIndex,
     Symbol,
 )
 
+_KEY_BINDINGS = frozenset({"literal", "alias", "loop"})
 CERTAIN = frozenset({"direct", "constructor", "self", "super", "property", "external"})
 _BUILTINS = frozenset(dir(builtins))
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -70,6 +73,8 @@ class Resolver:
         self.stars: dict[str, list[str]] = defaultdict(list)
         self.locals: dict[str, dict[str, tuple[tuple[str, ...], str]]] = defaultdict(dict)
         self.methods_by_name: dict[str, list[str]] = defaultdict(list)
+        self.key_bindings: dict[str, dict[str, list[LocalBinding]]] = defaultdict(dict)
+        self._constants: dict[tuple[str, str], tuple[str, ...]] = {}
         self._mro: dict[str, tuple[str, ...]] = {}
         self._canonical: dict[str, str | None] = {}
         self._attribute_types: dict[tuple[str, str], Target | None] = {}
@@ -93,8 +98,7 @@ class Resolver:
             for access in module.attributes:
                 if access.kind == "write":
                     self.written.add((access.owner, access.attribute))
-                    if access.value_parts or access.annotation:
-                        self.attribute_writes[(access.owner, access.attribute)].append(access)
+                    self.attribute_writes[(access.owner, access.attribute)].append(access)
 
     # -- table -----------------------------------------------------------------------------
     def _add_module(self, module: ModuleIndex) -> None:
@@ -114,7 +118,10 @@ class Resolver:
             else:
                 self.imports[record.scope].setdefault(record.name, record.target)
         for binding in module.locals:
-            self.locals[binding.function].setdefault(binding.name, (binding.parts, binding.how))
+            if binding.how in _KEY_BINDINGS:
+                self.key_bindings[binding.function].setdefault(binding.name, []).append(binding)
+            else:
+                self.locals[binding.function].setdefault(binding.name, (binding.parts, binding.how))
 
     def module_of(self, qualname: str) -> str:
         """The module a qualname is defined in (longest module prefix)."""
@@ -470,6 +477,52 @@ class Resolver:
             scope = scope.rpartition(".")[0]
         return None
 
+    # -- constant key values ---------------------------------------------------------------
+    def key_values(self, function: str, expression: str) -> tuple[str, ...]:
+        """The string constants a key expression (``init_key``, ``self.done_key``) can hold."""
+        self_name, cls = self.self_name(function)
+        parts = expression.split(".")
+        if len(parts) == 2:
+            return self.attribute_constants(cls, parts[1]) if cls and parts[0] == self_name else ()
+        values: set[str] = set()
+        for binding in self.key_bindings.get(function, {}).get(expression, ()):
+            if binding.how == "literal":
+                values.add(binding.parts[0])
+            elif cls and binding.how == "alias":
+                values.update(self.attribute_constants(cls, binding.parts[1]))
+            elif cls and binding.how == "loop":
+                attribute = binding.parts[1]
+                found = self.attribute_constants(cls, attribute)
+                if not found and attribute.endswith("s"):
+                    # ``for init_key in self.init_keys`` where init_keys is built from init_key
+                    found = self.attribute_constants(cls, attribute[:-1])
+                values.update(found)
+        return tuple(sorted(values))
+
+    def attribute_constants(self, cls: str, attribute: str) -> tuple[str, ...]:
+        """String constants assigned to ``self.<attribute>`` (or the class attribute) in ``cls``."""
+        key = (cls, attribute)
+        if key in self._constants:
+            return self._constants[key]
+        self._constants[key] = ()
+        values: set[str] = set()
+        for owner in self.mro(cls):
+            declared = self.members.get(owner, {}).get(attribute)
+            if declared is not None and declared.kind == ATTRIBUTE:
+                values.update(_string_constants(declared.value))
+            for access in self.attribute_writes.get((owner, attribute), ()):
+                found = _string_constants(access.value)
+                if not found and len(access.value_parts) == 1:
+                    for binding in self.key_bindings.get(access.function, {}).get(access.value_parts[0], ()):
+                        if binding.how == "literal":
+                            found += (binding.parts[0],)
+                values.update(found)
+            if values:
+                break
+        result = tuple(sorted(values))
+        self._constants[key] = result
+        return result
+
     # -- calls -----------------------------------------------------------------------------
     def resolve_call(self, site: CallSite) -> list[Target]:
         module = self.module_of(site.caller)
@@ -563,6 +616,21 @@ class Resolver:
         if len(definers) == 1:
             return [Target(definers[0], "unique-name")]
         return []
+
+
+def _string_constants(text: str) -> tuple[str, ...]:
+    """``"is_init"`` -> ("is_init",); ``["a", "b"]`` -> ("a", "b"); anything else -> ()."""
+    if not text or text[0] not in "\"'[(":
+        return ()
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    return ()
 
 
 def _scope_chain(scope: str, module: str) -> list[str]:

@@ -116,3 +116,34 @@ def test_key_accesses(model: CodeModel) -> None:
     ]
     assert [(a.kind, a.how) for a in model.key_accesses(("collector", "traj_ids"))] == [("write", "set")]
     assert [(a.kind, a.how) for a in model.key_accesses(("next",))] == [("write", "[]")]
+
+
+def test_keys_held_by_names_resolve_to_their_constants(make_package) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "kp/__init__.py": "",
+            "kp/tracker.py": """
+                class Tracker:
+                    done_key = "done"
+
+                    def __init__(self, init_key: str = "is_init"):
+                        self.init_key = init_key
+
+                    @property
+                    def init_keys(self):
+                        return [self.init_key]
+
+                    def call(self, td):
+                        for init_key in self.init_keys:
+                            td.set(init_key, 1)
+                        td.get(self.done_key)
+                        alias = self.init_key
+                        td[alias] = 0
+                        td.set(unknown_name, 2)
+            """,
+        }
+    )
+    model = model_of(root, "kp")
+    writes = [(a.how, a.line, a.expression) for a in model.key_accesses(("is_init",))]
+    assert writes == [("set", 13, "init_key"), ("[]", 16, "alias")]
+    assert [(a.how, a.expression) for a in model.key_accesses(("done",))] == [("get", "self.done_key")]
