@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 
 from rlmap import __version__
@@ -191,27 +190,37 @@ def _root(
     """rlmap: generated internals documentation for TorchRL."""
 
 
+def _click_exceptions() -> Any:
+    """The click exception classes typer raises: vendored in recent typer, click's before."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # typer that depends on click instead of vendoring it
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the command, map every error to a message and an exit code."""
     command = typer.main.get_command(app)
+    errors = _click_exceptions()
+    no_args = getattr(errors, "NoArgsIsHelpError", ())
     try:
         result = command.main(args=argv, prog_name="rlmap", standalone_mode=False)
     except RlmapError as error:
         _error(str(error))
         return int(error.exit_code)
-    except click.exceptions.NoArgsIsHelpError as error:
-        typer.echo(error.ctx.get_help() if error.ctx else "", err=True)
+    except no_args:  # typer has printed the help already
         return int(ExitCode.USAGE)
-    except click.UsageError as error:
+    except errors.UsageError as error:
         hint = f"run '{error.ctx.command_path} --help'" if error.ctx else "run 'rlmap --help'"
         _error(f"{error.format_message()} - {hint}")
         return int(ExitCode.USAGE)
-    except click.exceptions.Exit as done:
+    except typer.Exit as done:
         return int(done.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         _error("interrupted")
         return 130
-    except click.ClickException as error:
+    except errors.ClickException as error:
         _error(error.format_message())
         return int(ExitCode.USAGE)
     except KeyboardInterrupt:

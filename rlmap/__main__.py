@@ -1,0 +1,5 @@
+"""``python -m rlmap``: the same as the ``rlmap`` command."""
+
+from rlmap.cli import run
+
+run()

@@ -1,0 +1,173 @@
+"""The command line: output, exit codes and error messages, run in-process and as a process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlmap.cli import main
+from tests.conftest import FIXTURES
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    def invoke(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return invoke
+
+
+def fixture_args(*args: str) -> list[str]:
+    return [*args, "--source", str(FIXTURES / "pkg"), "--package", "pkg", "--no-cache", "-q"]
+
+
+def test_show_method_on_fixture(run: Run) -> None:
+    code, out, err = run("show", *fixture_args("Collector.rollout"))
+    assert (code, err) == (0, "")
+    assert "pkg.collector.Collector.rollout  (method)" in out
+    assert "defined at  pkg/collector.py:47" in out
+    assert "pkg.envs.base.Env.step_and_maybe_reset  [annotation]  (inferred)" in out
+    assert "line 53" in out and "pkg.collector.BaseCollector._sync  [attribute]" in out
+
+
+def test_show_attribute_lists_writes_with_guards(run: Run) -> None:
+    code, out, _ = run("show", *fixture_args("_carrier"))
+    assert code == 0
+    assert "write     pkg/collector.py:49" in out
+    assert '= self.env.reset()  [if self.mode == "recurrent"]' in out
+
+
+def test_show_json_is_stable_and_complete(run: Run) -> None:
+    code, out, _ = run("show", *fixture_args("Collector._carrier", "--json"))
+    assert code == 0
+    data = json.loads(out)
+    assert data["qualname"] == "pkg.collector.Collector._carrier"
+    assert data["definition"]["location"] == "pkg/collector.py:44"
+    assert [a["line"] for a in data["accesses"] if a["kind"] == "write"] == [44, 49, 51]
+    assert out == json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def test_show_key(run: Run) -> None:
+    code, out, _ = run("show", *fixture_args("collector.traj_ids"))
+    assert code == 0
+    assert '("collector", "traj_ids")  (tensordict key)' in out
+    assert "set        pkg/collector.py:73" in out
+
+
+def test_show_ambiguous_lists_candidates(run: Run) -> None:
+    code, out, _ = run("show", *fixture_args("rollout"))
+    assert code == 2
+    assert "'rollout' matches 3 symbols:" in out
+    assert "pkg.collector.LLMCollector.rollout" in out
+
+
+def test_show_unknown_symbol(run: Run) -> None:
+    code, out, err = run("show", *fixture_args("NoSuchThing"))
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: 'NoSuchThing' is neither a symbol nor a tensordict key")
+    assert "Traceback" not in err
+
+
+def test_graph_json_scoped_and_sorted(run: Run) -> None:
+    code, out, _ = run("graph", *fixture_args("--scope", "pkg.envs"))
+    assert code == 0
+    data = json.loads(out)
+    callers = {edge["caller"] for edge in data["edges"]}
+    assert callers == {"pkg.envs.base.Env.step", "pkg.envs.base.Env.step_and_maybe_reset"}
+    assert data["edges"] == sorted(data["edges"], key=lambda edge: (edge["caller"], edge["callee"]))
+    step = next(node for node in data["nodes"] if node["qualname"] == "pkg.envs.base.Env.step")
+    assert step == {"qualname": "pkg.envs.base.Env.step", "kind": "method", "path": "pkg/envs/base.py",
+                    "line": 13, "end_line": 14, "documented": False}
+
+
+def test_graph_dot_is_deterministic(run: Run) -> None:
+    first = run("graph", *fixture_args("--format", "dot"))
+    second = run("graph", *fixture_args("--format", "dot"))
+    assert first == second
+    assert first[1].startswith("digraph calls {")
+    assert '"pkg.helpers.outer" -> "pkg.helpers.outer.inner" [label="26", how="direct"];' in first[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["graph", "--format", "xml"], "unknown --format 'xml'"),
+        (["show", "--nope", "x"], "No such option"),
+        (["show"], "Missing argument"),
+        (["show", "x", "--source", "/definitely/not/here"], "source path '/definitely/not/here' does not exist"),
+        (["frobnicate"], "No such command"),
+    ],
+)
+def test_usage_errors_exit_2(run: Run, args: list[str], message: str) -> None:
+    code, _, err = run(*args)
+    assert code == 2
+    assert err.startswith("rlmap: error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_source_that_is_not_a_package(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("show", "x", "--source", str(tmp_path), "--no-cache")
+    assert code == 2
+    assert f"'{tmp_path}' is neither a checkout holding 'torchrl/__init__.py' nor a package directory" in err
+
+
+def test_unusable_cache_dir(run: Run, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code, _, err = run("show", "x", "--source", str(FIXTURES / "pkg"), "--package", "pkg",
+                       "--cache-dir", str(blocker / "cache"))
+    assert code == 2
+    assert "cannot create the cache directory" in err and "--no-cache" in err
+
+
+def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_package) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "bad/__init__.py": "",
+            "bad/good.py": "def fine():\n    return helper()\n\ndef helper():\n    return 1\n",
+            "bad/broken.py": "def broken(:\n    pass\n",
+            "bad/latin1.py": b'x = 1\nname = "caf\xe9"\n',
+            "bad/empty.py": "",
+        }
+    )
+    code, out, err = run("show", "fine", "--source", str(root / "bad"), "--no-cache", "-q")
+    assert code == 3
+    assert "bad.good.fine  (function)" in out and "bad.good.helper" in out
+    assert "rlmap: warning: bad/broken.py:1: syntax error" in err
+    assert "rlmap: warning: bad/latin1.py:2: not valid UTF-8" in err
+    assert "empty.py" not in err
+    assert "2 file(s) could not be indexed" in err
+
+
+def test_version(run: Run) -> None:
+    code, out, _ = run("--version")
+    assert code == 0 and out.startswith("rlmap ")
+
+
+def test_console_script_process_has_no_traceback(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "rlmap", "show", "Nope", "--source", str(tmp_path / "missing")],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("rlmap: error: source path")
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.torchrl
+def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> None:
+    code, out, _ = run("show", "Collector.rollout", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    assert "torchrl.collectors._single.Collector.rollout  (method)" in out
+    assert "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/collectors/_single.py#L2030" in out
+    assert "torchrl.collectors._single.Collector._update_traj_ids  [self]" in out
