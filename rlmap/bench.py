@@ -58,8 +58,18 @@ def main(argv: list[str] | None = None) -> int:
             ast.parse(data)
         floor = time.perf_counter() - start
 
-        command = [sys.executable, "-m", "rlmap", "show", "Collector.rollout", "--source", str(tree),
-                   "--cache-dir", str(work / "cache"), "--quiet"]
+        command = [
+            sys.executable,
+            "-m",
+            "rlmap",
+            "show",
+            "Collector.rollout",
+            "--source",
+            str(tree),
+            "--cache-dir",
+            str(work / "cache"),
+            "--quiet",
+        ]
         if options.jobs:
             command += ["--jobs", str(options.jobs)]
         cold, cold_mib, code = _run(command)
@@ -91,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
             ("warm", warm <= TARGETS["warm"]),
             ("memory", peak <= MEMORY_TARGET_MIB),
         ]
-        print("targets: " + ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in verdicts)
-              + f" (peak {peak:.0f} MiB <= {MEMORY_TARGET_MIB} MiB)")
+        print(
+            "targets: "
+            + ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in verdicts)
+            + f" (peak {peak:.0f} MiB <= {MEMORY_TARGET_MIB} MiB)"
+        )
         print(f"cold / warm = {cold / warm:.1f}x; one-file-changed / warm = {changed / warm:.1f}x")
         return 0
     finally:

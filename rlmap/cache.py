@@ -74,7 +74,7 @@ class Cache:
                 return pickle.load(handle)
         except FileNotFoundError:
             return None
-        except Exception:  # a corrupt or foreign entry is a miss  # noqa: BLE001
+        except Exception:  # a corrupt or foreign entry is a miss
             return None
 
     def put(self, namespace: str, key: str, value: Any) -> None:

@@ -70,8 +70,12 @@ def _progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=True,
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
     ) as bar:
         task = bar.add_task("index", total=None)
 
@@ -81,7 +85,9 @@ def _progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
         yield update
 
 
-def _load(source: Path | None, package: str, cache_dir: Path | None, no_cache: bool, jobs: int | None, quiet: bool) -> Any:
+def _load(
+    source: Path | None, package: str, cache_dir: Path | None, no_cache: bool, jobs: int | None, quiet: bool
+) -> Any:
     from rlmap.session import load_model
     from rlmap.source import locate_source
 
@@ -102,15 +108,19 @@ def _report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
         _warn(str(diagnostic))
     files = len({diagnostic.path for diagnostic in diagnostics})
     _error(
-        f"{files} file(s) could not be indexed and were skipped - fix or exclude them; "
-        "everything else was processed"
+        f"{files} file(s) could not be indexed and were skipped - fix or exclude them; everything else was processed"
     )
     return ExitCode.INCOMPLETE_INPUT
 
 
 @app.command()
 def show(
-    name: Annotated[str, typer.Argument(help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids)."
+        ),
+    ],
     source: SourceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     key: Annotated[bool, typer.Option("--key", help="Look NAME up as a tensordict key only.")] = False,
@@ -152,7 +162,9 @@ def graph(
     source: SourceOption = None,
     scope: Annotated[
         list[str] | None,
-        typer.Option("--scope", help="Keep callers whose qualified name starts with PREFIX (repeatable).", show_default=False),
+        typer.Option(
+            "--scope", help="Keep callers whose qualified name starts with PREFIX (repeatable).", show_default=False
+        ),
     ] = None,
     output_format: Annotated[str, typer.Option("--format", help="json or dot.")] = "json",
     cache_dir: CacheDirOption = None,
@@ -229,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
         return int(ExitCode.OK)
-    except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
+    except Exception as error:
         where = error.__traceback__
         while where is not None and where.tb_next is not None:
             where = where.tb_next

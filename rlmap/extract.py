@@ -40,14 +40,33 @@ from rlmap.records import (
     Symbol,
 )
 
-
 # Fields that never hold anything the index reads: punctuation and whitespace.
 _SKIPPED_FIELDS = frozenset(
     {
-        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
-        "trailing_whitespace", "header", "footer", "equal", "colon", "dot", "star",
-        "asynchronous", "operator", "whitespace_after_at", "lbracket", "rbracket",
-        "lbrace", "rbrace", "first_line", "empty_lines", "indent", "newline",
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "leading_lines",
+        "lines_after_decorators",
+        "trailing_whitespace",
+        "header",
+        "footer",
+        "equal",
+        "colon",
+        "dot",
+        "star",
+        "asynchronous",
+        "operator",
+        "whitespace_after_at",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "first_line",
+        "empty_lines",
+        "indent",
+        "newline",
     }
 )
 # Node types whose declared field order differs from source order.
@@ -61,12 +80,37 @@ _FIELDS_CACHE: dict[type, tuple[str, ...]] = {}
 
 # Receivers whose string subscripts and ``.get`` are plain dicts, not tensordicts.
 _NOT_TENSORDICT = frozenset(
-    {"kwargs", "kw", "environ", "config", "cfg", "__dict__", "state_dict", "os", "sys",
-     "modules", "globals", "locals", "json", "headers", "params", "options", "extra_kwargs"}
+    {
+        "kwargs",
+        "kw",
+        "environ",
+        "config",
+        "cfg",
+        "__dict__",
+        "state_dict",
+        "os",
+        "sys",
+        "modules",
+        "globals",
+        "locals",
+        "json",
+        "headers",
+        "params",
+        "options",
+        "extra_kwargs",
+    }
 )
 _KEY_METHODS = {
-    "get": READ, "get_at": READ, "pop": READ, "select": READ, "set": WRITE, "set_": WRITE,
-    "set_at_": WRITE, "setdefault": WRITE, "exclude": DELETE, "del_": DELETE,
+    "get": READ,
+    "get_at": READ,
+    "pop": READ,
+    "select": READ,
+    "set": WRITE,
+    "set_": WRITE,
+    "set_at_": WRITE,
+    "setdefault": WRITE,
+    "exclude": DELETE,
+    "del_": DELETE,
 }
 _MULTI_KEY_METHODS = frozenset({"select", "exclude"})
 _KEY_KEYWORDS = {"in_keys": READ, "in_key": READ, "out_keys": WRITE, "out_key": WRITE}
@@ -103,11 +147,7 @@ def dotted_parts(node: cst.BaseExpression) -> tuple[str, ...]:
         node = node.value
     if isinstance(node, cst.Name):
         parts.append(node.value)
-    elif (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
-        and node.func.value == "super"
-    ):
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
         parts.append("super()")
     else:
         return ()
@@ -129,10 +169,7 @@ def compact_text(node: cst.BaseExpression, fallback: str) -> str:
 
 
 def _string_value(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     return None
@@ -216,9 +253,7 @@ class _Extractor:
         parts = dotted_parts(node)
         return ".".join(parts) if parts else self.text(node)
 
-    def position(
-        self, node: cst.CSTNode, category: str, check: str | None = None
-    ) -> tuple[int, int, tuple[str, ...]]:
+    def position(self, node: cst.CSTNode, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
         """Line, end line and source texts (see :func:`rlmap.lines.ast_positions`) of ``node``."""
         return self.positions.take(node, category, check)
 
@@ -335,7 +370,7 @@ class _Extractor:
         signature, returns = texts[0], texts[1]
         annotations = tuple(
             (param.name.value, annotation)
-            for param, annotation in zip(_all_params(node.params), texts[2:])
+            for param, annotation in zip(_all_params(node.params), texts[2:], strict=False)
         )
         self.symbols.append(
             Symbol(
@@ -407,7 +442,7 @@ class _Extractor:
         if isinstance(target, cst.Tuple) and isinstance(iterable, cst.Call):
             args = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
             if len(args) == len(target.elements):
-                pairs = [(element.value, arg) for element, arg in zip(target.elements, args)]
+                pairs = [(element.value, arg) for element, arg in zip(target.elements, args, strict=False)]
         for name_node, source in pairs:
             parts = dotted_parts(source)
             if isinstance(name_node, cst.Name) and len(parts) == 2 and parts[0] == scope.self_name:
@@ -558,11 +593,7 @@ class _Extractor:
     ) -> None:
         line, _, _ = self.position(node, L.ATTR, node.attr.value)
         scope = self.scope
-        if (
-            scope.self_name
-            and isinstance(node.value, cst.Name)
-            and node.value.value == scope.self_name
-        ):
+        if scope.self_name and isinstance(node.value, cst.Name) and node.value.value == scope.self_name:
             value_parts: tuple[str, ...] = ()
             is_call = False
             if value is not None:
@@ -588,8 +619,8 @@ class _Extractor:
 
     def visit_call(self, node: cst.Call) -> None:
         func = node.func
-        check = func.value if isinstance(func, cst.Name) else (
-            func.attr.value if isinstance(func, cst.Attribute) else ""
+        check = (
+            func.value if isinstance(func, cst.Name) else (func.attr.value if isinstance(func, cst.Attribute) else "")
         )
         line, _, (func_text,) = self.position(node, L.CALL, check)
         parts = dotted_parts(func)
@@ -629,9 +660,7 @@ class _Extractor:
                 self.add_symbolic_key(arg.value, _KEY_METHODS[method], line, method)
 
     def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
-        self.keys.append(
-            KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression)
-        )
+        self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
 
     def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
         """A key held by a local name or a ``self`` attribute: resolved later by the model."""
@@ -643,14 +672,14 @@ class _Extractor:
         line, _, _ = self.position(node, L.SUBSCRIPT)
         receiver = dotted_parts(node.value)
         if len(node.slice) == 1 and not (receiver and receiver[-1] in _NOT_TENSORDICT):
-            element = node.slice[0].slice
-            if isinstance(element, cst.Index):
-                key = key_literal(element.value)
+            index = node.slice[0].slice
+            if isinstance(index, cst.Index):
+                key = key_literal(index.value)
                 if key is not None:
                     self.add_key(key, kind, line, "[]")
                 elif kind != READ:
                     # reads through ``x[name]`` are mostly lists and dicts; writes are kept
-                    self.add_symbolic_key(element.value, kind, line, "[]")
+                    self.add_symbolic_key(index.value, kind, line, "[]")
         self.walk(node.value)
         for element in node.slice:
             self.walk(element)
@@ -675,18 +704,12 @@ class _Extractor:
 
 
 def _is_keys_call(node: cst.BaseExpression) -> bool:
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "keys"
-    )
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "keys"
 
 
 def _is_property(decorator: str) -> bool:
     last = decorator.rsplit(".", 1)[-1]
-    return last in {"property", "cached_property", "setter", "getter", "deleter"} or (
-        decorator.endswith("_property")
-    )
+    return last in {"property", "cached_property", "setter", "getter", "deleter"} or (decorator.endswith("_property"))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -752,7 +775,10 @@ class _Paired:
         self.paired = L.PairedPositions(L.ast_positions(tree, source))
 
     def take(
-        self, node: cst.CSTNode, category: str, check: str | None
+        self,
+        node: cst.CSTNode,  # noqa: ARG002 - same signature as _Provided.take
+        category: str,
+        check: str | None,
     ) -> tuple[int, int, tuple[str, ...]]:
         return self.paired.take(category, check)
 
@@ -765,7 +791,10 @@ class _Provided:
         self.positions = positions
 
     def take(
-        self, node: cst.CSTNode, category: str, check: str | None
+        self,
+        node: cst.CSTNode,
+        category: str,  # noqa: ARG002 - positions come from the node itself
+        check: str | None,  # noqa: ARG002
     ) -> tuple[int, int, tuple[str, ...]]:
         target = node.name if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
         start = self.positions[target].start.line

@@ -18,8 +18,14 @@ def scoped_edges(model: CodeModel, scopes: tuple[str, ...]) -> list[Edge]:
 def _node(model: CodeModel, qualname: str) -> dict[str, Any]:
     symbol = model.symbol(qualname)
     if symbol is None:
-        return {"qualname": qualname, "kind": model.node_kind(qualname) or "unresolved",
-                "path": "", "line": 0, "end_line": 0, "documented": False}
+        return {
+            "qualname": qualname,
+            "kind": model.node_kind(qualname) or "unresolved",
+            "path": "",
+            "line": 0,
+            "end_line": 0,
+            "documented": False,
+        }
     return {
         "qualname": qualname,
         "kind": symbol.kind,
@@ -56,12 +62,11 @@ def graph_dot(model: CodeModel, scopes: tuple[str, ...] = ()) -> str:
     lines = ["digraph calls {", "  rankdir=LR;", '  node [shape=box, fontname="monospace"];']
     for name in names:
         kind = model.node_kind(name) or "unresolved"
-        style = ', style=dashed' if kind in ("external", "unresolved") else ""
+        style = ", style=dashed" if kind in ("external", "unresolved") else ""
         lines.append(f"  {_quote(name)} [kind={_quote(kind)}{style}];")
     for edge in edges:
-        label = ",".join(str(line) for line in edge.lines)
-        lines.append(
-            f"  {_quote(edge.caller)} -> {_quote(edge.callee)} [label={_quote(label)}, how={_quote(','.join(edge.how))}];"
-        )
+        label = _quote(",".join(str(line) for line in edge.lines))
+        how = _quote(",".join(edge.how))
+        lines.append(f"  {_quote(edge.caller)} -> {_quote(edge.callee)} [label={label}, how={how}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

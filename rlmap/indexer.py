@@ -7,7 +7,7 @@ diagnostics inside it, never exceptions.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -76,8 +76,8 @@ def build_index(
         if data is None:
             from rlmap.extract import module_name_for
 
-            module, is_package = module_name_for(path)
-            results[path] = ModuleIndex(module, path, is_package, diagnostics=(problem,))  # type: ignore[arg-type]
+            name, is_package = module_name_for(path)
+            results[path] = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
             keys.append(content_key(path, "<unreadable>"))
             continue
         key = content_key(path, data)
@@ -91,9 +91,9 @@ def build_index(
     done = len(results)
     if progress:
         progress(done, len(files))
-    for module, key in _parse_all(pending, jobs):
-        results[module.path] = module
-        cache.put(FILES, key, module)
+    for parsed, key in _parse_all(pending, jobs):
+        results[parsed.path] = parsed
+        cache.put(FILES, key, parsed)
         done += 1
         if progress:
             progress(done, len(files))
@@ -109,9 +109,7 @@ def build_index(
     return ProjectIndex(modules=modules, key=project_key, stats=stats)
 
 
-def _parse_all(
-    pending: list[tuple[bytes, str, str]], jobs: int | None
-) -> list[tuple[ModuleIndex, str]] | object:
+def _parse_all(pending: list[tuple[bytes, str, str]], jobs: int | None) -> Iterator[tuple[ModuleIndex, str]]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     # Largest first, so that the last chunk handed out is small and cores finish together.
     ordered = sorted(pending, key=lambda item: -len(item[0]))
@@ -121,5 +119,5 @@ def _parse_all(
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
         modules = pool.map(_extract, [(data, path) for data, path, _ in ordered], chunksize=2)
-        for module, (_, _, key) in zip(modules, ordered):
+        for module, (_, _, key) in zip(modules, ordered, strict=False):
             yield module, key

@@ -57,6 +57,7 @@ _AST_CATEGORY: dict[type, str] = {
 TEXT_LIMIT = 160
 _SPACES = re.compile(r"\s+")
 
+
 class PositionMismatch(Exception):
     """The two trees disagree; the caller must use libcst's own positions for this file."""
 
@@ -99,7 +100,9 @@ def _segment_reader(source: bytes) -> Callable[[ast.AST | None], str]:
     return segment
 
 
-def _signature(args: ast.arguments, returns: ast.AST | None, segment: Callable[[ast.AST | None], str]) -> tuple[str, ...]:
+def _signature(
+    args: ast.arguments, returns: ast.AST | None, segment: Callable[[ast.AST | None], str]
+) -> tuple[str, ...]:
     """``(a: int, b=1, *, c) -> T``, ``T``, then each parameter's annotation text in order."""
     pieces: list[str] = []
     annotations: list[str] = []
@@ -123,7 +126,7 @@ def _signature(args: ast.arguments, returns: ast.AST | None, segment: Callable[[
         pieces.append(render(args.vararg, None, "*"))
     elif args.kwonlyargs:
         pieces.append("*")
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
         pieces.append(render(arg, default))
     if args.kwarg is not None:
         pieces.append(render(args.kwarg, None, "**"))
@@ -177,7 +180,7 @@ def ast_positions(tree: ast.Module, source: bytes) -> dict[str, list[Position]]:
 class PairedPositions:
     """Hands out ast positions to a libcst walk that meets nodes in source order."""
 
-    __slots__ = ("_positions", "_cursor")
+    __slots__ = ("_cursor", "_positions")
 
     def __init__(self, positions: dict[str, list[Position]]) -> None:
         self._positions = positions

@@ -52,7 +52,9 @@ def find_key(model: CodeModel, query: str) -> tuple[str, ...] | None:
 def describe(model: CodeModel, query: str) -> dict[str, Any]:
     """Everything ``rlmap show`` says about ``query``."""
     if not query.strip():
-        raise UsageError("the name to show is empty", "pass a symbol such as Collector.rollout or a key such as is_init")
+        raise UsageError(
+            "the name to show is empty", "pass a symbol such as Collector.rollout or a key such as is_init"
+        )
     matches = find_symbols(model, query)
     key = find_key(model, query)
     if key and matches and matches != [query.strip()]:
@@ -114,11 +116,18 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
         result["subclasses"] = list(model.subclasses.get(qualname, ()))
         prefix = qualname + "."
         result["members"] = [
-            {"name": member.qualname[len(prefix):], "kind": member.kind, "line": member.line,
-             "documented": member.has_docstring}
+            {
+                "name": member.qualname[len(prefix) :],
+                "kind": member.kind,
+                "line": member.line,
+                "documented": member.has_docstring,
+            }
             for member in sorted(
-                (model.symbol(name) for name in model.qualnames() if name.startswith(prefix)
-                 and "." not in name[len(prefix):]),
+                (
+                    model.symbol(name)
+                    for name in model.qualnames()
+                    if name.startswith(prefix) and "." not in name[len(prefix) :]
+                ),
                 key=lambda member: member.line,  # type: ignore[union-attr]
             )
             if member is not None
@@ -224,8 +233,10 @@ def format_description(result: dict[str, Any]) -> str:
     if result.get("bases"):
         lines.append(f"  bases       {', '.join(result['bases'])}")
     if result.get("subclasses"):
-        lines.append(f"  subclasses  {len(result['subclasses'])}: {', '.join(result['subclasses'][:8])}"
-                     + (" ..." if len(result["subclasses"]) > 8 else ""))
+        lines.append(
+            f"  subclasses  {len(result['subclasses'])}: {', '.join(result['subclasses'][:8])}"
+            + (" ..." if len(result["subclasses"]) > 8 else "")
+        )
     if "accesses" in result:
         lines.append("")
         lines.append(f"accesses ({len(result['accesses'])}):")

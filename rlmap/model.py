@@ -227,12 +227,12 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
 
     keys: dict[tuple[str, ...], list[KeyAccess]] = defaultdict(list)
     for module in index.modules:
-        for access in module.keys:
-            if access.key:
-                keys[access.key].append(access)
+        for key_access in module.keys:
+            if key_access.key:
+                keys[key_access.key].append(key_access)
                 continue
-            for value in resolver.key_values(access.function, access.expression):
-                keys[(value,)].append(dataclasses.replace(access, key=(value,)))
+            for value in resolver.key_values(key_access.function, key_access.expression):
+                keys[(value,)].append(dataclasses.replace(key_access, key=(value,)))
 
     state = {
         "source": (info.package, info.version, info.commit, info.repo_url),
@@ -242,9 +242,7 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
             for caller, callee in sorted(edge_lines)
         ],
         "nodes": dict(sorted(nodes.items())),
-        "attributes": {
-            name: tuple(_as_tuple(access) for access in accesses) for name, accesses in attributes.items()
-        },
+        "attributes": {name: tuple(_as_tuple(access) for access in accesses) for name, accesses in attributes.items()},
         "keys": {
             key: tuple(_as_tuple(access) for access in sorted(found, key=_access_order))
             for key, found in sorted(keys.items())
@@ -283,15 +281,11 @@ def _group_attributes(
             else:
                 owner = resolver.attribute_owner(access.owner, access.attribute) or access.owner
             grouped[f"{owner}.{access.attribute}"].append(access)
-    result = {
-        qualname: tuple(sorted(accesses, key=_access_order)) for qualname, accesses in sorted(grouped.items())
-    }
+    result = {qualname: tuple(sorted(accesses, key=_access_order)) for qualname, accesses in sorted(grouped.items())}
     return result, property_reads
 
 
-def _attribute_symbol(
-    qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]
-) -> Symbol:
+def _attribute_symbol(qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]) -> Symbol:
     """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any)."""
     owner = qualname.rpartition(".")[0]
     own = [access for access in accesses if access.owner == owner]

@@ -86,9 +86,7 @@ class Resolver:
         self.subclasses: dict[str, list[str]] = defaultdict(list)
         for qualname, symbol in self.symbols.items():
             if symbol.kind == CLASS:
-                resolved = tuple(
-                    base for base in (self._resolve_base(qualname, text) for text in symbol.bases) if base
-                )
+                resolved = tuple(base for base in (self._resolve_base(qualname, text) for text in symbol.bases) if base)
                 self.bases[qualname] = resolved
                 for base in resolved:
                     self.subclasses[base].append(qualname)
@@ -337,8 +335,7 @@ class Resolver:
         return [
             f"{sub}.{name}"
             for sub in self.all_subclasses(cls)
-            if name in self.members.get(sub, {})
-            and self.members[sub][name].kind in (METHOD, PROPERTY)
+            if name in self.members.get(sub, {}) and self.members[sub][name].kind in (METHOD, PROPERTY)
         ]
 
     # -- types of receivers ----------------------------------------------------------------
@@ -384,7 +381,7 @@ class Resolver:
                         return found
             for access in writes:
                 if access.value_is_call and access.value_parts:
-                    found = self.call_result_type(module, access.function, access.value_parts)
+                    found = self.call_result_type(access.function, access.value_parts)
                     if found is not None:
                         return found
                 elif len(access.value_parts) == 1:
@@ -395,7 +392,7 @@ class Resolver:
                             return found
         return None
 
-    def call_result_type(self, module: str, function: str, parts: tuple[str, ...]) -> Target | None:
+    def call_result_type(self, function: str, parts: tuple[str, ...]) -> Target | None:
         """The class a call returns: the class itself for a constructor, else the return annotation."""
         if self._depth > 12:
             return None  # deep chains of inferred types are not worth following
@@ -428,9 +425,7 @@ class Resolver:
                 return owner
         return ""
 
-    def _local_type(
-        self, module: str, scope: str, name: str, binding: tuple[tuple[str, ...], str]
-    ) -> Target | None:
+    def _local_type(self, module: str, scope: str, name: str, binding: tuple[tuple[str, ...], str]) -> Target | None:
         key = (scope, name)
         if key in self._local_types:
             return self._local_types[key]
@@ -439,13 +434,11 @@ class Resolver:
         self._local_types[key] = found
         return found
 
-    def _type_from_local(
-        self, module: str, scope: str, binding: tuple[tuple[str, ...], str]
-    ) -> Target | None:
+    def _type_from_local(self, module: str, scope: str, binding: tuple[tuple[str, ...], str]) -> Target | None:
         parts, how = binding
         if how == "annotation":
             return self.class_from_annotation(module, scope, parts[0])
-        return self.call_result_type(module, scope, parts)
+        return self.call_result_type(scope, parts)
 
     def receiver_type(self, module: str, site: CallSite, receiver: tuple[str, ...]) -> Target | None:
         """The class of ``a.b`` in ``a.b.m()``, as far as it can be told statically."""
@@ -460,7 +453,7 @@ class Resolver:
             else:
                 found = self.resolve_name(module, site.caller, receiver[0])
                 symbol = self.symbols.get(found) if found else None
-                current = Target(found, "direct") if symbol and symbol.kind == CLASS else None
+                current = Target(found, "direct") if found and symbol and symbol.kind == CLASS else None
             rest = receiver[1:]
         for part in rest:
             if current is None or current.external:

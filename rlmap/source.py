@@ -48,9 +48,7 @@ class SourceTree:
     def python_files(self) -> list[Path]:
         """Every ``.py`` file of the package, sorted by repo-relative path."""
         found = [
-            path
-            for path in self.package_dir.rglob("*.py")
-            if "__pycache__" not in path.relative_to(self.root).parts
+            path for path in self.package_dir.rglob("*.py") if "__pycache__" not in path.relative_to(self.root).parts
         ]
         return sorted(found, key=self.relpath)
 

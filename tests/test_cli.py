@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from rlmap.cli import main
+
 from tests.conftest import FIXTURES
 
 Run = Callable[..., tuple[int, str, str]]
@@ -36,7 +36,8 @@ def test_show_method_on_fixture(run: Run) -> None:
     assert "pkg.collector.Collector.rollout  (method)" in out
     assert "defined at  pkg/collector.py:47" in out
     assert "pkg.envs.base.Env.step_and_maybe_reset  [annotation]  (inferred)" in out
-    assert "line 53" in out and "pkg.collector.BaseCollector._sync  [attribute]" in out
+    assert "line 53" in out
+    assert "pkg.collector.BaseCollector._sync  [attribute]" in out
 
 
 def test_show_attribute_lists_writes_with_guards(run: Run) -> None:
@@ -85,8 +86,14 @@ def test_graph_json_scoped_and_sorted(run: Run) -> None:
     assert callers == {"pkg.envs.base.Env.step", "pkg.envs.base.Env.step_and_maybe_reset"}
     assert data["edges"] == sorted(data["edges"], key=lambda edge: (edge["caller"], edge["callee"]))
     step = next(node for node in data["nodes"] if node["qualname"] == "pkg.envs.base.Env.step")
-    assert step == {"qualname": "pkg.envs.base.Env.step", "kind": "method", "path": "pkg/envs/base.py",
-                    "line": 13, "end_line": 14, "documented": False}
+    assert step == {
+        "qualname": "pkg.envs.base.Env.step",
+        "kind": "method",
+        "path": "pkg/envs/base.py",
+        "line": 13,
+        "end_line": 14,
+        "documented": False,
+    }
 
 
 def test_graph_dot_is_deterministic(run: Run) -> None:
@@ -124,10 +131,12 @@ def test_source_that_is_not_a_package(run: Run, tmp_path: Path) -> None:
 def test_unusable_cache_dir(run: Run, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    code, _, err = run("show", "x", "--source", str(FIXTURES / "pkg"), "--package", "pkg",
-                       "--cache-dir", str(blocker / "cache"))
+    code, _, err = run(
+        "show", "x", "--source", str(FIXTURES / "pkg"), "--package", "pkg", "--cache-dir", str(blocker / "cache")
+    )
     assert code == 2
-    assert "cannot create the cache directory" in err and "--no-cache" in err
+    assert "cannot create the cache directory" in err
+    assert "--no-cache" in err
 
 
 def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_package) -> None:  # type: ignore[no-untyped-def]
@@ -142,7 +151,8 @@ def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_packa
     )
     code, out, err = run("show", "fine", "--source", str(root / "bad"), "--no-cache", "-q")
     assert code == 3
-    assert "bad.good.fine  (function)" in out and "bad.good.helper" in out
+    assert "bad.good.fine  (function)" in out
+    assert "bad.good.helper" in out
     assert "rlmap: warning: bad/broken.py:1: syntax error" in err
     assert "rlmap: warning: bad/latin1.py:2: not valid UTF-8" in err
     assert "empty.py" not in err
@@ -151,13 +161,16 @@ def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_packa
 
 def test_version(run: Run) -> None:
     code, out, _ = run("--version")
-    assert code == 0 and out.startswith("rlmap ")
+    assert code == 0
+    assert out.startswith("rlmap ")
 
 
 def test_console_script_process_has_no_traceback(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "rlmap", "show", "Nope", "--source", str(tmp_path / "missing")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 2
     assert result.stderr.startswith("rlmap: error: source path")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from rlmap.extract import extract_module
 from rlmap.records import ModuleIndex
 from rlmap.source import SourceTree
@@ -47,7 +46,8 @@ def test_symbols_kinds_lines_signatures_docstrings() -> None:
         '''
     )
     by_name = {symbol.qualname: symbol for symbol in index.symbols}
-    assert by_name["pkg.mod"].kind == "module" and by_name["pkg.mod"].doc_first_line == "Module doc."
+    assert by_name["pkg.mod"].kind == "module"
+    assert by_name["pkg.mod"].doc_first_line == "Module doc."
     assert (by_name["pkg.mod.STATE"].kind, by_name["pkg.mod.STATE"].line) == ("variable", 4)
     assert by_name["pkg.mod.STATE"].value == "contextlib.nullcontext()"
     assert (by_name["pkg.mod.LIMIT"].annotation, by_name["pkg.mod.LIMIT"].value) == ("int", "3")
@@ -93,7 +93,8 @@ def test_imports_absolute_relative_aliased_star_and_local() -> None:
 
 def test_relative_import_inside_a_package_init() -> None:
     index = extract("from .common import EnvBase\n", path="pkg/envs/__init__.py")
-    assert index.module == "pkg.envs" and index.is_package
+    assert index.module == "pkg.envs"
+    assert index.is_package
     assert [(r.name, r.target) for r in index.imports] == [("EnvBase", "pkg.envs.common.EnvBase")]
 
 
@@ -239,6 +240,7 @@ def test_paired_ast_lines_equal_libcst_position_provider(torchrl_source: SourceT
     data = (torchrl_source.root / path).read_bytes()
     fast = extract_module(data, path)
     exact = extract_module(data, path, position_provider=True)
-    assert not fast.position_fallback and exact.position_fallback
+    assert not fast.position_fallback
+    assert exact.position_fallback
     assert _lines(fast) == _lines(exact)
     assert len(fast.calls) > 100

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from rlmap.model import CodeModel
+
 from tests.conftest import FIXTURES, model_of
 
 
@@ -91,7 +91,9 @@ def test_symbols_have_def_lines_not_decorator_lines(model: CodeModel) -> None:
     assert helper is not None
     assert (helper.line, helper.decorators) == (14, ("traced",))  # line 13 is "@traced"
     mode = model.symbol("pkg.collector.BaseCollector.mode")
-    assert mode is not None and mode.kind == "property" and mode.line == 26
+    assert mode is not None
+    assert mode.kind == "property"
+    assert mode.line == 26
 
 
 def test_attribute_accesses_with_guards_and_values(model: CodeModel) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from rlmap.model import CodeModel
 from rlmap.source import SourceTree
 
@@ -41,7 +40,9 @@ def test_carrier_lifecycle(torchrl_model: CodeModel) -> None:
     make = next(a for a in accesses if a.kind == "write" and a.function.endswith("_make_carrier"))
     assert make.value == "self.env.reset()"
     symbol = torchrl_model.symbol(f"{COLLECTOR}._carrier")
-    assert symbol is not None and symbol.kind == "attribute" and symbol.path == "torchrl/collectors/_single.py"
+    assert symbol is not None
+    assert symbol.kind == "attribute"
+    assert symbol.path == "torchrl/collectors/_single.py"
 
 
 def test_device_cast_flag_written_with_its_expression(torchrl_model: CodeModel) -> None:
@@ -53,14 +54,17 @@ def test_device_cast_flag_written_with_its_expression(torchrl_model: CodeModel) 
 
 def test_sync_functions_are_callable_attributes(torchrl_model: CodeModel) -> None:
     edge = torchrl_model.edge(f"{COLLECTOR}.rollout", f"{COLLECTOR}._sync_policy")
-    assert edge is not None and edge.how == ("attribute",)
+    assert edge is not None
+    assert edge.how == ("attribute",)
 
 
 def test_lstm_forward_calls_lstm(torchrl_model: CodeModel) -> None:
     edge = torchrl_model.edge(f"{RNN}.LSTMModule.forward", f"{RNN}.LSTMModule._lstm")
-    assert edge is not None and "self" in edge.how
+    assert edge is not None
+    assert "self" in edge.how
     mode = torchrl_model.edge(f"{RNN}.LSTMModule.forward", f"{RNN}.LSTMModule.recurrent_mode")
-    assert mode is not None and mode.how == ("property",)
+    assert mode is not None
+    assert mode.how == ("property",)
 
 
 def test_init_tracker_writes_is_init(torchrl_model: CodeModel) -> None:
@@ -78,7 +82,8 @@ def test_traj_ids_key_flow(torchrl_model: CodeModel) -> None:
 
 def test_module_level_context_manager_is_a_variable(torchrl_model: CodeModel) -> None:
     symbol = torchrl_model.symbol(f"{RNN}.recurrent_mode_state_manager")
-    assert symbol is not None and symbol.kind == "variable"
+    assert symbol is not None
+    assert symbol.kind == "variable"
     assert symbol.value == "_RecurrentModeContextManager()"
 
 
