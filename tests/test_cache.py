@@ -1,0 +1,63 @@
+"""The cache: a warm run parses nothing, a changed file is the only one re-parsed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from rlmap.cache import Cache
+from rlmap.graphdump import graph_json
+from rlmap.session import load_model
+from rlmap.source import locate_source
+from tests.conftest import FIXTURES
+
+
+def copy_fixture(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    return root
+
+
+def test_warm_run_loads_the_model_and_parses_nothing(tmp_path: Path) -> None:
+    source = locate_source(copy_fixture(tmp_path), package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    cold = load_model(source, cache, jobs=1)
+    assert cold.stats is not None
+    assert (cold.stats.parsed, cold.stats.from_cache) == (cold.stats.files, 0)
+    warm = load_model(source, cache, jobs=1)
+    assert warm.stats is None  # the resolved model itself came from the cache
+    assert graph_json(warm.model) == graph_json(cold.model)
+
+
+def test_one_changed_file_is_the_only_one_parsed(tmp_path: Path) -> None:
+    root = copy_fixture(tmp_path)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    first = load_model(source, cache, jobs=1)
+    helpers = root / "pkg" / "helpers.py"
+    helpers.write_text("\n\n" + helpers.read_text())  # every definition moves down two lines
+    second = load_model(source, cache, jobs=1)
+    assert second.stats is not None
+    assert (second.stats.parsed, second.stats.from_cache) == (1, second.stats.files - 1)
+    before, after = first.model.symbol("pkg.helpers.outer"), second.model.symbol("pkg.helpers.outer")
+    assert before is not None and after is not None
+    assert after.line == before.line + 2
+
+
+def test_corrupt_entries_are_misses(tmp_path: Path) -> None:
+    source = locate_source(copy_fixture(tmp_path), package="pkg")
+    cache_dir = tmp_path / "cache"
+    load_model(source, Cache.at(cache_dir), jobs=1)
+    for entry in cache_dir.rglob("*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    again = load_model(source, Cache.at(cache_dir), jobs=1)
+    assert again.stats is not None
+    assert again.stats.parsed == again.stats.files
+
+
+def test_parallel_and_serial_indexing_agree(tmp_path: Path) -> None:
+    source = locate_source(copy_fixture(tmp_path), package="pkg")
+    serial = load_model(source, Cache.disabled(), jobs=1).model
+    parallel = load_model(source, Cache.disabled(), jobs=2).model
+    assert json.dumps(graph_json(serial)) == json.dumps(graph_json(parallel))

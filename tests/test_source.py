@@ -1,0 +1,73 @@
+"""Source discovery: checkout, package directory, installed package; version, commit, links."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlmap.errors import SourceError
+from rlmap.source import locate_source
+
+
+def make_checkout(root: Path, commit: str = "0123456789abcdef0123456789abcdef01234567") -> Path:
+    (root / "torchrl").mkdir(parents=True)
+    (root / "torchrl" / "__init__.py").write_text("")
+    (root / "torchrl" / "version.py").write_text("__version__ = '0.15.0a0'\ngit_version = 'x'\n")
+    git = root / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text(commit + "\n")
+    return root
+
+
+def test_checkout_gives_commit_version_and_permalinks(tmp_path: Path) -> None:
+    source = locate_source(make_checkout(tmp_path / "rl"))
+    assert (source.package, source.version) == ("torchrl", "0.15.0a0")
+    assert source.commit == "0123456789abcdef0123456789abcdef01234567"
+    assert source.permalink("torchrl/envs/common.py", 12) == (
+        "https://github.com/pytorch/rl/blob/0123456789abcdef0123456789abcdef01234567/torchrl/envs/common.py#L12"
+    )
+    assert source.stamp() == "torchrl 0.15.0a0 @ 0123456789ab"
+
+
+def test_packed_refs_and_package_directory(tmp_path: Path) -> None:
+    root = make_checkout(tmp_path / "rl")
+    (root / ".git" / "refs" / "heads" / "main").unlink()
+    (root / ".git" / "packed-refs").write_text("# pack-refs\n" + "f" * 40 + " refs/heads/main\n")
+    source = locate_source(root / "torchrl")  # the package directory itself
+    assert source.root == root.resolve()
+    assert source.commit == "f" * 40
+    assert [source.relpath(path) for path in source.python_files()] == ["torchrl/__init__.py", "torchrl/version.py"]
+
+
+@pytest.mark.torchrl
+def test_indexing_the_installed_torchrl_never_imports_it() -> None:
+    """Static means static: locating, parsing and resolving torchrl imports neither it nor torch."""
+    script = (
+        "import sys\n"
+        "from rlmap.cache import Cache\n"
+        "from rlmap.session import load_model\n"
+        "from rlmap.source import locate_source\n"
+        "source = locate_source(None)\n"
+        "model = load_model(source, Cache.disabled()).model\n"
+        "assert model.symbol('torchrl.collectors._single.Collector.rollout') is not None\n"
+        "print(source.version, source.ref, sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torchrl')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0.14.1", "v0.14.1", "[]"]
+
+
+def test_missing_source_names_what_was_looked_for(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="does not exist"):
+        locate_source(tmp_path / "nowhere")
+    with pytest.raises(SourceError, match="neither a checkout holding 'torchrl/__init__.py'"):
+        locate_source(tmp_path)
+
+
+def test_not_installed_package() -> None:
+    with pytest.raises(SourceError, match="no installed package 'surely_not_a_package_name'"):
+        locate_source(None, package="surely_not_a_package_name")
