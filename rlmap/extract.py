@@ -243,6 +243,7 @@ class _Extractor:
         self.exports: tuple[str, ...] | None = None
         self.package_parts = module_name.split(".")
         self.line_count = 1
+        self.callee: cst.CSTNode | None = None
 
     # -- helpers ---------------------------------------------------------------------------
     def text(self, node: cst.CSTNode) -> str:
@@ -635,6 +636,7 @@ class _Extractor:
         )
         if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS:
             self.key_method(func, node.args, line)
+        self.callee = func  # the attribute read that is this call's callee is not a read
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _KEY_KEYWORDS:
                 for key in _key_list(arg.value):

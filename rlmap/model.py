@@ -78,7 +78,8 @@ class Edge:
 
 
 def _as_tuple(record: Any) -> tuple[Any, ...]:
-    return tuple(getattr(record, field.name) for field in dataclasses.fields(record))
+    """A slotted dataclass as the tuple of its fields, in declaration order (``__slots__``)."""
+    return tuple(map(record.__getattribute__, record.__slots__))
 
 
 class CodeModel:
@@ -215,8 +216,8 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
                 add(site.caller, target, site.line)
 
     attributes, property_reads = _group_attributes(resolver, index)
-    for access, getter in property_reads:
-        add(access.function, Target(getter, "property"), access.line)
+    for access, getter, how in property_reads:
+        add(access.function, Target(getter, how), access.line)
     for qualname, accesses in attributes.items():
         if qualname not in symbols:
             symbols[qualname] = _attribute_symbol(qualname, accesses, symbols)
@@ -260,10 +261,10 @@ def _access_order(access: KeyAccess | AttributeAccess) -> tuple[str, int, str]:
 
 def _group_attributes(
     resolver: Resolver, index: ProjectIndex
-) -> tuple[dict[str, tuple[AttributeAccess, ...]], list[tuple[AttributeAccess, str]]]:
+) -> tuple[dict[str, tuple[AttributeAccess, ...]], list[tuple[AttributeAccess, str, str]]]:
     """Accesses grouped under the class that introduces the attribute; property reads apart."""
     grouped: dict[str, list[AttributeAccess]] = defaultdict(list)
-    property_reads: list[tuple[AttributeAccess, str]] = []
+    property_reads: list[tuple[AttributeAccess, str, str]] = []
     for module in index.modules:
         for access in module.attributes:
             if not access.owner:
@@ -272,9 +273,14 @@ def _group_attributes(
             kind = resolver.symbols[member].kind if member else ""
             if kind == METHOD:
                 continue  # ``self.m`` in ``self.m()``: a call, already an edge
+            if access.kind == READ and kind in ("", PROPERTY, ATTRIBUTE):
+                # a subclass may define the attribute as a property (virtual dispatch)
+                for override in resolver.overrides(access.owner, access.attribute):
+                    if resolver.symbols[override].kind == PROPERTY:
+                        property_reads.append((access, override, "override"))
             if kind == PROPERTY and member:
                 if access.kind == READ:
-                    property_reads.append((access, member))
+                    property_reads.append((access, member, "property"))
                 continue
             if member:
                 owner = member.rpartition(".")[0]

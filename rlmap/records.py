@@ -47,13 +47,16 @@ class Symbol:
 
 @dataclass(frozen=True, slots=True)
 class CallSite:
-    """One call expression, as written, inside ``caller`` (a function or a module qualname)."""
+    """One call expression (or attribute read), as written, inside ``caller`` (a function or module)."""
 
     caller: str
     callee_text: str
     parts: tuple[str, ...]  # dotted chain when the callee is ``name(.attr)*``; ``("super()", m)``
     line: int
     guards: tuple[str, ...] = ()
+    # An attribute read (``self.env.batch_size``, ``env.device``), not a call: it becomes an
+    # edge only when it resolves to a property getter.
+    attribute_read: bool = False
 
 
 @dataclass(frozen=True, slots=True)

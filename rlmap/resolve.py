@@ -37,6 +37,7 @@ from rlmap.records import (
     METHOD,
     MODULE,
     PROPERTY,
+    VARIABLE,
     AttributeAccess,
     CallSite,
     LocalBinding,
@@ -79,6 +80,7 @@ class Resolver:
         self._canonical: dict[str, str | None] = {}
         self._attribute_types: dict[tuple[str, str], Target | None] = {}
         self._local_types: dict[tuple[str, str], Target | None] = {}
+        self._receivers: dict[tuple[str, tuple[str, ...]], Target | None] = {}
         self._depth = 0
         for module in modules:
             self._add_module(module)
@@ -102,8 +104,12 @@ class Resolver:
     def _add_module(self, module: ModuleIndex) -> None:
         self.modules[module.module] = module
         for symbol in module.symbols:
-            if symbol.qualname in self.symbols:
+            existing = self.symbols.get(symbol.qualname)
+            if existing is not None and not (
+                existing.kind in (ATTRIBUTE, VARIABLE) and symbol.kind in (FUNCTION, METHOD, PROPERTY, CLASS)
+            ):
                 continue  # a property setter, an overload or a conditional redefinition
+            # a definition wins over a same-named annotation (``tensor_keys: T`` + ``@property``)
             self.symbols[symbol.qualname] = symbol
             if symbol.kind != MODULE:
                 parent, _, name = symbol.qualname.rpartition(".")
@@ -366,6 +372,12 @@ class Resolver:
         return result
 
     def _attribute_type_uncached(self, cls: str, attribute: str) -> Target | None:
+        member = self.member(cls, attribute)
+        if member is not None and self.symbols[member].kind == PROPERTY:
+            returns = self.symbols[member].returns
+            if returns:
+                return self.class_from_annotation(self.module_of(member), member, returns)
+            return None
         for owner in self.mro(cls):
             module = self.module_of(owner)
             declared = self.members.get(owner, {}).get(attribute)
@@ -516,8 +528,45 @@ class Resolver:
         self._constants[key] = result
         return result
 
+    # -- attribute reads -------------------------------------------------------------------
+    def resolve_read(self, site: CallSite) -> list[Target]:
+        """``a.b.p`` read in ``site.caller``: its property getter (and overrides), if ``p`` is one."""
+        module = self.module_of(site.caller)
+        parts = site.parts
+        name = parts[-1]
+        receiver = self._receiver_memo(module, site, parts[:-1])
+        if receiver is not None and not receiver.external:
+            member = self.member(receiver.qualname, name)
+            found: list[Target] = []
+            if member is not None and self.symbols[member].kind == PROPERTY:
+                found.append(Target(member, receiver.how))
+            if member is None or self.symbols[member].kind in (PROPERTY, ATTRIBUTE):
+                found.extend(
+                    Target(o, "override")
+                    for o in self.overrides(receiver.qualname, name)
+                    if self.symbols[o].kind == PROPERTY
+                )
+            return found
+        if receiver is None and _is_private(name) and self._is_local(module, site.caller, parts[0]):
+            definers = [q for q in self.methods_by_name.get(name, ()) if self.symbols[q].kind == PROPERTY]
+            if len(definers) == 1 and len(self.methods_by_name[name]) == 1:
+                return [Target(definers[0], "unique-name")]
+        return []
+
+    def _receiver_memo(self, module: str, site: CallSite, receiver: tuple[str, ...]) -> Target | None:
+        key = (site.caller, receiver)
+        if key not in self._receivers:
+            self._receivers[key] = self.receiver_type(module, site, receiver)
+        return self._receivers[key]
+
+    def _is_local(self, module: str, function: str, name: str) -> bool:
+        """A name that is neither a global of the module nor an import (a parameter or local)."""
+        return self.resolve_name(module, function, name) is None and self._import_target(module, function, name) is None
+
     # -- calls -----------------------------------------------------------------------------
     def resolve_call(self, site: CallSite) -> list[Target]:
+        if site.attribute_read:
+            return self.resolve_read(site)
         module = self.module_of(site.caller)
         parts = site.parts
         if not parts:
@@ -541,8 +590,10 @@ class Resolver:
         if receiver is not None and not receiver.external:
             target = self.member(receiver.qualname, method)
             if target is not None:
-                how = receiver.how if receiver.how != "self" else "self"
-                return [self._callable(target, how)]
+                found = [self._callable(target, receiver.how)]
+                if self.symbols[target].kind in (METHOD, PROPERTY):
+                    found.extend(Target(o, "override") for o in self.overrides(receiver.qualname, method))
+                return found
         if receiver is not None and receiver.external:
             return [Target(f"{receiver.qualname}.{method}", receiver.how, external=True)]
         on_self = bool(self_name) and parts[0] == self_name
@@ -550,8 +601,9 @@ class Resolver:
             outside = self.external_name(module, site.caller, parts)
             if outside is not None:
                 return [Target(outside, "external", external=True)]
-        if on_self and receiver is None:
-            # ``self.env.m()`` with no type for ``self.env``: the package's only ``m``, if one.
+        if receiver is None and (on_self or _is_private(method)):
+            # ``self.env.m()`` with no type for ``self.env``, or ``x._m()``: the package's only
+            # method of that name, if there is exactly one.
             unique = self._by_unique_name(method)
             if unique:
                 return unique
@@ -575,6 +627,10 @@ class Resolver:
 
     def _resolve_self_method(self, cls: str, name: str) -> list[Target]:
         targets: list[Target] = []
+        if name == "__class__":  # ``self.__class__(...)``: this class or any subclass
+            found = [self._callable(cls, "constructor")]
+            found.extend(Target(o, "override") for o in self.overrides(cls, "__init__"))
+            return found
         found = self.member(cls, name)
         if found is not None:
             symbol = self.symbols[found]
@@ -609,6 +665,10 @@ class Resolver:
         if len(definers) == 1:
             return [Target(definers[0], "unique-name")]
         return []
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
 
 
 def _string_constants(text: str) -> tuple[str, ...]:
