@@ -594,7 +594,22 @@ class _Extractor:
     ) -> None:
         line, _, _ = self.position(node, L.ATTR, node.attr.value)
         scope = self.scope
-        if scope.self_name and isinstance(node.value, cst.Name) and node.value.value == scope.self_name:
+        is_callee, self.callee = node is self.callee, None
+        on_self = bool(scope.self_name) and isinstance(node.value, cst.Name) and node.value.value == scope.self_name
+        if kind == READ and not is_callee and not on_self and scope.kind == FUNCTION:
+            parts = dotted_parts(node)
+            if len(parts) > 1 and parts[0] != "super()":
+                self.calls.append(
+                    CallSite(
+                        caller=scope.qualname,
+                        callee_text=".".join(parts),
+                        parts=parts,
+                        line=line,
+                        guards=tuple(self.guards),
+                        attribute_read=True,
+                    )
+                )
+        if on_self:
             value_parts: tuple[str, ...] = ()
             is_call = False
             if value is not None:

@@ -180,7 +180,9 @@ def test_call_sites_with_text_parts_and_guards() -> None:
             make()(1)
         """
     )
-    found = [(c.callee_text, c.parts, c.line, c.guards) for c in index.calls]
+    found = [(c.callee_text, c.parts, c.line, c.guards) for c in index.calls if not c.attribute_read]
+    reads = [(c.callee_text, c.line) for c in index.calls if c.attribute_read]
+    assert reads == [("self.env", 4)]  # ``f`` is no method: ``self`` is a plain parameter here
     assert found == [
         ("range", ("range",), 2, ()),
         ("self.env.step", ("self", "env", "step"), 4, ("for t in range(3)", "if t")),

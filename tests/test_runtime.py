@@ -25,7 +25,7 @@ from rlmap.model import CodeModel
 from rlmap.records import PROPERTY, Symbol
 from rlmap.source import SourceTree
 
-MIN_AGREEMENT = 0.75  # raise as resolution improves; never lower
+MIN_AGREEMENT = 0.85  # raise as resolution improves; never lower (measured 88.2 %)
 
 # Code objects that are not functions the source calls by name.
 _ANONYMOUS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>", "<module>"})
