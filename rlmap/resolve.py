@@ -590,10 +590,10 @@ class Resolver:
         if receiver is not None and not receiver.external:
             target = self.member(receiver.qualname, method)
             if target is not None:
-                found = [self._callable(target, receiver.how)]
+                typed = [self._callable(target, receiver.how)]
                 if self.symbols[target].kind in (METHOD, PROPERTY):
-                    found.extend(Target(o, "override") for o in self.overrides(receiver.qualname, method))
-                return found
+                    typed.extend(Target(o, "override") for o in self.overrides(receiver.qualname, method))
+                return typed
         if receiver is not None and receiver.external:
             return [Target(f"{receiver.qualname}.{method}", receiver.how, external=True)]
         on_self = bool(self_name) and parts[0] == self_name
@@ -628,9 +628,9 @@ class Resolver:
     def _resolve_self_method(self, cls: str, name: str) -> list[Target]:
         targets: list[Target] = []
         if name == "__class__":  # ``self.__class__(...)``: this class or any subclass
-            found = [self._callable(cls, "constructor")]
-            found.extend(Target(o, "override") for o in self.overrides(cls, "__init__"))
-            return found
+            constructors = [self._callable(cls, "constructor")]
+            constructors.extend(Target(o, "override") for o in self.overrides(cls, "__init__"))
+            return constructors
         found = self.member(cls, name)
         if found is not None:
             symbol = self.symbols[found]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from rlmap.cache import Cache
 from rlmap.model import CodeModel
 from rlmap.session import load_model

@@ -41,7 +41,8 @@ def test_one_changed_file_is_the_only_one_parsed(tmp_path: Path) -> None:
     assert second.stats is not None
     assert (second.stats.parsed, second.stats.from_cache) == (1, second.stats.files - 1)
     before, after = first.model.symbol("pkg.helpers.outer"), second.model.symbol("pkg.helpers.outer")
-    assert before is not None and after is not None
+    assert before is not None
+    assert after is not None
     assert after.line == before.line + 2
 
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rlmap.cli import main
 
+from rlmap.cli import main
 from tests.conftest import FIXTURES
 
 Run = Callable[..., tuple[int, str, str]]

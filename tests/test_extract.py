@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from rlmap.extract import extract_module
 from rlmap.records import ModuleIndex
 from rlmap.source import SourceTree

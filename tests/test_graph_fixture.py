@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from rlmap.model import CodeModel
 
+from rlmap.model import CodeModel
 from tests.conftest import FIXTURES, model_of
 
 

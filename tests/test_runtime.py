@@ -21,6 +21,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 import pytest
+
 from rlmap.model import CodeModel
 from rlmap.records import PROPERTY, Symbol
 from rlmap.source import SourceTree

@@ -64,7 +64,7 @@ def test_indexing_the_installed_torchrl_never_imports_it() -> None:
 def test_missing_source_names_what_was_looked_for(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         locate_source(tmp_path / "nowhere")
-    with pytest.raises(SourceError, match="neither a checkout holding 'torchrl/__init__.py'"):
+    with pytest.raises(SourceError, match=r"neither a checkout holding 'torchrl/__init__\.py'"):
         locate_source(tmp_path)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rlmap.model import CodeModel
 from rlmap.source import SourceTree
 
