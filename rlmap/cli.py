@@ -187,6 +187,89 @@ def graph(
     raise typer.Exit(int(_report_diagnostics(loaded.model.diagnostics)))
 
 
+@app.command()
+def generate(
+    source: SourceOption = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output directory. Default: generated_docs.", show_default=False)
+    ] = None,
+    formats: Annotated[
+        str | None, typer.Option("--format", help="Comma-separated: rst, md. Default: rst,md.", show_default=False)
+    ] = None,
+    templates: Annotated[
+        Path | None,
+        typer.Option("--templates", help="A directory of templates that override the shipped ones.", show_default=False),
+    ] = None,
+    profile: Annotated[
+        Path | None,
+        typer.Option("--profile", help="Topic data file (pages and prose). Default: the built-in one.", show_default=False),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
+    ] = None,
+    render_svg: Annotated[bool, typer.Option("--render-svg", help="Also run dot to write an SVG per diagram.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when the pages are stale.")
+    ] = False,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+    package: Annotated[
+        str | None, typer.Option("--package", help="Top-level package to document.", rich_help_panel="Advanced")
+    ] = None,
+) -> None:
+    """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
+    from rlmap.config import load_config, validate_formats
+    from rlmap.generate import build_output, check_output, find_dot, render_svgs, write_output
+    from rlmap.profile import builtin_profile_path, load_profile
+
+    settings = load_config(config).override(
+        source=source,
+        out=out,
+        formats=tuple(part.strip() for part in formats.split(",") if part.strip()) if formats is not None else None,
+        templates=templates,
+        profile=profile,
+        package=package,
+    )
+    validate_formats(settings.formats, "--format" if formats is not None else settings.origin)
+    if settings.templates is not None and not settings.templates.is_dir():
+        raise UsageError(f"templates directory '{settings.templates}' does not exist", "pass --templates a directory")
+    profile_path = settings.profile or builtin_profile_path(settings.package)
+    if profile_path is None:
+        raise UsageError(
+            f"no built-in profile for '{settings.package}'", "pass --profile FILE (see rlmap/profiles/torchrl.toml)"
+        )
+    topic_profile = load_profile(profile_path, None if settings.profile else f"rlmap/profiles/{profile_path.name}")
+    dot = find_dot() if render_svg and not check else None
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
+    output = build_output(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+    incomplete = _report_diagnostics(loaded.model.diagnostics)
+    command = "rlmap generate" + ("" if settings.out == Path("generated_docs") else f" --out {settings.out}")
+    if check:
+        result = check_output(settings.out, output)
+        if result.diff:
+            typer.echo(result.diff, nl=False)
+            _error(
+                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale - "
+                f"run '{command}' and commit the result"
+            )
+            raise typer.Exit(int(ExitCode.FINDINGS))
+        if not quiet:
+            typer.echo(f"rlmap: {len(output.files)} generated files in {settings.out} are up to date", err=True)
+        raise typer.Exit(int(incomplete))
+    changed = write_output(settings.out, output)
+    if dot is not None:
+        changed.extend(render_svgs(dot, settings.out, output))
+    if not quiet:
+        typer.echo(
+            f"rlmap: wrote {len(changed)} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",
+            err=True,
+        )
+    raise typer.Exit(int(incomplete))
+
+
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"rlmap {__version__}")

@@ -37,6 +37,7 @@ from rlmap.records import (
     KeyAccess,
     LocalBinding,
     ModuleIndex,
+    ReturnSite,
     Symbol,
 )
 
@@ -240,6 +241,7 @@ class _Extractor:
         self.keys: list[KeyAccess] = []
         self.imports: list[ImportRecord] = []
         self.locals: list[LocalBinding] = []
+        self.returns: list[ReturnSite] = []
         self.exports: tuple[str, ...] | None = None
         self.package_parts = module_name.split(".")
         self.line_count = 1
@@ -498,6 +500,19 @@ class _Extractor:
         self.walk(node.value)
         for target in node.targets:
             self.record_binding(target.target, node.value, line, value_text, "")
+            self.record_declared_keys(target.target, node.value, line)
+
+    def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
+        """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""
+        parts = dotted_parts(target)
+        if not parts:
+            return
+        name = parts[-1].lower()
+        kind = READ if name.endswith(("in_keys", "in_key")) else WRITE if name.endswith(("out_keys", "out_key")) else ""
+        if kind:
+            owner = self.scope.qualname if self.scope.kind == CLASS else self.function_scope()
+            for key in _key_list(value):
+                self.keys.append(KeyAccess(key, kind, owner, line, parts[-1], tuple(self.guards)))
 
     def visit_ann_assign(self, node: cst.AnnAssign) -> None:
         line, _, (annotation, value_text) = self.position(node, L.ANN_ASSIGN)
@@ -509,11 +524,19 @@ class _Extractor:
         if node.value is not None:
             self.walk(node.value)
         self.record_binding(node.target, node.value, line, value_text, annotation)
+        if node.value is not None:
+            self.record_declared_keys(node.target, node.value, line)
 
     def visit_aug_assign(self, node: cst.AugAssign) -> None:
         _, _, (value_text,) = self.position(node, L.AUG_ASSIGN)
         self.walk_target(node.target, AUGMENTED, node.value, value_text)
         self.walk(node.value)
+
+    def visit_return(self, node: cst.Return) -> None:
+        line, _, (value,) = self.position(node, L.RETURN)
+        self.returns.append(ReturnSite(self.function_scope(), line, value, tuple(self.guards)))
+        if node.value is not None:
+            self.walk(node.value)
 
     def visit_del(self, node: cst.Del) -> None:
         self.walk_target(node.target, DELETE, None, "")
@@ -778,6 +801,7 @@ _HANDLERS: dict[type, Any] = {
     cst.AnnAssign: _Extractor.visit_ann_assign,
     cst.AugAssign: _Extractor.visit_aug_assign,
     cst.Del: _Extractor.visit_del,
+    cst.Return: _Extractor.visit_return,
     cst.Attribute: _Extractor.visit_attribute,
     cst.Call: _Extractor.visit_call,
     cst.Subscript: _Extractor.visit_subscript,
@@ -830,7 +854,7 @@ class _Provided:
             return (text(node.target), text(node.iter))
         if isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)):
             return (text(node.type),)
-        if isinstance(node, (cst.Assign, cst.AugAssign)):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.Return)):
             return (text(node.value),)
         if isinstance(node, cst.AnnAssign):
             return (text(node.annotation.annotation), text(node.value))
@@ -926,6 +950,7 @@ def _run(
         keys=tuple(extractor.keys),
         imports=tuple(extractor.imports),
         locals=tuple(extractor.locals),
+        returns=tuple(extractor.returns),
         exports=extractor.exports,
         position_fallback=fallback,
     )

@@ -29,6 +29,7 @@ ASSIGN = "assign"
 ANN_ASSIGN = "annassign"
 AUG_ASSIGN = "augassign"
 IMPORT = "import"
+RETURN = "return"
 
 # (line, end_line, check, texts) per node; ``check`` is a name the libcst side must agree
 # with, ``texts`` the source text of the parts the index prints (see ``_texts``).
@@ -52,6 +53,7 @@ _AST_CATEGORY: dict[type, str] = {
     ast.AugAssign: AUG_ASSIGN,
     ast.Import: IMPORT,
     ast.ImportFrom: IMPORT,
+    ast.Return: RETURN,
 }
 
 TEXT_LIMIT = 160
@@ -144,7 +146,7 @@ def _texts(node: ast.AST, segment: Callable[[ast.AST | None], str]) -> tuple[str
         return (segment(node.target), segment(node.iter))
     if isinstance(node, ast.ExceptHandler):
         return (segment(node.type),)
-    if isinstance(node, (ast.Assign, ast.AugAssign)):
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)):
         return (segment(node.value),)
     if isinstance(node, ast.AnnAssign):
         return (segment(node.annotation), segment(node.value))

@@ -27,6 +27,7 @@ from rlmap.records import (
     AttributeAccess,
     Diagnostic,
     KeyAccess,
+    ReturnSite,
     Symbol,
 )
 from rlmap.resolve import Resolver, Target
@@ -34,7 +35,7 @@ from rlmap.source import SourceTree
 
 EXTERNAL = "external"
 UNRESOLVED = "unresolved"
-_FORMAT = 1
+_FORMAT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,17 @@ class Edge:
     how: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ResolvedCall:
+    """One call site of a function with what it resolved to, in code order."""
+
+    line: int
+    callee_text: str
+    guards: tuple[str, ...]
+    targets: tuple[str, ...]
+    how: tuple[str, ...]
+
+
 def _as_tuple(record: Any) -> tuple[Any, ...]:
     """A slotted dataclass as the tuple of its fields, in declaration order (``__slots__``)."""
     return tuple(map(record.__getattribute__, record.__slots__))
@@ -93,6 +105,9 @@ class CodeModel:
         self._nodes: dict[str, str] = state["nodes"]  # external / unresolved node kinds
         self._attributes: dict[str, tuple[tuple[Any, ...], ...]] = state["attributes"]
         self._keys: dict[tuple[str, ...], tuple[tuple[Any, ...], ...]] = state["keys"]
+        self._sites: dict[str, tuple[tuple[Any, ...], ...]] = state["sites"]
+        self._returns: dict[str, tuple[tuple[Any, ...], ...]] = state["returns"]
+        self._exports: tuple[tuple[str, str, str], ...] = state["exports"]
         self.bases: dict[str, tuple[str, ...]] = state["bases"]
         self.subclasses: dict[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
@@ -181,6 +196,28 @@ class CodeModel:
             self._graph = graph
         return self._graph
 
+    def call_sites(self, function: str) -> list[ResolvedCall]:
+        """Every call written in ``function`` (not its nested functions), in code order."""
+        return [ResolvedCall(*raw) for raw in self._sites.get(function, ())]
+
+    def exports(self) -> tuple[tuple[str, str, str], ...]:
+        """(module, name, qualname): names modules bind by import to the package's symbols."""
+        return self._exports
+
+    def returns(self, function: str) -> tuple[ReturnSite, ...]:
+        return tuple(ReturnSite(*raw) for raw in self._returns.get(function, ()))
+
+    def subclasses_of(self, cls: str) -> list[str]:
+        """Every direct and indirect subclass, sorted."""
+        found: set[str] = set()
+        stack = list(self.subclasses.get(cls, ()))
+        while stack:
+            current = stack.pop()
+            if current not in found:
+                found.add(current)
+                stack.extend(self.subclasses.get(current, ()))
+        return sorted(found)
+
     # -- attributes and keys ---------------------------------------------------------------
     def attribute_names(self) -> Iterator[str]:
         return iter(self._attributes)
@@ -210,10 +247,22 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
         edge_lines[(caller, target.qualname)].add(line)
         edge_how[(caller, target.qualname)].add(target.how)
 
+    sites: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     for module in index.modules:
         for site in module.calls:
-            for target in resolver.resolve_call(site):
+            targets = resolver.resolve_call(site)
+            for target in targets:
                 add(site.caller, target, site.line)
+            if not site.attribute_read:
+                sites[site.caller].append(
+                    (
+                        site.line,
+                        site.callee_text,
+                        site.guards,
+                        tuple(target.qualname for target in targets),
+                        tuple(target.how for target in targets),
+                    )
+                )
 
     attributes, property_reads = _group_attributes(resolver, index)
     for access, getter, how in property_reads:
@@ -248,11 +297,38 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
             key: tuple(_as_tuple(access) for access in sorted(found, key=_access_order))
             for key, found in sorted(keys.items())
         },
+        "sites": {caller: tuple(sorted(found, key=lambda raw: raw[0])) for caller, found in sorted(sites.items())},
+        "returns": {
+            function: tuple(_as_tuple(site) for site in found)
+            for function, found in sorted(_returns_by_function(index).items())
+        },
+        "exports": tuple(_module_bindings(resolver, index)),
         "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
         "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
         "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
     }
     return CodeModel(state)
+
+
+def _module_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str, str, str]]:
+    """(module, name, defining qualname) for every module-level import of a package symbol."""
+    found = set()
+    for module in index.modules:
+        for record in module.imports:
+            if record.scope != module.module or record.name == "*":
+                continue
+            target = resolver.canonical(record.target)
+            if target is not None and target in resolver.symbols:
+                found.add((module.module, record.name, target))
+    return sorted(found)
+
+
+def _returns_by_function(index: ProjectIndex) -> dict[str, list[ReturnSite]]:
+    found: dict[str, list[ReturnSite]] = defaultdict(list)
+    for module in index.modules:
+        for site in module.returns:
+            found[site.function].append(site)
+    return found
 
 
 def _access_order(access: KeyAccess | AttributeAccess) -> tuple[str, int, str]:

@@ -76,6 +76,16 @@ class AttributeAccess:
 
 
 @dataclass(frozen=True, slots=True)
+class ReturnSite:
+    """A ``return`` statement: what a function gives back on each branch."""
+
+    function: str
+    line: int
+    value: str  # "" for a bare return
+    guards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class KeyAccess:
     """One tensordict key literal read, written, deleted or tested."""
 
@@ -141,6 +151,7 @@ class ModuleIndex:
     keys: tuple[KeyAccess, ...] = ()
     imports: tuple[ImportRecord, ...] = ()
     locals: tuple[LocalBinding, ...] = ()
+    returns: tuple[ReturnSite, ...] = ()
     exports: tuple[str, ...] | None = None  # ``__all__`` when it is a literal list
     diagnostics: tuple[Diagnostic, ...] = ()
     position_fallback: bool = False  # lines came from libcst's PositionProvider

@@ -1,0 +1,206 @@
+"""``rlmap generate``: render every page in memory, then write atomically or check.
+
+Nothing is written until every page has rendered, so an error (a vanished symbol, a broken
+template) leaves the previous files untouched.  ``--check`` writes nothing and reports a
+unified diff of what would change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmap.diagrams import Diagram
+from rlmap.errors import RlmapError
+from rlmap.model import CodeModel
+from rlmap.profile import Profile
+from rlmap.refs import Refs
+from rlmap.render import GENERATED_MARK, Renderer, make_environment
+from rlmap.source import SourceTree
+from rlmap.topics import Topics
+
+
+@dataclass(frozen=True, slots=True)
+class PageKind:
+    slug: str
+    template: str
+    summary: str
+
+
+PAGE_KINDS: dict[str, PageKind] = {
+    "collectors": PageKind(
+        "collectors_internals",
+        "collectors.j2",
+        "the per-step flow of the rollout, the carrier, sync points, device-cast flags, trajectory ids and hooks",
+    ),
+    "recurrent": PageKind(
+        "recurrent_state_lifecycle",
+        "recurrent.j2",
+        "where recurrent hidden state is read, zeroed and written, the is_init and hidden-state keys, recurrent mode",
+    ),
+    "advantages": PageKind(
+        "advantages_internals",
+        "advantages.j2",
+        "each estimator's kernels and the condition that picks them, is_init masking, value-network calls",
+    ),
+    "helpers": PageKind(
+        "undocumented_helpers", "helpers.j2", "private helpers without a docstring, ranked by their callers"
+    ),
+}
+INDEX = PageKind("internals_index", "index.j2", "where to start when something breaks")
+
+
+class GenerateError(RlmapError):
+    pass
+
+
+@dataclass(slots=True)
+class Output:
+    """Every generated file: repo-relative path under the output directory -> bytes."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    diagrams: list[tuple[str, Diagram]] = field(default_factory=list)
+
+
+def build_output(
+    model: CodeModel,
+    source: SourceTree,
+    profile: Profile,
+    formats: tuple[str, ...],
+    templates: Path | None = None,
+) -> Output:
+    refs = Refs(model, source.root)
+    topics = Topics(model, refs, profile)
+    environment = make_environment(templates)
+    kinds = [name for name in PAGE_KINDS if name in profile.pages]
+    contexts: dict[str, dict[str, Any]] = {}
+    for name in kinds:
+        contexts[name] = getattr(topics, f"{name}_page")()
+    pages = [
+        {"title": contexts[name]["title"], "slug": PAGE_KINDS[name].slug, "summary": PAGE_KINDS[name].summary}
+        for name in kinds
+    ]
+    output = Output()
+    stamp = source.stamp()
+    for fmt in formats:
+        renderer = Renderer(environment, refs, fmt, stamp)
+        for name in kinds:
+            kind = PAGE_KINDS[name]
+            context = dict(contexts[name])
+            context["see_also"] = [page for page in pages if page["slug"] != kind.slug]
+            context["label"] = f"rlmap_{kind.slug}"
+            text = renderer.page(kind.template, context, profile.prose.get(name, {}))
+            output.files[f"{fmt}/{kind.slug}.{fmt}"] = text.encode("utf-8")
+            for diagram in _diagrams(context):
+                output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
+                output.diagrams.append((fmt, diagram))
+        index_context = {"title": "Debugging and internals", "pages": pages, "label": f"rlmap_{INDEX.slug}"}
+        text = renderer.page(INDEX.template, index_context, profile.prose.get("index", {}))
+        output.files[f"{fmt}/{INDEX.slug}.{fmt}"] = text.encode("utf-8")
+    return output
+
+
+def _diagrams(context: dict[str, Any]) -> list[Diagram]:
+    found: list[Diagram] = []
+    for value in context.values():
+        if isinstance(value, Diagram):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, Diagram))
+    return sorted(found, key=lambda diagram: diagram.name)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    stale: tuple[str, ...]  # files that differ or are missing
+    obsolete: tuple[str, ...]  # generated files no longer produced
+    diff: str
+
+
+def check_output(out: Path, output: Output) -> CheckResult:
+    stale = []
+    chunks = []
+    for relative, data in sorted(output.files.items()):
+        target = out / relative
+        current = target.read_bytes() if target.is_file() else None
+        if current == data:
+            continue
+        stale.append(relative)
+        before = current.decode("utf-8", errors="replace").splitlines(keepends=True) if current is not None else []
+        after = data.decode("utf-8").splitlines(keepends=True)
+        chunks.extend(
+            difflib.unified_diff(before, after, fromfile=f"a/{out.name}/{relative}", tofile=f"b/{out.name}/{relative}")
+        )
+    obsolete = tuple(_obsolete(out, output))
+    for relative in obsolete:
+        chunks.append(f"obsolete generated file: {out.name}/{relative}\n")
+    return CheckResult(tuple(stale), obsolete, "".join(chunks))
+
+
+def _obsolete(out: Path, output: Output) -> list[str]:
+    found = []
+    if not out.is_dir():
+        return found
+    for path in sorted(out.rglob("*")):
+        relative = path.relative_to(out).as_posix()
+        if not path.is_file() or relative in output.files or path.suffix not in (".rst", ".md", ".dot"):
+            continue
+        head = path.read_bytes()[:400]
+        if GENERATED_MARK.encode() in head.lower() or (path.suffix == ".dot" and path.parent.name in ("rst", "md")):
+            found.append(relative)
+    return found
+
+
+def write_output(out: Path, output: Output) -> list[str]:
+    """Write every changed file atomically; remove obsolete generated files. Returns what changed."""
+    changed = []
+    for relative, data in sorted(output.files.items()):
+        target = out / relative
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        changed.append(relative)
+    for relative in _obsolete(out, output):
+        (out / relative).unlink()
+        changed.append(relative)
+    return changed
+
+
+def find_dot() -> str:
+    dot = shutil.which("dot")
+    if dot is None:
+        raise GenerateError(
+            "--render-svg needs the 'dot' program, which is not installed",
+            "install graphviz (Debian: apt-get install -y graphviz) or leave out --render-svg; "
+            "the .dot files and the pages do not need it",
+        )
+    return dot
+
+
+def render_svgs(dot: str, out: Path, output: Output) -> list[str]:
+    """Run ``dot`` on each diagram (fixed seed); SVGs are build artefacts, not checked."""
+    written = []
+    for fmt, diagram in output.diagrams:
+        source = out / fmt / f"{diagram.name}.dot"
+        target = source.with_suffix(".svg")
+        result = subprocess.run(
+            [dot, "-Tsvg", "-Gstart=1", str(source), "-o", str(target)], capture_output=True, text=True, check=False
+        )
+        if result.returncode != 0:
+            raise GenerateError(f"dot failed on {source.name}: {result.stderr.strip()}", "report this with the .dot file")
+        written.append(f"{fmt}/{target.name}")
+    return written

@@ -1,0 +1,137 @@
+"""Profiles: what the generated pages cover (symbols by name) and the curated prose they carry.
+
+A profile is a TOML file.  ``[pages.<page>]`` tables name the code each page is about;
+``[prose.<page>]`` tables hold the words no code can say, written as jinja text that refers
+to code only through ``sym("Name")`` / ``key("name")``.  rlmap ships the TorchRL profile
+(``rlmap/profiles/torchrl.toml``); a documented repository can point ``[tool.rlmap] profile``
+at its own.  Validation happens on load and names the file and the entry at fault.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rlmap.errors import ConfigError
+
+PAGES = ("collectors", "recurrent", "advantages", "helpers")
+
+# Allowed keys per page table, with the expected type.
+_PAGE_KEYS: dict[str, dict[str, type]] = {
+    "collectors": {
+        "title": str, "class": str, "rollout": str, "loop": str, "carrier": str,
+        "former_carrier_names": list, "sync_attributes": list, "sync_selector": str,
+        "device_flags": list, "traj_symbols": list, "traj_key": list, "hooks": list,
+        "scope": list,
+    },
+    "recurrent": {
+        "title": str, "modules": list, "entry": str, "helpers_of": dict, "quote_pattern": str,
+        "mode_symbols": list, "mode_readers_of": list, "keys": list, "caveats_of": list, "scope": list,
+    },
+    "advantages": {
+        "title": str, "estimators": list, "entry_points": list, "kernels_module": str,
+        "mask_key": list, "mask_scope": list, "symbols": list,
+    },
+    "helpers": {"title": str, "scope": list, "limit": int},
+}
+_REQUIRED_PAGE_KEYS = {"title"}
+
+
+@dataclass(frozen=True, slots=True)
+class Prose:
+    """One curated text: its jinja source and where it came from (for error messages)."""
+
+    page: str
+    name: str
+    text: str
+    origin: str  # "profiles/torchrl.toml:42"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    origin: str  # file name shown in messages, never an absolute path
+    pages: dict[str, dict[str, Any]]
+    prose: dict[str, dict[str, Prose]]
+
+    def page(self, name: str) -> dict[str, Any]:
+        return self.pages.get(name, {})
+
+    def text(self, page: str, name: str) -> Prose | None:
+        return self.prose.get(page, {}).get(name)
+
+
+def builtin_profile_path(package: str) -> Path | None:
+    candidate = resources.files("rlmap.profiles").joinpath(f"{package}.toml")
+    return Path(str(candidate)) if candidate.is_file() else None
+
+
+def load_profile(path: Path, display: str | None = None) -> Profile:
+    origin = display or path.name
+    try:
+        raw_text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(
+            f"cannot read the profile '{origin}': {error.strerror}", "check [tool.rlmap] profile or --profile"
+        ) from None
+    try:
+        data = tomllib.loads(raw_text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{origin}: invalid TOML: {error}", "fix the file's syntax") from None
+    unknown = set(data) - {"profile", "pages", "prose"}
+    if unknown:
+        raise ConfigError(
+            f"{origin}: unknown table(s) {', '.join(sorted(unknown))}",
+            "a profile holds only [profile], [pages.*] and [prose.*] tables",
+        )
+    pages = data.get("pages", {})
+    for page, table in pages.items():
+        _validate_page(origin, page, table)
+    prose: dict[str, dict[str, Prose]] = {}
+    for page, entries in data.get("prose", {}).items():
+        if page not in PAGES and page != "index":
+            raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join((*PAGES, 'index'))}")
+        prose[page] = {}
+        for name, text in entries.items():
+            if not isinstance(text, str) or not text.strip():
+                raise ConfigError(f"{origin}: [prose.{page}] {name} is empty or not text", "write the text or remove it")
+            prose[page][name] = Prose(page, name, text.strip(), f"{origin}:{_line_of(raw_text, page, name)}")
+    name = str(data.get("profile", {}).get("name", path.stem))
+    return Profile(name=name, origin=origin, pages=pages, prose=prose)
+
+
+def _validate_page(origin: str, page: str, table: Any) -> None:
+    if page not in _PAGE_KEYS:
+        raise ConfigError(f"{origin}: [pages.{page}] is not a page rlmap knows", f"pages are {', '.join(PAGES)}")
+    allowed = _PAGE_KEYS[page]
+    for key, value in table.items():
+        if key not in allowed:
+            raise ConfigError(
+                f"{origin}: [pages.{page}] has an unknown key '{key}'", f"allowed keys: {', '.join(sorted(allowed))}"
+            )
+        if not isinstance(value, allowed[key]):
+            raise ConfigError(
+                f"{origin}: [pages.{page}] {key} must be a {allowed[key].__name__}",
+                "see rlmap/profiles/torchrl.toml for an example",
+            )
+    missing = _REQUIRED_PAGE_KEYS - set(table)
+    if missing:
+        raise ConfigError(f"{origin}: [pages.{page}] lacks {', '.join(sorted(missing))}", "add it")
+
+
+def _line_of(text: str, page: str, name: str) -> int:
+    """The line of ``name = ...`` inside ``[prose.<page>]`` (1 when it cannot be told)."""
+    header = re.compile(rf"^\s*\[prose\.{re.escape(page)}\]\s*$")
+    entry = re.compile(rf"^\s*{re.escape(name)}\s*=")
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("["):
+            inside = bool(header.match(line))
+            continue
+        if inside and entry.match(line):
+            return number
+    return 1

@@ -1,0 +1,1 @@
+"""Built-in profiles (TOML data files)."""

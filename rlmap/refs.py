@@ -1,0 +1,176 @@
+"""References to code for the pages: symbols, anchors, public names and source lines.
+
+Every location a page shows is an :class:`Anchor` computed here from the model, and every
+symbol mention a :class:`Ref`: curated prose names code only through :meth:`Refs.lookup`,
+which fails loudly when a name no longer resolves.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlmap.errors import RlmapError
+from rlmap.lookup import find_symbols
+from rlmap.model import CodeModel
+from rlmap.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
+
+_ROLES = {CLASS: "class", METHOD: "meth", FUNCTION: "func", PROPERTY: "attr", ATTRIBUTE: "attr",
+          VARIABLE: "data", MODULE: "mod"}
+
+
+class UnknownSymbol(RlmapError):
+    """A page or profile names code that does not (or no longer) exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """``path:line`` with its permalink; ``name`` is what the line holds (checked by tests)."""
+
+    name: str
+    path: str
+    line: int
+    url: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A symbol as a page shows it: a Sphinx role when public, always a source anchor."""
+
+    qualname: str
+    display: str  # ``Collector.rollout``
+    kind: str
+    role: str  # Sphinx role name, "" for private symbols (Sphinx cannot link them)
+    target: str  # public dotted path for the role
+    anchor: Anchor | None
+    documented: bool
+    summary: str  # first docstring line
+
+
+class Refs:
+    """Builds :class:`Ref` and :class:`Anchor` values for one model and source tree."""
+
+    def __init__(self, model: CodeModel, root: Path) -> None:
+        self.model = model
+        self.root = root
+        self._lines: dict[str, list[str]] = {}
+        self._public = _public_names(model)
+        self._trees: dict[str, ast.Module] = {}
+
+    # -- symbols ---------------------------------------------------------------------------
+    def lookup(self, name: str, origin: str) -> str:
+        """The qualname for a curated name (full or unique suffix); ``origin`` names the caller."""
+        matches = find_symbols(self.model, name)
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise UnknownSymbol(
+                f"{origin}: '{name}' names no symbol of {self.model.source.stamp()}",
+                "the code was renamed, moved or removed: update the name in that file",
+            )
+        raise UnknownSymbol(
+            f"{origin}: '{name}' is ambiguous ({', '.join(matches[:4])}{', ...' if len(matches) > 4 else ''})",
+            "use a longer suffix or the full qualified name",
+        )
+
+    def ref(self, qualname: str) -> Ref:
+        symbol = self.model.symbol(qualname)
+        if symbol is None:
+            raise UnknownSymbol(f"'{qualname}' is not a symbol of {self.model.source.stamp()}", "check the profile")
+        public = self._public.get(qualname, "")
+        return Ref(
+            qualname=qualname,
+            display=display_name(self.model, symbol),
+            kind=symbol.kind,
+            role=_ROLES.get(symbol.kind, "obj") if public else "",
+            target=public,
+            anchor=self.anchor(display_name(self.model, symbol).rsplit(".", 1)[-1], symbol.path, symbol.line),
+            documented=symbol.has_docstring,
+            summary=symbol.doc_first_line,
+        )
+
+    def anchor(self, name: str, path: str, line: int) -> Anchor | None:
+        if not path or not line:
+            return None
+        return Anchor(name=name, path=path, line=line, url=self.model.source.permalink(path, line))
+
+    def function_path(self, function: str) -> str:
+        candidate = function
+        while candidate:
+            symbol = self.model.symbol(candidate)
+            if symbol is not None:
+                return symbol.path
+            candidate = candidate.rpartition(".")[0]
+        return ""
+
+    # -- source ----------------------------------------------------------------------------
+    def source_lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            try:
+                text = (self.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            self._lines[path] = text.splitlines()
+        return self._lines[path]
+
+    def line_text(self, path: str, line: int) -> str:
+        lines = self.source_lines(path)
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def docstring(self, symbol: Symbol) -> str:
+        """The full docstring of a class or function, read from its file (never imported)."""
+        if symbol.path not in self._trees:
+            source = "\n".join(self.source_lines(symbol.path))
+            try:
+                self._trees[symbol.path] = ast.parse(source)
+            except SyntaxError:
+                self._trees[symbol.path] = ast.Module(body=[], type_ignores=[])
+        for node in ast.walk(self._trees[symbol.path]):
+            if (
+                isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.lineno == symbol.line
+            ):
+                return ast.get_docstring(node) or ""
+        return ""
+
+
+def display_name(model: CodeModel, symbol: Symbol) -> str:
+    """The qualname without its module: ``Collector.rollout``, ``_split_and_pad_for_reset``."""
+    module = symbol.qualname
+    while module and (model.node_kind(module) != MODULE):
+        module = module.rpartition(".")[0]
+    if not module or module == symbol.qualname:
+        return symbol.qualname
+    return symbol.qualname[len(module) + 1 :]
+
+
+def _is_public_path(dotted: str) -> bool:
+    return not any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+def _public_names(model: CodeModel) -> dict[str, str]:
+    """Qualname -> the shortest public dotted path that reaches it (re-exports included)."""
+    exported: dict[str, list[str]] = {}
+    for module, name, target in model.exports():
+        dotted = f"{module}.{name}"
+        if _is_public_path(dotted):
+            exported.setdefault(target, []).append(dotted)
+    public: dict[str, str] = {}
+    for name in sorted(model.qualnames(), key=lambda qualname: (qualname.count("."), qualname)):
+        owner, _, member = name.rpartition(".")
+        if model.node_kind(owner) == CLASS:
+            # a member is public under its class's public name, when its own name is public
+            if owner in public and not (member.startswith("_") and not member.startswith("__")):
+                public[name] = f"{public[owner]}.{member}"
+            continue
+        candidates = list(exported.get(name, ()))
+        if _is_public_path(name):
+            candidates.append(name)
+        if candidates:
+            public[name] = min(candidates, key=lambda dotted: (len(dotted), dotted))
+    return public

@@ -1,0 +1,500 @@
+"""Page models: what each generated page says, computed from the model and the profile.
+
+Each ``*_page`` function returns a plain dict (the template's context) of :class:`Ref`,
+:class:`Anchor`, strings and lists; nothing here formats rst or Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from rlmap.diagrams import Diagram, call_diagram, flow_diagram, key_diagram
+from rlmap.errors import ConfigError
+from rlmap.model import CodeModel
+from rlmap.profile import Profile
+from rlmap.records import ATTRIBUTE, CHECK, FUNCTION, METHOD, PROPERTY, READ, WRITE, format_key
+from rlmap.refs import Anchor, Ref, Refs
+
+Context = dict[str, Any]
+
+_BUILTIN_NOISE = ("builtins.",)
+_DEFAULT_QUOTE = r"\.(reshape|transpose|permute|view|unsqueeze|squeeze|flatten|unflatten|movedim|expand|flip)\(|\[\.\.\.|\[:, ?[-:0-9]"
+
+
+class Topics:
+    """Builds the context of every page for one model, source tree and profile."""
+
+    def __init__(self, model: CodeModel, refs: Refs, profile: Profile) -> None:
+        self.model = model
+        self.refs = refs
+        self.profile = profile
+
+    # -- helpers ---------------------------------------------------------------------------
+    def name(self, page: str, key: str, value: str) -> str:
+        return self.refs.lookup(value, f"{self.profile.origin} [pages.{page}] {key}")
+
+    def member(self, page: str, key: str, cls: str, name: str) -> str:
+        """``cls.name`` as defined in ``cls`` or the nearest base that defines it."""
+        if "." in name:
+            return self.name(page, key, name)
+        pending = [cls]
+        seen: set[str] = set()
+        while pending:
+            current = pending.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            if self.model.has_symbol(f"{current}.{name}"):
+                return f"{current}.{name}"
+            pending.extend(self.model.bases.get(current, ()))
+        return self.name(page, key, f"{cls}.{name}")  # fails with the profile's file and key
+
+    def setting(self, page: str, key: str, default: Any = None) -> Any:
+        table = self.profile.page(page)
+        if key in table:
+            return table[key]
+        if default is None:
+            raise ConfigError(
+                f"{self.profile.origin}: [pages.{page}] needs '{key}'", "add it to the profile (see the TorchRL profile)"
+            )
+        return default
+
+    def ref(self, qualname: str) -> Ref:
+        return self.refs.ref(qualname)
+
+    def site_anchor(self, function: str, name: str, line: int) -> Anchor | None:
+        return self.refs.anchor(name, self.refs.function_path(function), line)
+
+    def target_refs(self, targets: Iterable[str]) -> list[Ref | str]:
+        found: list[Ref | str] = []
+        for target in targets:
+            found.append(self.ref(target) if self.model.has_symbol(target) else target)
+        return found
+
+    def accesses(self, attribute: str, kinds: tuple[str, ...]) -> list[Context]:
+        rows = []
+        for access in self.model.attribute_accesses(attribute):
+            if access.kind not in kinds:
+                continue
+            rows.append(
+                {
+                    "anchor": self.site_anchor(access.function, access.attribute, access.line),
+                    "function": self.ref(access.function) if self.model.has_symbol(access.function) else None,
+                    "kind": access.kind,
+                    "value": access.value,
+                    "guard": " / ".join(access.guards),
+                }
+            )
+        return rows
+
+    def key_rows(self, key: tuple[str, ...], kinds: tuple[str, ...], scope: tuple[str, ...] = ()) -> list[Context]:
+        rows = []
+        for access in self.model.key_accesses(key):
+            if access.kind not in kinds or (scope and not access.function.startswith(scope)):
+                continue
+            name = access.expression.rsplit(".", 1)[-1] if access.expression else key[-1]
+            owner = access.function if self.model.has_symbol(access.function) else ""
+            rows.append(
+                {
+                    "anchor": self.site_anchor(access.function, name, access.line),
+                    "function": self.ref(owner) if owner else None,
+                    "how": access.how + (f" via {access.expression}" if access.expression else ""),
+                    "kind": access.kind,
+                    "guard": " / ".join(access.guards),
+                }
+            )
+        return rows
+
+    def calls_to(self, callee: str, scope: tuple[str, ...]) -> list[Context]:
+        """Every call site (with its guard) whose target is ``callee``, in callers within ``scope``."""
+        rows = []
+        for edge in self.model.callers(callee):
+            if scope and not edge.caller.startswith(scope):
+                continue
+            for site in self.model.call_sites(edge.caller):
+                if callee in site.targets:
+                    rows.append(
+                        {
+                            "anchor": self.site_anchor(edge.caller, site.callee_text.rsplit(".", 1)[-1], site.line),
+                            "function": self.ref(edge.caller) if self.model.has_symbol(edge.caller) else None,
+                            "guard": " / ".join(site.guards),
+                            "text": site.callee_text,
+                        }
+                    )
+        return rows
+
+    # -- pages -----------------------------------------------------------------------------
+    def collectors_page(self) -> Context:
+        page = "collectors"
+        cls = self.name(page, "class", self.setting(page, "class"))
+        rollout = self.member(page, "rollout", cls, self.setting(page, "rollout", "rollout"))
+        loop = self.setting(page, "loop")
+        scope = tuple(self.setting(page, "scope", [cls.rpartition(".")[0]]))
+        before, steps, after = self._flow(rollout, loop)
+        if not steps:
+            raise ConfigError(
+                f"{self.profile.origin}: [pages.{page}] loop '{loop}' encloses no call in {rollout}",
+                "the loop header changed: update it to the loop's text as written in the code",
+            )
+        carrier = self._attribute(cls, self.setting(page, "carrier"), page, "carrier")
+        by_method: dict[str, list[Context]] = defaultdict(list)
+        for row in self.accesses(carrier, ("write", "read", "augmented", "delete")):
+            by_method[row["function"].qualname if row["function"] else ""].append(row)
+        carrier_methods = [
+            {
+                "method": self.ref(method) if method else None,
+                "writes": [row for row in rows if row["kind"] != "read"],
+                "reads": [row for row in rows if row["kind"] == "read"],
+            }
+            for method, rows in sorted(by_method.items(), key=lambda item: min(r["anchor"].line for r in item[1]))
+        ]
+        sync_attributes = []
+        for name in self.setting(page, "sync_attributes", []):
+            attribute = self._attribute(cls, name, page, "sync_attributes")
+            sync_attributes.append(
+                {
+                    "ref": self.ref(attribute),
+                    "assigned": self.accesses(attribute, ("write",)),
+                    "called": self.calls_to(attribute, scope),
+                }
+            )
+        selector = self.member(page, "sync_selector", cls, self.setting(page, "sync_selector"))
+        returns = [
+            {
+                "anchor": self.site_anchor(selector, "return", site.line),
+                "value": site.value or "None",
+                "guard": " / ".join(site.guards) or "(always)",
+            }
+            for site in self.model.returns(selector)
+        ]
+        flags = []
+        for name in self.setting(page, "device_flags", []):
+            attribute = self._attribute(cls, name, page, "device_flags")
+            flags.append(
+                {
+                    "ref": self.ref(attribute),
+                    "writes": self.accesses(attribute, ("write", "augmented")),
+                    "reads": self.accesses(attribute, ("read",)),
+                }
+            )
+        traj_key = tuple(self.setting(page, "traj_key"))
+        if not self.model.key_accesses(traj_key):
+            raise ConfigError(
+                f"{self.profile.origin}: [pages.{page}] traj_key {format_key(traj_key)} is used nowhere",
+                "update the key to the one the code reads and writes",
+            )
+        hooks = []
+        for name in self.setting(page, "hooks", []):
+            hook = self.member(page, "hooks", cls, name)
+            hooks.append({"ref": self.ref(hook), "calls": self.calls_to(hook, scope)})
+        return {
+            "title": self.setting(page, "title"),
+            "cls": self.ref(cls),
+            "rollout": self.ref(rollout),
+            "loop": loop,
+            "before": before,
+            "steps": steps,
+            "after": after,
+            "flow_diagram": flow_diagram("collectors_rollout_flow", self.ref(rollout).display, loop, steps),
+            "call_diagram": call_diagram(self.model, "collectors_rollout_calls", rollout, scope, depth=1),
+            "carrier": self.ref(carrier),
+            "carrier_methods": carrier_methods,
+            "sync_attributes": sync_attributes,
+            "selector": self.ref(selector),
+            "selector_returns": returns,
+            "flags": flags,
+            "traj_symbols": [self.ref(self.name(page, "traj_symbols", n)) for n in self.setting(page, "traj_symbols", [])],
+            "traj_key": format_key(traj_key),
+            "traj_writers": self.key_rows(traj_key, (WRITE,), scope),
+            "traj_readers": self.key_rows(traj_key, (READ, CHECK), scope),
+            "hooks": hooks,
+            "helpers": self._private_members(cls),
+            "subclasses": self._subclasses(cls, rollout, self.setting(page, "former_carrier_names", [])),
+        }
+
+    def _attribute(self, cls: str, name: str, page: str, key: str) -> str:
+        qualname = self.member(page, key, cls, name)
+        if not self.model.attribute_accesses(qualname) and self.model.node_kind(qualname) == ATTRIBUTE:
+            raise ConfigError(f"{self.profile.origin}: [pages.{page}] {key}: '{name}' is never accessed", "update it")
+        return qualname
+
+    def _flow(self, function: str, loop: str) -> tuple[list[Context], list[Context], list[Context]]:
+        before: list[Context] = []
+        steps: list[Context] = []
+        after: list[Context] = []
+        seen_loop = False
+        for site in self.model.call_sites(function):
+            if all(target.startswith(_BUILTIN_NOISE) for target in site.targets) and site.targets:
+                continue
+            inside = loop in site.guards
+            relative = site.guards[site.guards.index(loop) + 1 :] if inside else site.guards
+            row = {
+                "anchor": self.site_anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
+                "text": site.callee_text,
+                "targets": self.target_refs(_primary(site.targets, site.how)),
+                "overrides": _overrides(site.targets, site.how),
+                "how": sorted(set(site.how)),
+                "guard": " / ".join(relative),
+            }
+            if inside:
+                seen_loop = True
+                steps.append(row)
+            elif seen_loop:
+                after.append(row)
+            else:
+                before.append(row)
+        for number, row in enumerate(steps, start=1):
+            row["number"] = number
+        return before, steps, after
+
+    def _private_members(self, cls: str) -> list[Context]:
+        prefix = cls + "."
+        rows = []
+        for name in self.model.qualnames():
+            if not name.startswith(prefix) or "." in name[len(prefix) :]:
+                continue
+            member = name[len(prefix) :]
+            if not member.startswith("_") or member.startswith("__"):
+                continue
+            if self.model.node_kind(name) not in (METHOD, PROPERTY, FUNCTION):
+                continue
+            callers = sorted({edge.caller for edge in self.model.callers(name)})
+            rows.append({"ref": self.ref(name), "callers": [self.ref(c) for c in callers if self.model.has_symbol(c)]})
+        return sorted(rows, key=lambda row: row["ref"].anchor.line if row["ref"].anchor else 0)
+
+    def _subclasses(self, cls: str, rollout: str, former_names: list[str]) -> list[Context]:
+        method = rollout.rsplit(".", 1)[-1]
+        rows = []
+        for sub in self.model.subclasses_of(cls):
+            override = f"{sub}.{method}"
+            former = []
+            for old in former_names:
+                found = [q for q in self.model.attribute_names() if q.endswith(f".{old}") and q.startswith(sub + ".")]
+                for qualname in found:
+                    former.extend(self.accesses(qualname, ("write", "read")))
+            has_override = self.model.node_kind(override) in (METHOD, FUNCTION)
+            if has_override or former:
+                rows.append(
+                    {
+                        "ref": self.ref(sub),
+                        "override": self.ref(override) if has_override else None,
+                        "former": former,
+                        "former_names": [old for old in former_names if any(r for r in former)],
+                    }
+                )
+        return rows
+
+    def recurrent_page(self) -> Context:
+        page = "recurrent"
+        scope = tuple(self.setting(page, "scope"))
+        pattern = re.compile(self.setting(page, "quote_pattern", _DEFAULT_QUOTE))
+        modules = []
+        quotes = []
+        diagrams = []
+        for class_name in self.setting(page, "modules"):
+            cls = self.name(page, "modules", class_name)
+            entry = self.member(page, "entry", cls, self.setting(page, "entry", "forward"))
+            helpers = [
+                self.member(page, "helpers_of", cls, n)
+                for n in self.setting(page, "helpers_of", {}).get(class_name.rsplit(".", 1)[-1], [])
+            ]
+            chain = []
+            for function in (entry, *helpers):
+                calls = [
+                    row
+                    for row in self._calls_of(function)
+                    if any(isinstance(t, Ref) and t.qualname.startswith(scope) for t in row["targets"])
+                ]
+                chain.append({"ref": self.ref(function), "calls": calls})
+                lines = self._quoted_lines(function, pattern)
+                if lines:
+                    quotes.append({"ref": self.ref(function), "lines": lines})
+            modules.append({"ref": self.ref(cls), "chain": chain})
+            short = cls.rsplit(".", 1)[-1].lower()
+            diagrams.append(call_diagram(self.model, f"recurrent_{short}_calls", entry, scope, depth=2))
+        mode_symbols = [self.ref(self.name(page, "mode_symbols", n)) for n in self.setting(page, "mode_symbols", [])]
+        readers = []
+        for name in self.setting(page, "mode_readers_of", []):
+            target = self.name(page, "mode_readers_of", name)
+            readers.append({"ref": self.ref(target), "calls": self._readers(target)})
+        keys = []
+        for raw in self.setting(page, "keys", []):
+            key = tuple(raw) if isinstance(raw, list) else (raw,)
+            if not self.model.key_accesses(key):
+                raise ConfigError(f"{self.profile.origin}: [pages.{page}] keys: {format_key(key)} is used nowhere", "update it")
+            keys.append(
+                {
+                    "key": format_key(key),
+                    "writers": self.key_rows(key, (WRITE,)),
+                    "readers": self.key_rows(key, (READ, CHECK)),
+                }
+            )
+        caveats = []
+        for name in self.setting(page, "caveats_of", []):
+            qualname = self.name(page, "caveats_of", name)
+            symbol = self.model.symbol(qualname)
+            assert symbol is not None
+            notes = _caveats(self.refs.docstring(symbol))
+            if notes:
+                caveats.append({"ref": self.ref(qualname), "notes": notes})
+        return {
+            "title": self.setting(page, "title"),
+            "modules": modules,
+            "call_diagrams": diagrams,
+            "quotes": quotes,
+            "mode_symbols": mode_symbols,
+            "mode_readers": readers,
+            "keys": keys,
+            "key_diagram": key_diagram(self.model, "recurrent_key_flow", [k["key"] for k in keys], keys),
+            "caveats": caveats,
+        }
+
+    def _calls_of(self, function: str) -> list[Context]:
+        rows = []
+        for site in self.model.call_sites(function):
+            targets = [t for t in _primary(site.targets, site.how) if not t.startswith(_BUILTIN_NOISE)]
+            if not targets:
+                continue
+            rows.append(
+                {
+                    "anchor": self.site_anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
+                    "text": site.callee_text,
+                    "targets": self.target_refs(targets),
+                    "overrides": _overrides(site.targets, site.how),
+                    "how": sorted(set(site.how)),
+                    "guard": " / ".join(site.guards),
+                }
+            )
+        return rows
+
+    def _readers(self, target: str) -> list[Context]:
+        rows = []
+        for edge in self.model.callers(target):
+            if not self.model.has_symbol(edge.caller):
+                continue
+            for line in edge.lines:
+                rows.append(
+                    {
+                        "anchor": self.site_anchor(edge.caller, target.rsplit(".", 1)[-1], line),
+                        "function": self.ref(edge.caller),
+                        "how": ", ".join(edge.how),
+                    }
+                )
+        return rows
+
+    def _quoted_lines(self, function: str, pattern: re.Pattern[str]) -> list[Context]:
+        symbol = self.model.symbol(function)
+        assert symbol is not None
+        rows = []
+        for line in range(symbol.line + 1, symbol.end_line + 1):
+            text = self.refs.line_text(symbol.path, line)
+            stripped = text.strip()
+            if stripped.startswith("#") or not pattern.search(text):
+                continue
+            anchor = self.refs.anchor(stripped, symbol.path, line)
+            rows.append({"anchor": anchor, "code": stripped})
+        return rows
+
+    def advantages_page(self) -> Context:
+        page = "advantages"
+        kernels_module = self.setting(page, "kernels_module")
+        estimators = []
+        kernel_edges: list[tuple[str, str]] = []
+        for class_name in self.setting(page, "estimators"):
+            cls = self.name(page, "estimators", class_name)
+            entries = []
+            for method in self.setting(page, "entry_points", ["forward"]):
+                qualname = f"{cls}.{method}"
+                if self.model.node_kind(qualname) not in (METHOD, FUNCTION):
+                    continue
+                kernels = [
+                    row
+                    for row in self._calls_of(qualname)
+                    if any(isinstance(t, Ref) and t.qualname.startswith(kernels_module + ".") for t in row["targets"])
+                ]
+                kernel_edges.extend(
+                    (qualname, t.qualname) for row in kernels for t in row["targets"] if isinstance(t, Ref)
+                )
+                entries.append({"ref": self.ref(qualname), "kernels": kernels})
+            estimators.append({"ref": self.ref(cls), "entries": entries})
+        mask_key = tuple(self.setting(page, "mask_key", ["is_init"]))
+        mask_scope = tuple(self.setting(page, "mask_scope", [kernels_module]))
+        symbols = []
+        for name in self.setting(page, "symbols", []):
+            qualname = self.name(page, "symbols", name)
+            symbols.append(
+                {
+                    "ref": self.ref(qualname),
+                    "callers": self._readers(qualname),
+                    "calls": [row for row in self._calls_of(qualname) if any(isinstance(t, Ref) for t in row["targets"])],
+                }
+            )
+        return {
+            "title": self.setting(page, "title"),
+            "estimators": estimators,
+            "kernels_module": kernels_module,
+            "diagram": _edges_diagram(self.model, "advantages_kernels", kernel_edges),
+            "mask_key": format_key(mask_key),
+            "mask_sites": self.key_rows(mask_key, (READ, WRITE, CHECK), mask_scope),
+            "symbols": symbols,
+        }
+
+    def helpers_page(self) -> Context:
+        page = "helpers"
+        scope = tuple(self.setting(page, "scope"))
+        limit = int(self.setting(page, "limit", 0)) or None
+        rows = []
+        for symbol in self.model.symbols():
+            if symbol.kind not in (FUNCTION, METHOD) or symbol.has_docstring:
+                continue
+            if not symbol.qualname.startswith(scope):
+                continue
+            name = symbol.qualname.rsplit(".", 1)[-1]
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            callers = {edge.caller for edge in self.model.callers(symbol.qualname)}
+            rows.append({"ref": self.ref(symbol.qualname), "callers": len(callers)})
+        rows.sort(key=lambda row: (-row["callers"], row["ref"].qualname))
+        total = len(rows)
+        return {"title": self.setting(page, "title"), "helpers": rows[:limit], "total": total, "scope": list(scope)}
+
+
+def _primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:
+    """The targets a call names (overrides in subclasses are counted, not listed)."""
+    return [t for t, how in zip(targets, hows) if how != "override" and not t.startswith("?:")]
+
+
+def _overrides(targets: tuple[str, ...], hows: tuple[str, ...]) -> int:
+    return sum(1 for how in hows if how == "override")
+
+
+def _caveats(docstring: str) -> list[str]:
+    """``.. note::`` / ``.. warning::`` paragraphs of a docstring, as plain text."""
+    notes = []
+    lines = docstring.splitlines()
+    index = 0
+    while index < len(lines):
+        match = re.match(r"\s*\.\. (note|warning|caution|important)::\s*(.*)", lines[index])
+        if not match:
+            index += 1
+            continue
+        body = [match.group(2)] if match.group(2) else []
+        index += 1
+        while index < len(lines) and (not lines[index].strip() or lines[index].startswith((" ", "\t"))):
+            if not lines[index].strip() and body and index + 1 < len(lines) and not lines[index + 1].startswith(" "):
+                break
+            body.append(lines[index].strip())
+            index += 1
+        text = " ".join(part for part in body if part)
+        text = re.sub(r":[a-z]+:`~?([^`<]*?)(?: <[^>]*>)?`", r"\1", text)
+        notes.append(f"{match.group(1).capitalize()}: {text.replace('``', '')}")
+    return notes
+
+
+def _edges_diagram(model: CodeModel, name: str, edges: list[tuple[str, str]]) -> Diagram:
+    from rlmap.diagrams import diagram_from_edges
+
+    return diagram_from_edges(model, name, sorted(set(edges)))

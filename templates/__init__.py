@@ -1,0 +1,1 @@
+"""rlmap's page templates (shipped in the wheel as ``rlmap.templates``)."""
