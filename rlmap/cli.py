@@ -198,11 +198,15 @@ def generate(
     ] = None,
     templates: Annotated[
         Path | None,
-        typer.Option("--templates", help="A directory of templates that override the shipped ones.", show_default=False),
+        typer.Option(
+            "--templates", help="A directory of templates that override the shipped ones.", show_default=False
+        ),
     ] = None,
     profile: Annotated[
         Path | None,
-        typer.Option("--profile", help="Topic data file (pages and prose). Default: the built-in one.", show_default=False),
+        typer.Option(
+            "--profile", help="Topic data file (pages and prose). Default: the built-in one.", show_default=False
+        ),
     ] = None,
     config: Annotated[
         Path | None,

@@ -118,7 +118,7 @@ def key_diagram(model: CodeModel, name: str, keys: Sequence[str], flows: Sequenc
     del model
     nodes: dict[str, tuple[str, str]] = {}
     edges: set[tuple[str, str]] = set()
-    for key, flow in zip(keys, flows):
+    for key, flow in zip(keys, flows, strict=False):
         key_id = f"key:{key}"
         nodes[key_id] = (key, "ellipse")
         for row in flow["writers"]:

@@ -176,6 +176,11 @@ def _string_value(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _raw_key(key: tuple[str, ...]) -> str:
+    """What a key's line holds for sure: its last string (``traj_ids`` of the tuple key)."""
+    return key[-1]
+
+
 def key_literal(node: cst.BaseExpression) -> tuple[str, ...] | None:
     """A tensordict key written as a literal: ``"k"`` or ``("a", "b")``."""
     text = _string_value(node)
@@ -246,6 +251,8 @@ class _Extractor:
         self.package_parts = module_name.split(".")
         self.line_count = 1
         self.callee: cst.CSTNode | None = None
+        self.call_span = (0, 0)
+        self.source_lines: list[str] = []
 
     # -- helpers ---------------------------------------------------------------------------
     def text(self, node: cst.CSTNode) -> str:
@@ -661,7 +668,8 @@ class _Extractor:
         check = (
             func.value if isinstance(func, cst.Name) else (func.attr.value if isinstance(func, cst.Attribute) else "")
         )
-        line, _, (func_text,) = self.position(node, L.CALL, check)
+        start, end, (func_text, name_line) = self.position(node, L.CALL, check)
+        line = int(name_line)  # a call is anchored where its callee's name is written
         parts = dotted_parts(func)
         self.calls.append(
             CallSite(
@@ -672,13 +680,15 @@ class _Extractor:
                 guards=tuple(self.guards),
             )
         )
+        self.call_span = (start, end)
         if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS:
             self.key_method(func, node.args, line)
         self.callee = func  # the attribute read that is this call's callee is not a read
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _KEY_KEYWORDS:
                 for key in _key_list(arg.value):
-                    self.add_key(key, _KEY_KEYWORDS[arg.keyword.value], line, arg.keyword.value)
+                    key_line = self.line_holding(_raw_key(key), start, end)
+                    self.add_key(key, _KEY_KEYWORDS[arg.keyword.value], key_line, arg.keyword.value)
         self.walk(func)
         for arg in node.args:
             self.walk(arg)
@@ -692,12 +702,23 @@ class _Extractor:
         if not positional:
             return
         candidates = positional if method in _MULTI_KEY_METHODS else positional[:1]
+        start, end = self.call_span
         for arg in candidates:
             key = key_literal(arg.value)
             if key is not None:
-                self.add_key(key, _KEY_METHODS[method], line, method)
+                self.add_key(key, _KEY_METHODS[method], self.line_holding(_raw_key(key), start, end), method)
             else:
-                self.add_symbolic_key(arg.value, _KEY_METHODS[method], line, method)
+                parts = ".".join(dotted_parts(arg.value))
+                key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
+                self.add_symbolic_key(arg.value, _KEY_METHODS[method], key_line, method)
+
+    def line_holding(self, needle: str, start: int, end: int) -> int:
+        """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)."""
+        if needle and end > start:
+            for number in range(start, min(end, len(self.source_lines)) + 1):
+                if needle in self.source_lines[number - 1]:
+                    return number
+        return start
 
     def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
         self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
@@ -859,7 +880,7 @@ class _Provided:
         if isinstance(node, cst.AnnAssign):
             return (text(node.annotation.annotation), text(node.value))
         if isinstance(node, cst.Call):
-            return (text(node.func),)
+            return (text(node.func), str(self.positions[node.func].end.line))
         if isinstance(node, cst.FunctionDef):
             params = _all_params(node.params)
             signature = f"({text(node.params)})"
@@ -909,16 +930,16 @@ def extract_module(source: bytes, path: str, *, position_provider: bool = False)
             diagnostics=(Diagnostic(path, error.raw_line, f"libcst cannot parse: {error.message}; file skipped"),),
         )
     line_count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
-    del text
+    lines = text.split("\n")  # the line numbering ast uses (splitlines also splits on \f, \v, ...)
     try:
         if position_provider:
             raise L.PositionMismatch("requested")
-        return _run(module, module_name, path, is_package, _Paired(tree, source), False, line_count)
+        return _run(module, module_name, path, is_package, _Paired(tree, source), False, line_count, lines)
     except L.PositionMismatch:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         positions = wrapper.resolve(PositionProvider)
         provided = _Provided(wrapper.module, positions)
-        return _run(wrapper.module, module_name, path, is_package, provided, True, line_count)
+        return _run(wrapper.module, module_name, path, is_package, provided, True, line_count, lines)
     except RecursionError:
         return dataclasses.replace(
             empty,
@@ -934,9 +955,11 @@ def _run(
     positions: Any,
     fallback: bool,
     line_count: int,
+    source_lines: list[str],
 ) -> ModuleIndex:
     extractor = _Extractor(module, module_name, path, positions)
     extractor.line_count = line_count
+    extractor.source_lines = source_lines
     extractor.walk(module)
     if isinstance(positions, _Paired):
         positions.paired.verify_exhausted()

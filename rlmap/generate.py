@@ -125,7 +125,7 @@ class CheckResult:
 
 def check_output(out: Path, output: Output) -> CheckResult:
     stale = []
-    chunks = []
+    chunks: list[str] = []
     for relative, data in sorted(output.files.items()):
         target = out / relative
         current = target.read_bytes() if target.is_file() else None
@@ -144,7 +144,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
 
 
 def _obsolete(out: Path, output: Output) -> list[str]:
-    found = []
+    found: list[str] = []
     if not out.is_dir():
         return found
     for path in sorted(out.rglob("*")):
@@ -201,6 +201,8 @@ def render_svgs(dot: str, out: Path, output: Output) -> list[str]:
             [dot, "-Tsvg", "-Gstart=1", str(source), "-o", str(target)], capture_output=True, text=True, check=False
         )
         if result.returncode != 0:
-            raise GenerateError(f"dot failed on {source.name}: {result.stderr.strip()}", "report this with the .dot file")
+            raise GenerateError(
+                f"dot failed on {source.name}: {result.stderr.strip()}", "report this with the .dot file"
+            )
         written.append(f"{fmt}/{target.name}")
     return written

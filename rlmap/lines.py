@@ -151,7 +151,8 @@ def _texts(node: ast.AST, segment: Callable[[ast.AST | None], str]) -> tuple[str
     if isinstance(node, ast.AnnAssign):
         return (segment(node.annotation), segment(node.value))
     if isinstance(node, ast.Call):
-        return (segment(node.func),)
+        # the line where the callee's name ends: ``.clone`` in a call chain spread over lines
+        return (segment(node.func), str(node.func.end_lineno or node.lineno))
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _signature(node.args, node.returns, segment)
     return ()

@@ -23,18 +23,40 @@ PAGES = ("collectors", "recurrent", "advantages", "helpers")
 # Allowed keys per page table, with the expected type.
 _PAGE_KEYS: dict[str, dict[str, type]] = {
     "collectors": {
-        "title": str, "class": str, "rollout": str, "loop": str, "carrier": str,
-        "former_carrier_names": list, "sync_attributes": list, "sync_selector": str,
-        "device_flags": list, "traj_symbols": list, "traj_key": list, "hooks": list,
+        "title": str,
+        "class": str,
+        "rollout": str,
+        "loop": str,
+        "carrier": str,
+        "former_carrier_names": list,
+        "sync_attributes": list,
+        "sync_selector": str,
+        "device_flags": list,
+        "traj_symbols": list,
+        "traj_key": list,
+        "hooks": list,
         "scope": list,
     },
     "recurrent": {
-        "title": str, "modules": list, "entry": str, "helpers_of": dict, "quote_pattern": str,
-        "mode_symbols": list, "mode_readers_of": list, "keys": list, "caveats_of": list, "scope": list,
+        "title": str,
+        "modules": list,
+        "entry": str,
+        "helpers_of": dict,
+        "quote_pattern": str,
+        "mode_symbols": list,
+        "mode_readers_of": list,
+        "keys": list,
+        "caveats_of": list,
+        "scope": list,
     },
     "advantages": {
-        "title": str, "estimators": list, "entry_points": list, "kernels_module": str,
-        "mask_key": list, "mask_scope": list, "symbols": list,
+        "title": str,
+        "estimators": list,
+        "entry_points": list,
+        "kernels_module": str,
+        "mask_key": list,
+        "mask_scope": list,
+        "symbols": list,
     },
     "helpers": {"title": str, "scope": list, "limit": int},
 }
@@ -98,7 +120,9 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
         prose[page] = {}
         for name, text in entries.items():
             if not isinstance(text, str) or not text.strip():
-                raise ConfigError(f"{origin}: [prose.{page}] {name} is empty or not text", "write the text or remove it")
+                raise ConfigError(
+                    f"{origin}: [prose.{page}] {name} is empty or not text", "write the text or remove it"
+                )
             prose[page][name] = Prose(page, name, text.strip(), f"{origin}:{_line_of(raw_text, page, name)}")
     name = str(data.get("profile", {}).get("name", path.stem))
     return Profile(name=name, origin=origin, pages=pages, prose=prose)

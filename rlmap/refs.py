@@ -16,8 +16,15 @@ from rlmap.lookup import find_symbols
 from rlmap.model import CodeModel
 from rlmap.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 
-_ROLES = {CLASS: "class", METHOD: "meth", FUNCTION: "func", PROPERTY: "attr", ATTRIBUTE: "attr",
-          VARIABLE: "data", MODULE: "mod"}
+_ROLES = {
+    CLASS: "class",
+    METHOD: "meth",
+    FUNCTION: "func",
+    PROPERTY: "attr",
+    ATTRIBUTE: "attr",
+    VARIABLE: "data",
+    MODULE: "mod",
+}
 
 
 class UnknownSymbol(RlmapError):
@@ -115,7 +122,7 @@ class Refs:
                 text = (self.root / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 text = ""
-            self._lines[path] = text.splitlines()
+            self._lines[path] = text.split("\n")
         return self._lines[path]
 
     def line_text(self, path: str, line: int) -> str:
@@ -124,6 +131,20 @@ class Refs:
 
     def docstring(self, symbol: Symbol) -> str:
         """The full docstring of a class or function, read from its file (never imported)."""
+        node = self._definition(symbol)
+        return (ast.get_docstring(node) or "") if node is not None else ""
+
+    def docstring_lines(self, symbol: Symbol) -> range:
+        """The lines the docstring of a class or function spans (empty when it has none)."""
+        node = self._definition(symbol)
+        if node is None or not node.body:
+            return range(0)
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            return range(first.lineno, (first.end_lineno or first.lineno) + 1)
+        return range(0)
+
+    def _definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
         if symbol.path not in self._trees:
             source = "\n".join(self.source_lines(symbol.path))
             try:
@@ -131,12 +152,9 @@ class Refs:
             except SyntaxError:
                 self._trees[symbol.path] = ast.Module(body=[], type_ignores=[])
         for node in ast.walk(self._trees[symbol.path]):
-            if (
-                isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and node.lineno == symbol.line
-            ):
-                return ast.get_docstring(node) or ""
-        return ""
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == symbol.line:
+                return node
+        return None
 
 
 def display_name(model: CodeModel, symbol: Symbol) -> str:

@@ -43,6 +43,12 @@ class Formatter:
         name = self.symbol_name(ref)
         return f"{name} ({self.src(ref.anchor)})" if ref.anchor else name
 
+    def at(self, anchor: Anchor | None) -> str:
+        """An anchor after the name its line holds: ``name`` (path:line)."""
+        if anchor is None:
+            return "(no source)"
+        return f"{self.code(anchor.name)} ({self.src(anchor)})"
+
     def target(self, value: Ref | str) -> str:
         return self.sym(value) if isinstance(value, Ref) else self.code(value)
 
@@ -199,7 +205,7 @@ def make_environment(extra: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,  # rst and Markdown, not HTML  # noqa: S701
+        autoescape=False,  # rst and Markdown, not HTML
     )
 
 
@@ -243,16 +249,24 @@ class Renderer:
                 "restore it, or point --templates at a directory that has it",
             ) from None
         except jinja2.TemplateSyntaxError as error:
-            raise TemplateError(f"{error.filename or template_name}:{error.lineno}: {error.message}", "fix the template") from None
-        texts = {name: self.prose(entry) for name, entry in prose.items()}
+            raise TemplateError(
+                f"{error.filename or template_name}:{error.lineno}: {error.message}", "fix the template"
+            ) from None
+        texts = _OptionalProse({name: self.prose(entry) for name, entry in prose.items()})
 
         def sym(name: str) -> str:
             return self.f.sym(self.refs.ref(self.refs.lookup(name, f"template {template_name}")))
 
         try:
             text = template.render(
-                f=self.f, fmt=self.fmt, prose=texts, sym=sym, key=self._key, stamp=self.stamp,
-                version=__version__, **context,
+                f=self.f,
+                fmt=self.fmt,
+                prose=texts,
+                sym=sym,
+                key=self._key,
+                stamp=self.stamp,
+                version=__version__,
+                **context,
             )
         except RlmapError:
             raise
@@ -264,6 +278,20 @@ class Renderer:
         except jinja2.TemplateError as error:
             raise TemplateError(f"{_template_location(error, template_name)}: {error}", "fix the template") from None
         return _tidy(text)
+
+
+class _OptionalProse:
+    """Prose entries by name (``prose.keys``); a profile without one renders nothing in its place."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self._texts = texts
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._texts.get(name, "")
+
+    __getitem__ = __getattr__
 
 
 def _template_location(error: BaseException, template_name: str) -> str:

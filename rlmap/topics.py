@@ -21,7 +21,10 @@ from rlmap.refs import Anchor, Ref, Refs
 Context = dict[str, Any]
 
 _BUILTIN_NOISE = ("builtins.",)
-_DEFAULT_QUOTE = r"\.(reshape|transpose|permute|view|unsqueeze|squeeze|flatten|unflatten|movedim|expand|flip)\(|\[\.\.\.|\[:, ?[-:0-9]"
+_DEFAULT_QUOTE = (
+    r"\.(reshape|transpose|permute|view|unsqueeze|squeeze|flatten|unflatten|movedim|expand|flip)\("
+    r"|\[\.\.\.|\[:, ?[-:0-9]"
+)
 
 
 class Topics:
@@ -58,7 +61,8 @@ class Topics:
             return table[key]
         if default is None:
             raise ConfigError(
-                f"{self.profile.origin}: [pages.{page}] needs '{key}'", "add it to the profile (see the TorchRL profile)"
+                f"{self.profile.origin}: [pages.{page}] needs '{key}'",
+                "add it to the profile (see the TorchRL profile)",
             )
         return default
 
@@ -166,7 +170,7 @@ class Topics:
             {
                 "anchor": self.site_anchor(selector, "return", site.line),
                 "value": site.value or "None",
-                "guard": " / ".join(site.guards) or "(always)",
+                "guard": " / ".join(site.guards) or "(no enclosing condition)",
             }
             for site in self.model.returns(selector)
         ]
@@ -206,7 +210,9 @@ class Topics:
             "selector": self.ref(selector),
             "selector_returns": returns,
             "flags": flags,
-            "traj_symbols": [self.ref(self.name(page, "traj_symbols", n)) for n in self.setting(page, "traj_symbols", [])],
+            "traj_symbols": [
+                self.ref(self.name(page, "traj_symbols", n)) for n in self.setting(page, "traj_symbols", [])
+            ],
             "traj_key": format_key(traj_key),
             "traj_writers": self.key_rows(traj_key, (WRITE,), scope),
             "traj_readers": self.key_rows(traj_key, (READ, CHECK), scope),
@@ -235,7 +241,7 @@ class Topics:
                 "anchor": self.site_anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
                 "text": site.callee_text,
                 "targets": self.target_refs(_primary(site.targets, site.how)),
-                "overrides": _overrides(site.targets, site.how),
+                "overrides": _overrides(site.how),
                 "how": sorted(set(site.how)),
                 "guard": " / ".join(relative),
             }
@@ -324,7 +330,9 @@ class Topics:
         for raw in self.setting(page, "keys", []):
             key = tuple(raw) if isinstance(raw, list) else (raw,)
             if not self.model.key_accesses(key):
-                raise ConfigError(f"{self.profile.origin}: [pages.{page}] keys: {format_key(key)} is used nowhere", "update it")
+                raise ConfigError(
+                    f"{self.profile.origin}: [pages.{page}] keys: {format_key(key)} is used nowhere", "update it"
+                )
             keys.append(
                 {
                     "key": format_key(key),
@@ -348,27 +356,33 @@ class Topics:
             "mode_symbols": mode_symbols,
             "mode_readers": readers,
             "keys": keys,
-            "key_diagram": key_diagram(self.model, "recurrent_key_flow", [k["key"] for k in keys], keys),
+            "key_diagram": key_diagram(self.model, "recurrent_key_flow", [str(k["key"]) for k in keys], keys),
             "caveats": caveats,
         }
 
     def _calls_of(self, function: str) -> list[Context]:
-        rows = []
+        """Calls of ``function`` to named targets, one row per (targets, condition) with every line."""
+        rows: dict[tuple[tuple[str, ...], str], Context] = {}
         for site in self.model.call_sites(function):
             targets = [t for t in _primary(site.targets, site.how) if not t.startswith(_BUILTIN_NOISE)]
             if not targets:
                 continue
-            rows.append(
-                {
-                    "anchor": self.site_anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
-                    "text": site.callee_text,
-                    "targets": self.target_refs(targets),
-                    "overrides": _overrides(site.targets, site.how),
-                    "how": sorted(set(site.how)),
-                    "guard": " / ".join(site.guards),
-                }
-            )
-        return rows
+            guard = " / ".join(site.guards)
+            anchor = self.site_anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line)
+            key = (tuple(targets), guard)
+            if key in rows:
+                rows[key]["anchors"].append(anchor)
+                continue
+            rows[key] = {
+                "anchor": anchor,
+                "anchors": [anchor],
+                "text": site.callee_text,
+                "targets": self.target_refs(targets),
+                "overrides": _overrides(site.how),
+                "how": sorted(set(site.how)),
+                "guard": guard,
+            }
+        return list(rows.values())
 
     def _readers(self, target: str) -> list[Context]:
         rows = []
@@ -389,10 +403,11 @@ class Topics:
         symbol = self.model.symbol(function)
         assert symbol is not None
         rows = []
+        docstring = self.refs.docstring_lines(symbol)
         for line in range(symbol.line + 1, symbol.end_line + 1):
             text = self.refs.line_text(symbol.path, line)
             stripped = text.strip()
-            if stripped.startswith("#") or not pattern.search(text):
+            if line in docstring or stripped.startswith("#") or not pattern.search(text):
                 continue
             anchor = self.refs.anchor(stripped, symbol.path, line)
             rows.append({"anchor": anchor, "code": stripped})
@@ -429,7 +444,9 @@ class Topics:
                 {
                     "ref": self.ref(qualname),
                     "callers": self._readers(qualname),
-                    "calls": [row for row in self._calls_of(qualname) if any(isinstance(t, Ref) for t in row["targets"])],
+                    "calls": [
+                        row for row in self._calls_of(qualname) if any(isinstance(t, Ref) for t in row["targets"])
+                    ],
                 }
             )
         return {
@@ -446,7 +463,7 @@ class Topics:
         page = "helpers"
         scope = tuple(self.setting(page, "scope"))
         limit = int(self.setting(page, "limit", 0)) or None
-        rows = []
+        rows: list[Context] = []
         for symbol in self.model.symbols():
             if symbol.kind not in (FUNCTION, METHOD) or symbol.has_docstring:
                 continue
@@ -464,10 +481,10 @@ class Topics:
 
 def _primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:
     """The targets a call names (overrides in subclasses are counted, not listed)."""
-    return [t for t, how in zip(targets, hows) if how != "override" and not t.startswith("?:")]
+    return [t for t, how in zip(targets, hows, strict=False) if how != "override" and not t.startswith("?:")]
 
 
-def _overrides(targets: tuple[str, ...], hows: tuple[str, ...]) -> int:
+def _overrides(hows: tuple[str, ...]) -> int:
     return sum(1 for how in hows if how == "override")
 
 
