@@ -43,8 +43,8 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
-def show(session: nox.Session) -> None:
-    """The main job on the installed torchrl: what rlmap knows about Collector.rollout."""
+def generate(session: nox.Session) -> None:
+    """The main job: regenerate generated_docs/ from the installed torchrl 0.14.1."""
     session.install(TORCH)
     session.install("-e", ".[torchrl]")
-    session.run("rlmap", "show", "Collector.rollout", *session.posargs)
+    session.run("rlmap", "generate", *session.posargs)
