@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
-import subprocess
+import subprocess  # graphviz raises subprocess.CalledProcessError subclasses
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +203,8 @@ def render_svgs(dot: str, out: Path, output: Output) -> list[str]:
         try:
             svg = graphviz.Source(diagram.dot, engine="dot").pipe(format="svg", renderer=None, formatter=None)
         except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, subprocess.CalledProcessError) as error:
-            raise GenerateError(f"dot failed on {diagram.name}.dot: {error}", "report this with the .dot file") from None
+            message = f"dot failed on {diagram.name}.dot: {error}"
+            raise GenerateError(message, "report this with the .dot file") from None
         target.write_bytes(svg)
         written.append(f"{fmt}/{target.name}")
     return written
