@@ -146,7 +146,7 @@ def show(
         result = describe_key(model, found)
         result["query"] = name
     else:
-        result = describe(model, name)
+        result = describe(model, name, _glossary(package))
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -155,6 +155,14 @@ def show(
     if "ambiguous" in result and code == ExitCode.OK:
         code = ExitCode.USAGE
     raise typer.Exit(int(code))
+
+
+def _glossary(package: str) -> tuple[Any, ...]:
+    """The built-in profile's glossary for ``package``, for ``rlmap show TERM``."""
+    from rlmap.profile import builtin_profile_path, load_profile
+
+    path = builtin_profile_path(package)
+    return load_profile(path, f"rlmap/profiles/{path.name}").glossary if path is not None else ()
 
 
 @app.command()

@@ -19,6 +19,7 @@ from typing import Any
 from rlmap.diagrams import Diagram
 from rlmap.errors import RlmapError
 from rlmap.model import CodeModel
+from rlmap.pages import INDEX, PAGE_KINDS
 from rlmap.profile import Profile
 from rlmap.refs import Refs
 from rlmap.render import GENERATED_MARK, Renderer, make_environment
@@ -26,34 +27,6 @@ from rlmap.source import SourceTree
 from rlmap.topics import Topics
 
 
-@dataclass(frozen=True, slots=True)
-class PageKind:
-    slug: str
-    template: str
-    summary: str
-
-
-PAGE_KINDS: dict[str, PageKind] = {
-    "collectors": PageKind(
-        "collectors_internals",
-        "collectors.j2",
-        "the per-step flow of the rollout, the carrier, sync points, device-cast flags, trajectory ids and hooks",
-    ),
-    "recurrent": PageKind(
-        "recurrent_state_lifecycle",
-        "recurrent.j2",
-        "where recurrent hidden state is read, zeroed and written, the is_init and hidden-state keys, recurrent mode",
-    ),
-    "advantages": PageKind(
-        "advantages_internals",
-        "advantages.j2",
-        "each estimator's kernels and the condition that picks them, is_init masking, value-network calls",
-    ),
-    "helpers": PageKind(
-        "undocumented_helpers", "helpers.j2", "private helpers without a docstring, ranked by their callers"
-    ),
-}
-INDEX = PageKind("internals_index", "index.j2", "where to start when something breaks")
 
 
 class GenerateError(RlmapError):
@@ -88,20 +61,27 @@ def build_output(
     ]
     output = Output()
     stamp = source.stamp()
+    terms = {name.lower(): term.term for term in profile.glossary for name in term.names()}
     for fmt in formats:
-        renderer = Renderer(environment, refs, fmt, stamp)
+        renderer = Renderer(environment, refs, fmt, stamp, terms)
         for name in kinds:
             kind = PAGE_KINDS[name]
             context = dict(contexts[name])
             context["see_also"] = [page for page in pages if page["slug"] != kind.slug]
             context["label"] = f"rlmap_{kind.slug}"
-            text = renderer.page(kind.template, context, profile.prose.get(name, {}))
+            text = renderer.page(kind.template, context, profile.prose.get(name, {}), kind.slug, kind.sections)
             output.files[f"{fmt}/{kind.slug}.{fmt}"] = text.encode("utf-8")
             for diagram in _diagrams(context):
                 output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
                 output.diagrams.append((fmt, diagram))
-        index_context = {"title": "Debugging and internals", "pages": pages, "label": f"rlmap_{INDEX.slug}"}
-        text = renderer.page(INDEX.template, index_context, profile.prose.get("index", {}))
+        index = profile.page("index")
+        index_context = {
+            "title": index.get("title", "Debugging and internals"),
+            "pages": pages,
+            "related": index.get("related", []),
+            "label": f"rlmap_{INDEX.slug}",
+        }
+        text = renderer.page(INDEX.template, index_context, profile.prose.get("index", {}), INDEX.slug)
         output.files[f"{fmt}/{INDEX.slug}.{fmt}"] = text.encode("utf-8")
     return output
 

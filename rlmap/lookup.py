@@ -7,8 +7,11 @@ text the CLI prints.  Neither prints.
 from __future__ import annotations
 
 import ast
+import textwrap
+from collections.abc import Sequence
 from typing import Any
 
+from rlmap.curated import Term
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.model import CodeModel
 from rlmap.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
@@ -49,12 +52,54 @@ def find_key(model: CodeModel, query: str) -> tuple[str, ...] | None:
     return None
 
 
-def describe(model: CodeModel, query: str) -> dict[str, Any]:
-    """Everything ``rlmap show`` says about ``query``."""
+def find_term(terms: Sequence[Term], query: str) -> Term | None:
+    """The glossary term whose name, alias or former name is ``query`` (any case)."""
+    folded = query.strip().lower()
+    return next((term for term in terms if folded in (name.lower() for name in term.names())), None)
+
+
+def describe_term(model: CodeModel, term: Term) -> dict[str, Any]:
+    symbols = []
+    for name in term.symbols:
+        found = find_symbols(model, name)
+        symbol = model.symbol(found[0]) if len(found) == 1 else None
+        if symbol is not None:
+            symbols.append({"qualname": symbol.qualname, "kind": symbol.kind, **_anchor(model, symbol.path, symbol.line)})
+        else:
+            symbols.append({"qualname": name, "kind": "missing", "path": "", "line": 0, "location": "", "permalink": ""})
+    return {
+        "term": term.term,
+        "kind": "glossary term",
+        "definition": term.definition,
+        "aliases": list(term.aliases),
+        "former": list(term.former),
+        "symbols": symbols,
+        "keys": [format_key(key) for key in term.keys],
+    }
+
+
+def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[str, Any]:
+    """Everything ``rlmap show`` says about ``query``: code, key and glossary term."""
     if not query.strip():
         raise UsageError(
             "the name to show is empty", "pass a symbol such as Collector.rollout or a key such as is_init"
         )
+    result = _describe_code(model, query)
+    term = find_term(terms, query)
+    if term is not None:
+        if result is None:
+            result = {"query": query, **describe_term(model, term)}
+        else:
+            result["glossary"] = describe_term(model, term)
+    if result is None:
+        raise SymbolNotFound(
+            f"'{query}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
+            "check the spelling, or search with a shorter suffix (e.g. 'rollout' or 'Collector.rollout')",
+        )
+    return result
+
+
+def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
     matches = find_symbols(model, query)
     key = find_key(model, query)
     if key and matches and matches != [query.strip()]:
@@ -80,10 +125,7 @@ def describe(model: CodeModel, query: str) -> dict[str, Any]:
         result = describe_key(model, key)
         result["query"] = query
         return result
-    raise SymbolNotFound(
-        f"'{query}' is neither a symbol nor a tensordict key of {model.source.stamp()}",
-        "check the spelling, or search with a shorter suffix (e.g. 'rollout' or 'Collector.rollout')",
-    )
+    return None
 
 
 def _candidate(model: CodeModel, qualname: str) -> dict[str, Any]:
@@ -204,8 +246,29 @@ def _module_path(model: CodeModel, qualname: str) -> str:
     return ""
 
 
+def _format_term(result: dict[str, Any]) -> str:
+    names = [*result["aliases"], *(f"{n} (former name)" for n in result["former"])]
+    lines = [f"{result['term']}  (glossary term{'; also ' + ', '.join(names) if names else ''})"]
+    lines.extend(f"  {line}" for line in textwrap.wrap(result["definition"], 96))
+    if result["symbols"]:
+        lines.append("")
+        lines.append("code:")
+        for symbol in result["symbols"]:
+            where = symbol["location"] or "no longer in the code"
+            lines.append(f"  {symbol['qualname']}  {where}  {symbol['permalink']}".rstrip())
+    if result["keys"]:
+        lines.append("")
+        lines.append("keys: " + ", ".join(result["keys"]) + "  (rlmap show KEY --key for writers and readers)")
+    return "\n".join(lines)
+
+
 def format_description(result: dict[str, Any]) -> str:
     """Human-readable text for a :func:`describe` result."""
+    if result.get("kind") == "glossary term":
+        return _format_term(result)
+    if result.get("glossary"):
+        rest = {name: value for name, value in result.items() if name != "glossary"}
+        return _format_term(result["glossary"]) + "\n\n" + format_description(rest)
     lines: list[str] = []
     if "ambiguous" in result:
         lines.append(f"'{result['query']}' matches {len(result['ambiguous'])} symbols:")

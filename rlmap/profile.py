@@ -16,9 +16,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rlmap.curated import Symptom, Term, load_glossary, load_symptoms
 from rlmap.errors import ConfigError
+from rlmap.pages import SECTIONS
 
-PAGES = ("collectors", "recurrent", "advantages", "helpers")
+PAGES = ("collectors", "recurrent", "advantages", "helpers", "glossary", "debugging", "index")
 
 # Allowed keys per page table, with the expected type.
 _PAGE_KEYS: dict[str, dict[str, type]] = {
@@ -59,6 +61,9 @@ _PAGE_KEYS: dict[str, dict[str, type]] = {
         "symbols": list,
     },
     "helpers": {"title": str, "scope": list, "limit": int},
+    "glossary": {"title": str},
+    "debugging": {"title": str},
+    "index": {"title": str, "related": list},
 }
 _REQUIRED_PAGE_KEYS = {"title"}
 
@@ -79,6 +84,8 @@ class Profile:
     origin: str  # file name shown in messages, never an absolute path
     pages: dict[str, dict[str, Any]]
     prose: dict[str, dict[str, Prose]]
+    glossary: tuple[Term, ...] = ()
+    symptoms: tuple[Symptom, ...] = ()
 
     def page(self, name: str) -> dict[str, Any]:
         return self.pages.get(name, {})
@@ -105,6 +112,10 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{origin}: invalid TOML: {error}", "fix the file's syntax") from None
     unknown = set(data) - {"profile", "pages", "prose"}
+    header = data.get("profile", {})
+    bad = set(header) - {"name", "glossary", "symptoms"}
+    if bad:
+        raise ConfigError(f"{origin}: [profile] has unknown key(s) {', '.join(sorted(bad))}", "allowed: name, glossary, symptoms")
     if unknown:
         raise ConfigError(
             f"{origin}: unknown table(s) {', '.join(sorted(unknown))}",
@@ -115,8 +126,8 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
         _validate_page(origin, page, table)
     prose: dict[str, dict[str, Prose]] = {}
     for page, entries in data.get("prose", {}).items():
-        if page not in PAGES and page != "index":
-            raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join((*PAGES, 'index'))}")
+        if page not in PAGES:
+            raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(PAGES)}")
         prose[page] = {}
         for name, text in entries.items():
             if not isinstance(text, str) or not text.strip():
@@ -124,8 +135,19 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
                     f"{origin}: [prose.{page}] {name} is empty or not text", "write the text or remove it"
                 )
             prose[page][name] = Prose(page, name, text.strip(), f"{origin}:{_line_of(raw_text, page, name)}")
-    name = str(data.get("profile", {}).get("name", path.stem))
-    return Profile(name=name, origin=origin, pages=pages, prose=prose)
+    name = str(header.get("name", path.stem))
+    folder = origin.rpartition("/")[0]
+    glossary: tuple[Term, ...] = ()
+    symptoms: tuple[Symptom, ...] = ()
+    if header.get("glossary"):
+        glossary = load_glossary(path.parent / header["glossary"], _join(folder, header["glossary"]))
+    if header.get("symptoms"):
+        symptoms = load_symptoms(path.parent / header["symptoms"], _join(folder, header["symptoms"]), SECTIONS)
+    return Profile(name=name, origin=origin, pages=pages, prose=prose, glossary=glossary, symptoms=symptoms)
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
 
 
 def _validate_page(origin: str, page: str, table: Any) -> None:

@@ -18,6 +18,7 @@ import jinja2
 
 from rlmap import __version__
 from rlmap.diagrams import Diagram
+from rlmap.curated import slugify
 from rlmap.errors import RlmapError
 from rlmap.profile import Prose
 from rlmap.refs import Anchor, Ref, Refs
@@ -34,6 +35,31 @@ class Formatter:
     """Shared helpers; subclasses implement one markup language."""
 
     ext = ""
+
+    def __init__(self) -> None:
+        self.slug = ""  # the page being rendered
+        self.sections: dict[str, str] = {}
+        self.terms: dict[str, str] = {}  # term or alias (lower case) -> term
+
+    def section(self, ident: str, level: int = 2) -> str:
+        """A section heading from the page's section table, with a label others can link to."""
+        title = self.sections[ident]
+        return self.label(f"rlmap_{self.slug}_{ident}") + "\n" + self.heading(title, level)
+
+    def glossary_term(self, name: str) -> str:
+        term = self.terms.get(name.lower())
+        if term is None:
+            raise TemplateError(f"'{name}' is no glossary term", "add it to the glossary or fix the name")
+        return self.term_link(name, term)
+
+    def term_link(self, text: str, term: str) -> str:
+        raise NotImplementedError
+
+    def heading(self, text: str, level: int = 1) -> str:
+        raise NotImplementedError
+
+    def label(self, name: str) -> str:
+        raise NotImplementedError
 
     def text(self, value: Any) -> str:
         return str(value)
@@ -104,6 +130,15 @@ class RstFormatter(Formatter):
     def link(self, title: str, document: str) -> str:
         return f":doc:`{title} <{document}>`"
 
+    def section_link(self, title: str, slug: str, ident: str) -> str:
+        return f":ref:`{title} <rlmap_{slug}_{ident}>`"
+
+    def term_link(self, text: str, term: str) -> str:
+        return f":term:`{text} <{term}>`" if text.lower() != term.lower() else f":term:`{term}`"
+
+    def external(self, title: str, url: str) -> str:
+        return f"`{title} <{url}>`__"
+
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         if not rows:
             return "(none)\n"
@@ -162,6 +197,16 @@ class MarkdownFormatter(Formatter):
     def link(self, title: str, document: str) -> str:
         return f"[{title}]({document}.md)"
 
+    def section_link(self, title: str, slug: str, ident: str) -> str:
+        anchor = re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
+        return f"[{title}]({slug}.md#{anchor})"
+
+    def term_link(self, text: str, term: str) -> str:
+        return f"[{text}](glossary.md#{slugify(term)})"
+
+    def external(self, title: str, url: str) -> str:
+        return f"[{title}]({url})"
+
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         if not rows:
             return "(none)\n"
@@ -212,10 +257,13 @@ def make_environment(extra: Path | None = None) -> jinja2.Environment:
 class Renderer:
     """Renders pages for one format, resolving curated references through :class:`Refs`."""
 
-    def __init__(self, environment: jinja2.Environment, refs: Refs, fmt: str, stamp: str) -> None:
+    def __init__(
+        self, environment: jinja2.Environment, refs: Refs, fmt: str, stamp: str, terms: dict[str, str] | None = None
+    ) -> None:
         self.environment = environment
         self.refs = refs
         self.f = FORMATTERS[fmt]()
+        self.f.terms = terms or {}
         self.fmt = fmt
         self.stamp = stamp
 
@@ -225,7 +273,8 @@ class Renderer:
             return ""
         try:
             template = self.environment.from_string(entry.text)
-            return template.render(sym=self._prose_sym(entry.origin), key=self._key).strip()
+            functions = {"sym": self._prose_sym(entry.origin), "key": self._key, "term": self._term(entry.origin)}
+            return template.render(**functions).strip()
         except RlmapError:
             raise
         except jinja2.TemplateError as error:
@@ -240,7 +289,25 @@ class Renderer:
     def _key(self, name: str) -> str:
         return self.f.code(name)
 
-    def page(self, template_name: str, context: dict[str, Any], prose: dict[str, Prose]) -> str:
+    def _term(self, origin: str) -> Any:
+        def term(name: str) -> str:
+            try:
+                return self.f.glossary_term(name)
+            except TemplateError as error:
+                raise TemplateError(f"{origin}: {error.message}", error.hint) from None
+
+        return term
+
+    def page(
+        self,
+        template_name: str,
+        context: dict[str, Any],
+        prose: dict[str, Prose],
+        slug: str = "",
+        sections: dict[str, str] | None = None,
+    ) -> str:
+        self.f.slug = slug
+        self.f.sections = sections or {}
         try:
             template = self.environment.get_template(template_name)
         except jinja2.TemplateNotFound:
@@ -264,6 +331,7 @@ class Renderer:
                 prose=texts,
                 sym=sym,
                 key=self._key,
+                term=self._term(f"template {template_name}"),
                 stamp=self.stamp,
                 version=__version__,
                 **context,

@@ -14,6 +14,7 @@ from typing import Any
 from rlmap.diagrams import Diagram, call_diagram, flow_diagram, key_diagram
 from rlmap.errors import ConfigError
 from rlmap.model import CodeModel
+from rlmap.pages import PAGE_KINDS, SECTIONS
 from rlmap.profile import Profile
 from rlmap.records import ATTRIBUTE, CHECK, FUNCTION, METHOD, PROPERTY, READ, WRITE, format_key
 from rlmap.refs import Anchor, Ref, Refs
@@ -459,6 +460,75 @@ class Topics:
             "symbols": symbols,
         }
 
+    def glossary_page(self) -> Context:
+        entries = []
+        for term in sorted(self.profile.glossary, key=lambda t: t.term.lower()):
+            symbols = []
+            for name in term.symbols:
+                qualname = self.refs.lookup(name, term.origin)
+                places, files = usage(self.model, self.refs, qualname)
+                symbols.append({"ref": self.ref(qualname), "places": places, "files": files})
+            keys = []
+            for key in term.keys:
+                if not self.model.key_accesses(key):
+                    raise ConfigError(f"{term.origin}: key {format_key(key)} is used nowhere", "update the key")
+                accesses = self.model.key_accesses(key)
+                keys.append(
+                    {
+                        "key": format_key(key),
+                        "writers": self._key_functions(key, (WRITE,)),
+                        "readers": self._key_functions(key, (READ, CHECK)),
+                        "places": len(accesses),
+                        "files": len({self.refs.function_path(a.function) for a in accesses}),
+                    }
+                )
+            entries.append(
+                {
+                    "term": term.term,
+                    "slug": term.slug,
+                    "aliases": list(term.aliases),
+                    "former": list(term.former),
+                    "definition": term.definition,
+                    "symbols": symbols,
+                    "key_flows": keys,
+                }
+            )
+        return {"title": self.setting("glossary", "title", "Glossary"), "terms": entries}
+
+    def _key_functions(self, key: tuple[str, ...], kinds: tuple[str, ...]) -> list[Context]:
+        """One row per function touching ``key`` (first line of each), sorted."""
+        first: dict[str, Context] = {}
+        for row in self.key_rows(key, kinds):
+            if row["function"] is not None and row["function"].qualname not in first:
+                first[row["function"].qualname] = row
+        return [first[name] for name in sorted(first)]
+
+    def debugging_page(self) -> Context:
+        rows = []
+        for symptom in self.profile.symptoms:
+            look = [self.ref(self.refs.lookup(name, symptom.origin)) for name in symptom.look]
+            keys = []
+            for key in symptom.keys:
+                if not self.model.key_accesses(key):
+                    raise ConfigError(f"{symptom.origin}: key {format_key(key)} is used nowhere", "update the key")
+                keys.append(format_key(key))
+            see = [
+                {"title": SECTIONS[page][section], "slug": PAGE_KINDS[page].slug, "section": section}
+                for page, section in symptom.see
+                if page in self.profile.pages
+            ]
+            rows.append(
+                {
+                    "id": symptom.id,
+                    "symptom": symptom.symptom,
+                    "cause": symptom.cause,
+                    "look": look,
+                    "key_names": keys,
+                    "see": see,
+                }
+            )
+        return {"title": self.setting("debugging", "title", "Debugging map"), "symptoms": rows}
+
     def helpers_page(self) -> Context:
         page = "helpers"
         scope = tuple(self.setting(page, "scope"))
@@ -477,6 +547,47 @@ class Topics:
         rows.sort(key=lambda row: (-row["callers"], row["ref"].qualname))
         total = len(rows)
         return {"title": self.setting(page, "title"), "helpers": rows[:limit], "total": total, "scope": list(scope)}
+
+
+def usage(model: CodeModel, refs: Refs, qualname: str) -> tuple[int, int]:
+    """(places, files): call sites and attribute accesses that use a symbol, and their files.
+
+    A class is used where it is constructed: calls that resolve to the ``__init__`` it runs
+    (its own or a base's) and are written with the class's name.
+    """
+    places = 0
+    files: set[str] = set()
+    if model.node_kind(qualname) == "class":
+        init = _init_of(model, qualname)
+        name = qualname.rsplit(".", 1)[-1]
+        for edge in model.callers(init) if init else ():
+            for site in model.call_sites(edge.caller):
+                if init in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
+                    places += 1
+                    files.add(refs.function_path(edge.caller))
+    else:
+        for edge in model.callers(qualname):
+            places += len(edge.lines)
+            files.add(refs.function_path(edge.caller))
+    for access in model.attribute_accesses(qualname):
+        places += 1
+        files.add(refs.function_path(access.function))
+    files.discard("")
+    return places, len(files)
+
+
+def _init_of(model: CodeModel, cls: str) -> str:
+    pending = [cls]
+    seen: set[str] = set()
+    while pending:
+        current = pending.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        if model.has_symbol(f"{current}.__init__"):
+            return f"{current}.__init__"
+        pending.extend(model.bases.get(current, ()))
+    return ""
 
 
 def _primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:

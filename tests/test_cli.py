@@ -74,7 +74,7 @@ def test_show_ambiguous_lists_candidates(run: Run) -> None:
 def test_show_unknown_symbol(run: Run) -> None:
     code, out, err = run("show", *fixture_args("NoSuchThing"))
     assert (code, out) == (2, "")
-    assert err.startswith("rlmap: error: 'NoSuchThing' is neither a symbol nor a tensordict key")
+    assert err.startswith("rlmap: error: 'NoSuchThing' is neither a symbol, a tensordict key nor a glossary term")
     assert "Traceback" not in err
 
 

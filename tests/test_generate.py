@@ -267,6 +267,7 @@ def test_fixture_markdown_builds_with_myst(fixture_pages: Path, tmp_path: Path) 
     shutil.copytree(fixture_pages / "md", source)
     conf = (
         'extensions = ["myst_parser"]\nsource_suffix = {".md": "markdown"}\nroot_doc = "internals_index"\n'
+        'myst_enable_extensions = ["deflist"]  # the glossary is a definition list\n'
         "# mermaid blocks are for GitHub; Sphinx has no lexer for them\n"
         'suppress_warnings = ["misc.highlighting_failure", "toc.not_included"]\n'
     )
@@ -274,6 +275,17 @@ def test_fixture_markdown_builds_with_myst(fixture_pages: Path, tmp_path: Path) 
 
 
 # -- the real torchrl, and the committed pages -------------------------------------------------
+
+
+@pytest.mark.torchrl
+def test_committed_rst_builds_with_sphinx_inside_a_torchrl_like_tree(tmp_path: Path) -> None:
+    """The committed pages dropped into a docs tree that has TorchRL's data_layout and profiling pages."""
+    source = tmp_path / "reference"
+    shutil.copytree(REPO / "generated_docs" / "rst", source)
+    (source / "data_layout.rst").write_text("Data layout\n===========\n")
+    (source / "profiling.rst").write_text("Profiling\n=========\n")
+    index = "Reference\n=========\n\n.. toctree::\n\n   internals_index\n   data_layout\n   profiling\n"
+    _sphinx_build(source, 'extensions = ["sphinx.ext.graphviz"]\n', index, tmp_path / "build")
 
 
 @pytest.mark.torchrl

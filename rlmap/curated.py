@@ -1,0 +1,165 @@
+"""Curated data: glossary terms and debugging symptoms, loaded and validated from TOML.
+
+Words are written by people; code is named by symbol or key only, and every name is resolved
+when the pages are generated.  A malformed file fails with the file and the entry at fault.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlmap.errors import ConfigError
+
+_TERM_KEYS = {"term", "aliases", "former", "former_attributes", "definition", "symbols", "keys"}
+_SYMPTOM_KEYS = {"id", "symptom", "cause", "look", "keys", "see"}
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    term: str
+    definition: str
+    aliases: tuple[str, ...]
+    former: tuple[str, ...]  # names the thing had before (``shuttle``): audit's stale-alias rule
+    former_attributes: tuple[str, ...]  # the old names as written in code (``_shuttle``)
+    symbols: tuple[str, ...]
+    keys: tuple[tuple[str, ...], ...]
+    origin: str  # "torchrl_glossary.toml: term 'carrier'"
+
+    @property
+    def slug(self) -> str:
+        return slugify(self.term)
+
+    def names(self) -> tuple[str, ...]:
+        return (self.term, *self.aliases, *self.former)
+
+
+@dataclass(frozen=True, slots=True)
+class Symptom:
+    id: str
+    symptom: str
+    cause: str
+    look: tuple[str, ...]
+    keys: tuple[tuple[str, ...], ...]
+    see: tuple[tuple[str, str], ...]  # (page, section)
+    origin: str
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _read(path: Path, display: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read '{display}': {error.strerror}", "check the profile's glossary/symptoms paths") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
+
+
+def _strings(value: Any, where: str, field: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise ConfigError(f"{where}: '{field}' must be a list of non-empty strings", "fix the entry")
+    return tuple(value)
+
+
+def _keys(value: Any, where: str) -> tuple[tuple[str, ...], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: 'keys' must be a list", 'write keys as "is_init" or ["collector", "traj_ids"]')
+    keys = []
+    for item in value:
+        if isinstance(item, str) and item:
+            keys.append((item,))
+        elif isinstance(item, list) and item and all(isinstance(part, str) and part for part in item):
+            keys.append(tuple(item))
+        else:
+            raise ConfigError(f"{where}: key {item!r} is neither a string nor a list of strings", "fix the entry")
+    return tuple(keys)
+
+
+def _text(entry: dict[str, Any], field: str, where: str) -> str:
+    value = entry.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: '{field}' is missing or empty", f"write the {field}")
+    return " ".join(value.split())
+
+
+def load_glossary(path: Path, display: str) -> tuple[Term, ...]:
+    data = _read(path, display)
+    unknown = set(data) - {"term"}
+    if unknown:
+        raise ConfigError(f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a glossary holds [[term]] entries")
+    terms: list[Term] = []
+    seen: dict[str, str] = {}
+    for index, entry in enumerate(data.get("term", []), start=1):
+        name = entry.get("term")
+        where = f"{display}: term {name!r}" if isinstance(name, str) else f"{display}: term #{index}"
+        extra = set(entry) - _TERM_KEYS
+        if extra:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_TERM_KEYS))}")
+        term = Term(
+            term=_text(entry, "term", where),
+            definition=_text(entry, "definition", where),
+            aliases=_strings(entry.get("aliases"), where, "aliases"),
+            former=_strings(entry.get("former"), where, "former"),
+            former_attributes=_strings(entry.get("former_attributes"), where, "former_attributes"),
+            symbols=_strings(entry.get("symbols"), where, "symbols"),
+            keys=_keys(entry.get("keys"), where),
+            origin=where,
+        )
+        for alias in term.names():
+            folded = alias.lower()
+            if folded in seen:
+                raise ConfigError(f"{where}: '{alias}' is already a term or alias of {seen[folded]}", "merge or rename")
+            seen[folded] = repr(term.term)
+        terms.append(term)
+    return tuple(terms)
+
+
+def load_symptoms(path: Path, display: str, sections: dict[str, dict[str, str]]) -> tuple[Symptom, ...]:
+    data = _read(path, display)
+    unknown = set(data) - {"symptom"}
+    if unknown:
+        raise ConfigError(f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a map holds [[symptom]] entries")
+    found: list[Symptom] = []
+    ids: set[str] = set()
+    for index, entry in enumerate(data.get("symptom", []), start=1):
+        ident = entry.get("id")
+        where = f"{display}: symptom {ident!r}" if isinstance(ident, str) else f"{display}: symptom #{index}"
+        extra = set(entry) - _SYMPTOM_KEYS
+        if extra:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_SYMPTOM_KEYS))}")
+        ident = _text(entry, "id", where)
+        if ident in ids:
+            raise ConfigError(f"{where}: duplicate id", "give every symptom its own id")
+        ids.add(ident)
+        see = []
+        for target in _strings(entry.get("see"), where, "see"):
+            page, _, section = target.partition(":")
+            if section not in sections.get(page, {}):
+                choices = ", ".join(f"{p}:{s}" for p, table in sections.items() for s in table)
+                raise ConfigError(f"{where}: 'see' names an unknown section '{target}'", f"use one of {choices}")
+            see.append((page, section))
+        look = _strings(entry.get("look"), where, "look")
+        if not look:
+            raise ConfigError(f"{where}: 'look' is empty", "name the symbols to inspect")
+        found.append(
+            Symptom(
+                id=ident,
+                symptom=_text(entry, "symptom", where),
+                cause=_text(entry, "cause", where),
+                look=look,
+                keys=_keys(entry.get("keys"), where),
+                see=tuple(see),
+                origin=where,
+            )
+        )
+    return tuple(found)

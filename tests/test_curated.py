@@ -1,0 +1,94 @@
+"""Glossary and debugging-map data: validation on load, generation, and ``rlmap show TERM``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlmap.cli import main
+from rlmap.curated import load_glossary, load_symptoms
+from rlmap.errors import ConfigError
+from rlmap.pages import SECTIONS
+from tests.conftest import FIXTURES
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "data.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[term]]\nterm = "carrier"\ndefinition = "x"\ncolour = "red"\n', "data.toml: term 'carrier': unknown key(s) colour"),
+        ('[[term]]\nterm = "carrier"\ndefinition = "  "\n', "data.toml: term 'carrier': 'definition' is missing or empty"),
+        ('[[term]]\nterm = "carrier"\ndefinition = "x"\n[[term]]\nterm = "Carrier"\ndefinition = "y"\n',
+         "data.toml: term 'Carrier': 'Carrier' is already a term or alias of 'carrier'"),
+        ('[[term]]\nterm = "a"\ndefinition = "x"\nformer = ["b"]\n[[term]]\nterm = "c"\ndefinition = "y"\naliases = ["b"]\n',
+         "data.toml: term 'c': 'b' is already a term or alias of 'a'"),
+        ('[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n', "data.toml: term 'k': key 1 is neither a string"),
+        ('[terms]\nx = 1\n', "data.toml: unknown table(s) terms"),
+    ],
+)
+def test_glossary_validation(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_glossary(write(tmp_path, text), "data.toml")
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\nsee = ["collectors:nowhere"]\n',
+         "data.toml: symptom 's': 'see' names an unknown section 'collectors:nowhere'"),
+        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\n[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\n',
+         "data.toml: symptom 's': duplicate id"),
+        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = ""\nlook = ["f"]\n', "data.toml: symptom 's': 'cause' is missing or empty"),
+        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = []\n', "data.toml: symptom 's': 'look' is empty"),
+    ],
+)
+def test_symptom_validation(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_symptoms(write(tmp_path, text), "data.toml", SECTIONS)
+    assert message in str(caught.value)
+
+
+def test_builtin_data_is_valid_and_covers_the_required_terms() -> None:
+    from rlmap.profile import builtin_profile_path, load_profile
+
+    profile = load_profile(builtin_profile_path("torchrl"), "torchrl.toml")  # type: ignore[arg-type]
+    names = {name.lower() for term in profile.glossary for name in term.names()}
+    required = [
+        "carrier", "shuttle", "in_keys", "out_keys", "_acceptedkeys", "set_keys", "tensor_keys", "recurrent mode",
+        "set_recurrent_mode", "tensordictprimer", "is_init", "inittracker", "trajectory id", "storing_device",
+        "policy_device", "env_device", "no_cuda_sync", "compact_obs", "functional loss", "batchedenv", "composite",
+        "compositespec", "env batch size", "envcreator", "ted", "transform", "sync points", "split trajectories",
+        "step_mdp", "lstmmodule hidden-state keys", "slicesampler",
+    ]
+    assert [name for name in required if name not in names] == []
+    assert 12 <= len(profile.symptoms) <= 20
+
+
+def test_glossary_symbol_that_vanished_fails_generation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("profile.toml", "symptoms.toml"):
+        (tmp_path / name).write_text((FIXTURES / name).read_text())
+    (tmp_path / "glossary.toml").write_text(
+        (FIXTURES / "glossary.toml").read_text().replace("pkg.buffers.Buffer", "pkg.buffers.RenamedBuffer")
+    )
+    code = main(["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(tmp_path / "profile.toml"),
+                 "--out", str(tmp_path / "out"), "--no-cache", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "glossary.toml: term 'Buffer': 'pkg.buffers.RenamedBuffer' names no symbol" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.torchrl
+def test_show_a_glossary_term_and_a_former_name(torchrl_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for query in ("carrier", "shuttle"):
+        assert main(["show", query, "--cache-dir", str(torchrl_cache), "-q"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("carrier  (glossary term; also shuttle (former name))")
+        assert "torchrl.collectors._single.Collector._carrier  torchrl/collectors/_single.py:1394" in out
