@@ -18,7 +18,6 @@ import jinja2
 
 from rlmap import __version__
 from rlmap.diagrams import Diagram
-from rlmap.curated import slugify
 from rlmap.errors import RlmapError
 from rlmap.profile import Prose
 from rlmap.refs import Anchor, Ref, Refs
@@ -198,11 +197,11 @@ class MarkdownFormatter(Formatter):
         return f"[{title}]({document}.md)"
 
     def section_link(self, title: str, slug: str, ident: str) -> str:
-        anchor = re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
-        return f"[{title}]({slug}.md#{anchor})"
+        del ident
+        return f"[{title}]({slug}.md#{heading_anchor(title)})"
 
     def term_link(self, text: str, term: str) -> str:
-        return f"[{text}](glossary.md#{slugify(term)})"
+        return f"[{text}](glossary.md#{heading_anchor(term)})"
 
     def external(self, title: str, url: str) -> str:
         return f"[{title}]({url})"
@@ -230,6 +229,11 @@ class MarkdownFormatter(Formatter):
     def toctree(self, documents: Sequence[str]) -> str:
         del documents
         return ""
+
+
+def heading_anchor(title: str) -> str:
+    """The anchor GitHub (and MyST with ``myst_heading_anchors``) gives a Markdown heading."""
+    return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
 
 
 FORMATTERS: dict[str, type[Formatter]] = {"rst": RstFormatter, "md": MarkdownFormatter}

@@ -64,6 +64,8 @@ PAGES = [
         "recurrent_state_lifecycle",
         "advantages_internals",
         "undocumented_helpers",
+        "glossary",
+        "debugging_map",
         "internals_index",
     )
 ]
@@ -121,7 +123,8 @@ def test_generation_is_deterministic_and_has_no_absolute_paths(tmp_path: Path) -
 def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     source = tmp_path / "src"
     shutil.copytree(FIXTURES / "pkg", source / "pkg")
-    shutil.copy(FIXTURES / "profile.toml", tmp_path / "profile.toml")
+    for name in ("profile.toml", "glossary.toml", "symptoms.toml"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
     args = [
         "--source",
         str(source),
@@ -185,6 +188,8 @@ def test_template_naming_a_vanished_symbol_fails(run: Run, tmp_path: Path) -> No
 def test_prose_naming_a_vanished_symbol_names_file_and_line(run: Run, tmp_path: Path) -> None:
     profile = tmp_path / "profile.toml"
     profile.write_text((FIXTURES / "profile.toml").read_text().replace("Collector._carrier", "Collector._gone"))
+    for name in ("glossary.toml", "symptoms.toml"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
     code, _, err = run(
         "generate",
         "--source",
@@ -267,7 +272,7 @@ def test_fixture_markdown_builds_with_myst(fixture_pages: Path, tmp_path: Path) 
     shutil.copytree(fixture_pages / "md", source)
     conf = (
         'extensions = ["myst_parser"]\nsource_suffix = {".md": "markdown"}\nroot_doc = "internals_index"\n'
-        'myst_enable_extensions = ["deflist"]  # the glossary is a definition list\n'
+        "myst_heading_anchors = 3  # links to sections and glossary terms use GitHub's heading anchors\n"
         "# mermaid blocks are for GitHub; Sphinx has no lexer for them\n"
         'suppress_warnings = ["misc.highlighting_failure", "toc.not_included"]\n'
     )
