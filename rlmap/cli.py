@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -92,6 +93,11 @@ def _load(
     from rlmap.source import locate_source
 
     tree = locate_source(source, package=package)
+    if not tree.version and not tree.commit and tree.repo_url:
+        _warn(
+            f"no version or git commit found for {tree.package} at {tree.root}; permalinks will point at 'main', "
+            "which moves - document a checkout or an installed release"
+        )
     cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
     with _progress(quiet) as progress:
         loaded = load_model(tree, cache, jobs=jobs, progress=progress)
@@ -152,8 +158,9 @@ def show(
     else:
         typer.echo(format_description(result))
     code = _report_diagnostics(model.diagnostics)
-    if "ambiguous" in result and code == ExitCode.OK:
-        code = ExitCode.USAGE
+    if "ambiguous" in result:
+        _error(f"'{name}' is ambiguous ({len(result['ambiguous'])} symbols) - pass a longer suffix or the full name")
+        code = max(code, ExitCode.USAGE)
     raise typer.Exit(int(code))
 
 
@@ -258,7 +265,9 @@ def generate(
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
     output = build_output(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
     incomplete = _report_diagnostics(loaded.model.diagnostics)
-    command = "rlmap generate" + ("" if settings.out == Path("generated_docs") else f" --out {settings.out}")
+    command = _regenerate_command(
+        source=source, out=out, formats=formats, templates=templates, profile=profile, config=config, package=package
+    )
     if check:
         result = check_output(settings.out, output)
         if result.diff:
@@ -273,13 +282,22 @@ def generate(
         raise typer.Exit(int(incomplete))
     changed = write_output(settings.out, output)
     if dot is not None:
-        changed.extend(render_svgs(dot, settings.out, output))
+        changed.extend(render_svgs(settings.out, output))
     if not quiet:
         typer.echo(
             f"rlmap: wrote {len(changed)} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",
             err=True,
         )
     raise typer.Exit(int(incomplete))
+
+
+def _regenerate_command(**given: Any) -> str:
+    """``rlmap generate`` with the options this run was given (``--check`` left out)."""
+    parts = ["rlmap", "generate"]
+    for option, value in given.items():
+        if value is not None:
+            parts += [f"--{option.replace('_', '-')}" if option != "formats" else "--format", shlex.quote(str(value))]
+    return " ".join(parts)
 
 
 def _version_callback(value: bool) -> None:

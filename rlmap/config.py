@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmap.errors import ConfigError
+from rlmap.pages import FORMATS
 
 _KEYS: dict[str, type | tuple[type, ...]] = {
     "source": str,
@@ -104,8 +105,6 @@ def _from_file(path: Path, required: bool) -> Config:
 
 
 def validate_formats(formats: tuple[str, ...], origin: str) -> None:
-    from rlmap.render import FORMATS
-
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown or not formats:
         raise ConfigError(

@@ -56,7 +56,9 @@ def _read(path: Path, display: str) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise ConfigError(f"cannot read '{display}': {error.strerror}", "check the profile's glossary/symptoms paths") from None
+        raise ConfigError(
+            f"cannot read '{display}': {error.strerror}", "check the profile's glossary/symptoms paths"
+        ) from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
 
@@ -96,7 +98,9 @@ def load_glossary(path: Path, display: str) -> tuple[Term, ...]:
     data = _read(path, display)
     unknown = set(data) - {"term"}
     if unknown:
-        raise ConfigError(f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a glossary holds [[term]] entries")
+        raise ConfigError(
+            f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a glossary holds [[term]] entries"
+        )
     terms: list[Term] = []
     seen: dict[str, str] = {}
     for index, entry in enumerate(data.get("term", []), start=1):
@@ -104,7 +108,9 @@ def load_glossary(path: Path, display: str) -> tuple[Term, ...]:
         where = f"{display}: term {name!r}" if isinstance(name, str) else f"{display}: term #{index}"
         extra = set(entry) - _TERM_KEYS
         if extra:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_TERM_KEYS))}")
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_TERM_KEYS))}"
+            )
         term = Term(
             term=_text(entry, "term", where),
             definition=_text(entry, "definition", where),
@@ -128,7 +134,9 @@ def load_symptoms(path: Path, display: str, sections: dict[str, dict[str, str]])
     data = _read(path, display)
     unknown = set(data) - {"symptom"}
     if unknown:
-        raise ConfigError(f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a map holds [[symptom]] entries")
+        raise ConfigError(
+            f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a map holds [[symptom]] entries"
+        )
     found: list[Symptom] = []
     ids: set[str] = set()
     for index, entry in enumerate(data.get("symptom", []), start=1):
@@ -136,7 +144,9 @@ def load_symptoms(path: Path, display: str, sections: dict[str, dict[str, str]])
         where = f"{display}: symptom {ident!r}" if isinstance(ident, str) else f"{display}: symptom #{index}"
         extra = set(entry) - _SYMPTOM_KEYS
         if extra:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_SYMPTOM_KEYS))}")
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_SYMPTOM_KEYS))}"
+            )
         ident = _text(entry, "id", where)
         if ident in ids:
             raise ConfigError(f"{where}: duplicate id", "give every symptom its own id")

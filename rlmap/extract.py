@@ -251,6 +251,7 @@ class _Extractor:
         self.package_parts = module_name.split(".")
         self.line_count = 1
         self.callee: cst.CSTNode | None = None
+        self.exit_guard = ""
         self.call_span = (0, 0)
         self.source_lines: list[str] = []
 
@@ -425,14 +426,30 @@ class _Extractor:
             finally:
                 self.guards.pop()
         elif isinstance(orelse, cst.Else):
-            self.walk_guarded(f"else (not {test})", orelse.body)
+            self.walk_guarded(f"else (not ({test}))", orelse.body)
+        if keyword == "if" and orelse is None and _ends_in_exit(node.body):
+            self.exit_guard = f"not ({test})"  # the statements after this ``if`` run only when it failed
+
+    def visit_block(self, node: cst.IndentedBlock) -> None:
+        """A block's statements; after ``if c: return`` the rest of the block runs under ``not (c)``."""
+        pushed = 0
+        try:
+            for statement in node.body:
+                self.exit_guard = ""
+                self.walk(statement)
+                if self.exit_guard:
+                    self.guards.append(self.exit_guard)
+                    pushed += 1
+                    self.exit_guard = ""
+        finally:
+            del self.guards[len(self.guards) - pushed :]
 
     def visit_while(self, node: cst.While) -> None:
         _, _, (test,) = self.position(node, L.WHILE)
         self.walk(node.test)
         self.walk_guarded(f"while {test}", node.body)
         if node.orelse is not None:
-            self.walk(node.orelse)
+            self.walk_guarded(f"else of while {test} (no break)", node.orelse.body)
 
     def visit_for(self, node: cst.For) -> None:
         _, _, (target, iterable) = self.position(node, L.FOR)
@@ -441,7 +458,7 @@ class _Extractor:
         self.walk(node.iter)
         self.walk_guarded(f"for {target} in {iterable}", node.body)
         if node.orelse is not None:
-            self.walk(node.orelse)
+            self.walk_guarded(f"else of for {target} in {iterable} (no break)", node.orelse.body)
 
     def record_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """``for k in self.keys`` and ``for a, b in zip(self.x, self.y)``: key-value bindings."""
@@ -764,6 +781,19 @@ class _Extractor:
         return self.path.endswith("/__init__.py") or self.path == "__init__.py"
 
 
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _ends_in_exit(body: cst.BaseSuite) -> bool:
+    """Whether a suite's last statement leaves the block (return, raise, continue, break)."""
+    if isinstance(body, cst.SimpleStatementSuite):
+        return bool(body.body) and isinstance(body.body[-1], _EXITS)
+    if isinstance(body, cst.IndentedBlock) and body.body:
+        last = body.body[-1]
+        return isinstance(last, cst.SimpleStatementLine) and bool(last.body) and isinstance(last.body[-1], _EXITS)
+    return False
+
+
 def _is_keys_call(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "keys"
 
@@ -823,6 +853,7 @@ _HANDLERS: dict[type, Any] = {
     cst.AugAssign: _Extractor.visit_aug_assign,
     cst.Del: _Extractor.visit_del,
     cst.Return: _Extractor.visit_return,
+    cst.IndentedBlock: _Extractor.visit_block,
     cst.Attribute: _Extractor.visit_attribute,
     cst.Call: _Extractor.visit_call,
     cst.Subscript: _Extractor.visit_subscript,

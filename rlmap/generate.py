@@ -27,8 +27,6 @@ from rlmap.source import SourceTree
 from rlmap.topics import Topics
 
 
-
-
 class GenerateError(RlmapError):
     pass
 
@@ -125,9 +123,12 @@ def check_output(out: Path, output: Output) -> CheckResult:
 
 def _obsolete(out: Path, output: Output) -> list[str]:
     found: list[str] = []
+    formats = {relative.split("/", 1)[0] for relative in output.files}
     if not out.is_dir():
         return found
     for path in sorted(out.rglob("*")):
+        if path.relative_to(out).parts[0] not in formats:
+            continue  # a format not generated this time is left alone
         relative = path.relative_to(out).as_posix()
         if not path.is_file() or relative in output.files or path.suffix not in (".rst", ".md", ".dot"):
             continue
@@ -139,25 +140,38 @@ def _obsolete(out: Path, output: Output) -> list[str]:
 
 def write_output(out: Path, output: Output) -> list[str]:
     """Write every changed file atomically; remove obsolete generated files. Returns what changed."""
+    try:
+        return _write(out, output)
+    except OSError as error:
+        raise GenerateError(
+            f"cannot write to '{out}': {error.strerror}", "pass --out a writable directory (it is created if missing)"
+        ) from None
+
+
+def _write(out: Path, output: Output) -> list[str]:
     changed = []
     for relative, data in sorted(output.files.items()):
         target = out / relative
         if target.is_file() and target.read_bytes() == data:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        _write_atomic(target, data)
         changed.append(relative)
     for relative in _obsolete(out, output):
         (out / relative).unlink()
         changed.append(relative)
     return changed
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def find_dot() -> str:
@@ -172,11 +186,10 @@ def find_dot() -> str:
     return dot
 
 
-def render_svgs(dot: str, out: Path, output: Output) -> list[str]:
+def render_svgs(out: Path, output: Output) -> list[str]:
     """Lay out each written ``.dot`` file with graphviz (fixed seed); SVGs are artefacts, not checked."""
     import graphviz
 
-    del dot  # found by find_dot(); the graphviz package runs it from PATH
     written = []
     for fmt, diagram in output.diagrams:
         target = out / fmt / f"{diagram.name}.svg"
@@ -185,6 +198,6 @@ def render_svgs(dot: str, out: Path, output: Output) -> list[str]:
         except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, subprocess.CalledProcessError) as error:
             message = f"dot failed on {diagram.name}.dot: {error}"
             raise GenerateError(message, "report this with the .dot file") from None
-        target.write_bytes(svg)
+        _write_atomic(target, svg)
         written.append(f"{fmt}/{target.name}")
     return written

@@ -58,6 +58,7 @@ _AST_CATEGORY: dict[type, str] = {
 
 TEXT_LIMIT = 160
 _SPACES = re.compile(r"\s+")
+_INNER_SPACE = re.compile(r"([(\[{]) | ([)\]}])")  # "( a )" of a reflowed expression -> "(a)"
 
 
 class PositionMismatch(Exception):
@@ -82,6 +83,7 @@ def _check_value(node: ast.AST) -> str:
 def shorten(text: str) -> str:
     """Source text on one line, cut to ``TEXT_LIMIT`` characters."""
     text = _SPACES.sub(" ", text).strip()
+    text = _INNER_SPACE.sub(lambda match: match.group(1) or match.group(2), text)
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 

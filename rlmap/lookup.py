@@ -64,9 +64,13 @@ def describe_term(model: CodeModel, term: Term) -> dict[str, Any]:
         found = find_symbols(model, name)
         symbol = model.symbol(found[0]) if len(found) == 1 else None
         if symbol is not None:
-            symbols.append({"qualname": symbol.qualname, "kind": symbol.kind, **_anchor(model, symbol.path, symbol.line)})
+            symbols.append(
+                {"qualname": symbol.qualname, "kind": symbol.kind, **_anchor(model, symbol.path, symbol.line)}
+            )
         else:
-            symbols.append({"qualname": name, "kind": "missing", "path": "", "line": 0, "location": "", "permalink": ""})
+            symbols.append(
+                {"qualname": name, "kind": "missing", "path": "", "line": 0, "location": "", "permalink": ""}
+            )
     return {
         "term": term.term,
         "kind": "glossary term",

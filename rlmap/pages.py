@@ -65,4 +65,6 @@ PAGE_KINDS: dict[str, PageKind] = {
 }
 INDEX = PageKind("internals_index", "index.j2", "where to start when something breaks")
 
+FORMATS = ("rst", "md")  # reStructuredText for Sphinx, Markdown for GitHub / MyST
+
 SECTIONS: dict[str, dict[str, str]] = {name: kind.sections for name, kind in PAGE_KINDS.items()}

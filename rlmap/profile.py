@@ -115,7 +115,9 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
     header = data.get("profile", {})
     bad = set(header) - {"name", "glossary", "symptoms"}
     if bad:
-        raise ConfigError(f"{origin}: [profile] has unknown key(s) {', '.join(sorted(bad))}", "allowed: name, glossary, symptoms")
+        raise ConfigError(
+            f"{origin}: [profile] has unknown key(s) {', '.join(sorted(bad))}", "allowed: name, glossary, symptoms"
+        )
     if unknown:
         raise ConfigError(
             f"{origin}: unknown table(s) {', '.join(sorted(unknown))}",
@@ -164,9 +166,20 @@ def _validate_page(origin: str, page: str, table: Any) -> None:
                 f"{origin}: [pages.{page}] {key} must be a {allowed[key].__name__}",
                 "see rlmap/profiles/torchrl.toml for an example",
             )
+        if isinstance(value, list) and key != "related" and not all(_is_name(item) for item in value):
+            raise ConfigError(
+                f"{origin}: [pages.{page}] {key} must list strings (or lists of strings for nested keys)",
+                'write e.g. ["collector", "traj_ids"]',
+            )
     missing = _REQUIRED_PAGE_KEYS - set(table)
     if missing:
         raise ConfigError(f"{origin}: [pages.{page}] lacks {', '.join(sorted(missing))}", "add it")
+
+
+def _is_name(item: Any) -> bool:
+    if isinstance(item, str):
+        return bool(item)
+    return isinstance(item, list) and bool(item) and all(isinstance(part, str) and part for part in item)
 
 
 def _line_of(text: str, page: str, name: str) -> int:

@@ -97,9 +97,14 @@ class Topics:
 
     def key_rows(self, key: tuple[str, ...], kinds: tuple[str, ...], scope: tuple[str, ...] = ()) -> list[Context]:
         rows = []
+        seen: set[tuple[str, int, str, str]] = set()
         for access in self.model.key_accesses(key):
             if access.kind not in kinds or (scope and not access.function.startswith(scope)):
                 continue
+            identity = (access.function, access.line, access.kind, access.how)
+            if identity in seen:
+                continue  # the same key read twice on one line (``td["k"] ... td["k"]``)
+            seen.add(identity)
             name = access.expression.rsplit(".", 1)[-1] if access.expression else key[-1]
             owner = access.function if self.model.has_symbol(access.function) else ""
             rows.append(
@@ -282,14 +287,13 @@ class Topics:
                 found = [q for q in self.model.attribute_names() if q.endswith(f".{old}") and q.startswith(sub + ".")]
                 for qualname in found:
                     former.extend(self.accesses(qualname, ("write", "read")))
-            has_override = self.model.node_kind(override) in (METHOD, FUNCTION)
+            has_override = self.model.node_kind(override) in (METHOD, FUNCTION, PROPERTY)
             if has_override or former:
                 rows.append(
                     {
                         "ref": self.ref(sub),
                         "override": self.ref(override) if has_override else None,
                         "former": former,
-                        "former_names": [old for old in former_names if any(r for r in former)],
                     }
                 )
         return rows
@@ -600,25 +604,30 @@ def _overrides(hows: tuple[str, ...]) -> int:
 
 
 def _caveats(docstring: str) -> list[str]:
-    """``.. note::`` / ``.. warning::`` paragraphs of a docstring, as plain text."""
+    """``.. note::`` / ``.. warning::`` blocks of a docstring, as plain text.
+
+    A block ends at the first non-blank line indented no deeper than its directive.
+    """
     notes = []
     lines = docstring.splitlines()
     index = 0
     while index < len(lines):
-        match = re.match(r"\s*\.\. (note|warning|caution|important)::\s*(.*)", lines[index])
+        match = re.match(r"(\s*)\.\. (note|warning|caution|important)::\s*(.*)", lines[index])
         if not match:
             index += 1
             continue
-        body = [match.group(2)] if match.group(2) else []
+        indent = len(match.group(1))
+        body = [match.group(3)] if match.group(3) else []
         index += 1
-        while index < len(lines) and (not lines[index].strip() or lines[index].startswith((" ", "\t"))):
-            if not lines[index].strip() and body and index + 1 < len(lines) and not lines[index + 1].startswith(" "):
+        while index < len(lines):
+            line = lines[index]
+            if line.strip() and len(line) - len(line.lstrip()) <= indent:
                 break
-            body.append(lines[index].strip())
+            body.append(line.strip())
             index += 1
         text = " ".join(part for part in body if part)
         text = re.sub(r":[a-z]+:`~?([^`<]*?)(?: <[^>]*>)?`", r"\1", text)
-        notes.append(f"{match.group(1).capitalize()}: {text.replace('``', '')}")
+        notes.append(f"{match.group(2).capitalize()}: {text.replace('``', '')}")
     return notes
 
 

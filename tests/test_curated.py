@@ -22,14 +22,24 @@ def write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[term]]\nterm = "carrier"\ndefinition = "x"\ncolour = "red"\n', "data.toml: term 'carrier': unknown key(s) colour"),
-        ('[[term]]\nterm = "carrier"\ndefinition = "  "\n', "data.toml: term 'carrier': 'definition' is missing or empty"),
-        ('[[term]]\nterm = "carrier"\ndefinition = "x"\n[[term]]\nterm = "Carrier"\ndefinition = "y"\n',
-         "data.toml: term 'Carrier': 'Carrier' is already a term or alias of 'carrier'"),
-        ('[[term]]\nterm = "a"\ndefinition = "x"\nformer = ["b"]\n[[term]]\nterm = "c"\ndefinition = "y"\naliases = ["b"]\n',
-         "data.toml: term 'c': 'b' is already a term or alias of 'a'"),
+        (
+            '[[term]]\nterm = "carrier"\ndefinition = "x"\ncolour = "red"\n',
+            "data.toml: term 'carrier': unknown key(s) colour",
+        ),
+        (
+            '[[term]]\nterm = "carrier"\ndefinition = "  "\n',
+            "data.toml: term 'carrier': 'definition' is missing or empty",
+        ),
+        (
+            '[[term]]\nterm = "carrier"\ndefinition = "x"\n[[term]]\nterm = "Carrier"\ndefinition = "y"\n',
+            "data.toml: term 'Carrier': 'Carrier' is already a term or alias of 'carrier'",
+        ),
+        (
+            '[[term]]\nterm = "a"\ndefinition = "x"\nformer = ["b"]\n[[term]]\nterm = "c"\ndefinition = "y"\naliases = ["b"]\n',
+            "data.toml: term 'c': 'b' is already a term or alias of 'a'",
+        ),
         ('[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n', "data.toml: term 'k': key 1 is neither a string"),
-        ('[terms]\nx = 1\n', "data.toml: unknown table(s) terms"),
+        ("[terms]\nx = 1\n", "data.toml: unknown table(s) terms"),
     ],
 )
 def test_glossary_validation(tmp_path: Path, text: str, message: str) -> None:
@@ -41,11 +51,18 @@ def test_glossary_validation(tmp_path: Path, text: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\nsee = ["collectors:nowhere"]\n',
-         "data.toml: symptom 's': 'see' names an unknown section 'collectors:nowhere'"),
-        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\n[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\n',
-         "data.toml: symptom 's': duplicate id"),
-        ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = ""\nlook = ["f"]\n', "data.toml: symptom 's': 'cause' is missing or empty"),
+        (
+            '[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\nsee = ["collectors:nowhere"]\n',
+            "data.toml: symptom 's': 'see' names an unknown section 'collectors:nowhere'",
+        ),
+        (
+            '[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\n[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = ["f"]\n',
+            "data.toml: symptom 's': duplicate id",
+        ),
+        (
+            '[[symptom]]\nid = "s"\nsymptom = "x"\ncause = ""\nlook = ["f"]\n',
+            "data.toml: symptom 's': 'cause' is missing or empty",
+        ),
         ('[[symptom]]\nid = "s"\nsymptom = "x"\ncause = "y"\nlook = []\n', "data.toml: symptom 's': 'look' is empty"),
     ],
 )
@@ -61,11 +78,37 @@ def test_builtin_data_is_valid_and_covers_the_required_terms() -> None:
     profile = load_profile(builtin_profile_path("torchrl"), "torchrl.toml")  # type: ignore[arg-type]
     names = {name.lower() for term in profile.glossary for name in term.names()}
     required = [
-        "carrier", "shuttle", "in_keys", "out_keys", "_acceptedkeys", "set_keys", "tensor_keys", "recurrent mode",
-        "set_recurrent_mode", "tensordictprimer", "is_init", "inittracker", "trajectory id", "storing_device",
-        "policy_device", "env_device", "no_cuda_sync", "compact_obs", "functional loss", "batchedenv", "composite",
-        "compositespec", "env batch size", "envcreator", "ted", "transform", "sync points", "split trajectories",
-        "step_mdp", "lstmmodule hidden-state keys", "slicesampler",
+        "carrier",
+        "shuttle",
+        "in_keys",
+        "out_keys",
+        "_acceptedkeys",
+        "set_keys",
+        "tensor_keys",
+        "recurrent mode",
+        "set_recurrent_mode",
+        "tensordictprimer",
+        "is_init",
+        "inittracker",
+        "trajectory id",
+        "storing_device",
+        "policy_device",
+        "env_device",
+        "no_cuda_sync",
+        "compact_obs",
+        "functional loss",
+        "batchedenv",
+        "composite",
+        "compositespec",
+        "env batch size",
+        "envcreator",
+        "ted",
+        "transform",
+        "sync points",
+        "split trajectories",
+        "step_mdp",
+        "lstmmodule hidden-state keys",
+        "slicesampler",
     ]
     assert [name for name in required if name not in names] == []
     assert 12 <= len(profile.symptoms) <= 20
@@ -77,8 +120,21 @@ def test_glossary_symbol_that_vanished_fails_generation(tmp_path: Path, capsys: 
     (tmp_path / "glossary.toml").write_text(
         (FIXTURES / "glossary.toml").read_text().replace("pkg.buffers.Buffer", "pkg.buffers.RenamedBuffer")
     )
-    code = main(["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(tmp_path / "profile.toml"),
-                 "--out", str(tmp_path / "out"), "--no-cache", "-q"])
+    code = main(
+        [
+            "generate",
+            "--source",
+            str(FIXTURES),
+            "--package",
+            "pkg",
+            "--profile",
+            str(tmp_path / "profile.toml"),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-cache",
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "glossary.toml: term 'Buffer': 'pkg.buffers.RenamedBuffer' names no symbol" in err

@@ -125,7 +125,7 @@ def test_attribute_access_kinds_guards_and_values() -> None:
         ("a", "augmented", 4, (), "2"),
         ("a", "read", 6, ("if x",), ""),
         ("b", "write", 8, ("not (x)", "elif x is None"), "0"),
-        ("a", "delete", 10, ("not (x)", "else (not x is None)"), ""),
+        ("a", "delete", 10, ("not (x)", "else (not (x is None))"), ""),
         ("b", "read", 11, (), ""),
         ("b", "read", 13, ("while self.b < 3",), ""),
         ("c", "read", 13, ("while self.b < 3",), ""),
@@ -247,3 +247,29 @@ def test_paired_ast_lines_equal_libcst_position_provider(torchrl_source: SourceT
     assert exact.position_fallback
     assert _lines(fast) == _lines(exact)
     assert len(fast.calls) > 100
+
+
+def test_guards_after_early_exits_and_loop_else() -> None:
+    index = extract(
+        """
+        def f(self, a, b):
+            if a or b:
+                return self.fast()
+            self.slow()
+            for x in a:
+                if not x:
+                    continue
+                self.use(x)
+            else:
+                self.done()
+            if a:
+                self.keep()
+            self.last()
+        """
+    )
+    guards = {c.callee_text: c.guards for c in index.calls if not c.attribute_read}
+    assert guards["self.fast"] == ("if a or b",)
+    assert guards["self.slow"] == ("not (a or b)",)
+    assert guards["self.use"] == ("not (a or b)", "for x in a", "not (not x)")
+    assert guards["self.done"] == ("not (a or b)", "else of for x in a (no break)")
+    assert guards["self.last"] == ("not (a or b)",)  # ``if a: self.keep()`` does not exit
