@@ -291,6 +291,111 @@ def generate(
     raise typer.Exit(int(incomplete))
 
 
+@app.command()
+def audit(
+    source: SourceOption = None,
+    docs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--docs",
+            help="A docs directory or file (rst, md); repeatable. Default: [tool.rlmap] docs.",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Findings recorded here are known.", show_default=False)
+    ] = None,
+    write_baseline: Annotated[
+        Path | None, typer.Option("--write-baseline", help="Record the current findings here.", show_default=False)
+    ] = None,
+    fail_on: Annotated[str, typer.Option("--fail-on", help="any, new (not in the baseline) or none.")] = "any",
+    rule: Annotated[
+        list[str] | None, typer.Option("--rule", help="Only this rule (repeatable).", show_default=False)
+    ] = None,
+    explain_rule: Annotated[
+        str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
+    ] = None,
+    profile: Annotated[
+        Path | None, typer.Option("--profile", help="Profile with the glossary (former names).", show_default=False)
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
+    ] = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+    package: Annotated[
+        str | None, typer.Option("--package", help="Top-level package to audit.", rich_help_panel="Advanced")
+    ] = None,
+) -> None:
+    """Stale references in docs and docstrings, and central code nobody documents."""
+    from rlmap.audit import NOTE, RULES, AuditContext, run_audit
+    from rlmap.config import load_config
+    from rlmap.docscan import scan_docs
+    from rlmap.profile import builtin_profile_path, load_profile
+    from rlmap.report import (
+        REPORT_FORMATS,
+        baseline_json,
+        explain,
+        load_baseline,
+        render_github,
+        render_json,
+        render_sarif,
+        render_text,
+    )
+
+    if explain_rule is not None:
+        typer.echo(explain(explain_rule), nl=False)
+        raise typer.Exit(0)
+    if output_format not in REPORT_FORMATS:
+        raise UsageError(f"unknown --format '{output_format}'", f"use one of {', '.join(REPORT_FORMATS)}")
+    if fail_on not in ("any", "new", "none"):
+        raise UsageError(f"unknown --fail-on '{fail_on}'", "use any, new or none")
+    for rule_id in rule or ():
+        if rule_id not in RULES:
+            raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+    settings = load_config(config).override(source=source, profile=profile, package=package)
+    roots = list(docs) if docs else list(settings.docs)
+    for root in roots:
+        if not root.exists():
+            raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
+    known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
+    profile_path = settings.profile or builtin_profile_path(settings.package)
+    topic_profile = load_profile(profile_path, profile_path.name) if profile_path is not None else None
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
+    scan = scan_docs(roots, Path.cwd())
+    focus = (settings.package,)
+    if topic_profile is not None and topic_profile.page("helpers").get("scope"):
+        focus = tuple(topic_profile.page("helpers")["scope"])
+    context = AuditContext(
+        model=loaded.model,
+        docs=scan,
+        root=loaded.source.root,
+        package=settings.package,
+        focus=focus,
+        terms=topic_profile.glossary if topic_profile is not None else (),
+        is_checkout=loaded.source.is_checkout,
+    )
+    findings = run_audit(context, rule or ())
+    if output_format == "text":
+        typer.echo(render_text(findings, known), nl=False)
+    elif output_format == "json":
+        typer.echo(render_json(findings, known, loaded.source.stamp()), nl=False)
+    elif output_format == "sarif":
+        typer.echo(render_sarif(findings, known), nl=False)
+    else:
+        typer.echo(render_github(findings, known), nl=False)
+    if write_baseline is not None:
+        write_baseline.write_text(baseline_json(findings), encoding="utf-8")
+    failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
+    incomplete = _report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
+    if fail_on != "none" and failing:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    raise typer.Exit(int(incomplete))
+
+
 def _regenerate_command(**given: Any) -> str:
     """``rlmap generate`` with the options this run was given (``--check`` left out)."""
     parts = ["rlmap", "generate"]

@@ -35,7 +35,7 @@ from rlmap.source import SourceTree
 
 EXTERNAL = "external"
 UNRESOLVED = "unresolved"
-_FORMAT = 3
+_FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,7 @@ class CodeModel:
         self._sites: dict[str, tuple[tuple[Any, ...], ...]] = state["sites"]
         self._returns: dict[str, tuple[tuple[Any, ...], ...]] = state["returns"]
         self._exports: tuple[tuple[str, str, str], ...] = state["exports"]
+        self._external_exports: tuple[tuple[str, str, str], ...] = state["external_exports"]
         self.bases: dict[str, tuple[str, ...]] = state["bases"]
         self.subclasses: dict[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
@@ -203,6 +204,10 @@ class CodeModel:
     def exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, qualname): names modules bind by import to the package's symbols."""
         return self._exports
+
+    def external_exports(self) -> tuple[tuple[str, str, str], ...]:
+        """(module, name, dotted): names modules bind by import to other packages' objects."""
+        return self._external_exports
 
     def returns(self, function: str) -> tuple[ReturnSite, ...]:
         return tuple(ReturnSite(*raw) for raw in self._returns.get(function, ()))
@@ -303,6 +308,7 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
             for function, found in sorted(_returns_by_function(index).items())
         },
         "exports": tuple(_module_bindings(resolver, index)),
+        "external_exports": tuple(_external_bindings(resolver, index)),
         "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
         "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
         "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
@@ -320,6 +326,19 @@ def _module_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str,
             target = resolver.canonical(record.target)
             if target is not None and target in resolver.symbols:
                 found.add((module.module, record.name, target))
+    return sorted(found)
+
+
+def _external_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str, str, str]]:
+    """(module, name, outside dotted name) for module-level imports of other packages' names."""
+    found = set()
+    for module in index.modules:
+        for record in module.imports:
+            if record.scope != module.module or record.name == "*" or resolver.canonical(record.target) is not None:
+                continue
+            outside = resolver.outside_name(record.target)
+            if outside is not None:
+                found.add((module.module, record.name, outside))
     return sorted(found)
 
 

@@ -1,0 +1,368 @@
+"""``rlmap audit``: every rule on small synthetic docs, the real TorchRL docs, SARIF, baselines."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlmap.audit import RULES
+from rlmap.cli import main
+from tests.conftest import FIXTURES
+
+REPO = Path(__file__).parent.parent
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "torchrl-docs"
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    def invoke(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return invoke
+
+
+def fixture_audit(run: Run, docs: Path, *extra: str) -> tuple[int, list[dict[str, object]], str]:
+    code, out, err = run(
+        "audit",
+        "--source",
+        str(FIXTURES),
+        "--package",
+        "pkg",
+        "--profile",
+        str(FIXTURES / "profile.toml"),
+        "--docs",
+        str(docs),
+        "--format",
+        "json",
+        "--no-cache",
+        "-q",
+        *extra,
+    )
+    return code, json.loads(out)["findings"], err
+
+
+def write_docs(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "docs"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+# One VALID and one INVALID document per docs rule, on the fixture package (they are also the
+# examples ``rlmap audit --explain`` shows, in TorchRL terms).
+CASES = {
+    "stale-ref": (
+        ".. currentmodule:: pkg.collector\n\nSee :class:`Collector` and ``pkg.envs.base.Env.step``.\n",
+        ".. currentmodule:: pkg.collector\n\nSee :class:`Colector` and ``pkg.envs.base.Env.stepp``.\n",
+    ),
+    "unlinkable-ref": (
+        "See :meth:`pkg.collector.Collector.rollout`.\n",
+        "See :meth:`pkg.collector.Collector._prepare`.\n",
+    ),
+    "broken-label": (
+        ".. _intro:\n\nIntro\n=====\n\nSee :ref:`intro` and :doc:`page`.\n",
+        "Intro\n=====\n\nSee :ref:`no_such_label` and :doc:`no_such_page`.\n",
+    ),
+    "stale-line-anchor": (
+        "``rollout`` is at pkg/collector.py:47.\n",
+        "``rollout`` is at pkg/collector.py:12.\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_valid_and_invalid(run: Run, tmp_path: Path, rule: str) -> None:
+    valid, invalid = CASES[rule]
+    good = write_docs(tmp_path / "good", {"page.rst": valid})
+    bad = write_docs(tmp_path / "bad", {"page.rst": invalid})
+    _, good_findings, _ = fixture_audit(run, good, "--rule", rule)
+    code, bad_findings, _ = fixture_audit(run, bad, "--rule", rule)
+    assert good_findings == []
+    assert bad_findings, f"{rule}: the INVALID example produced no finding"
+    assert {f["rule"] for f in bad_findings} == {rule}
+    assert code == 1
+
+
+def test_stale_ref_suggests_the_renamed_symbol(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"page.rst": ".. currentmodule:: pkg.buffers\n\nUse :class:`Bufer`.\n"})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref")
+    assert [(f["line"], f["name"]) for f in findings] == [(3, "Bufer")]
+    assert "pkg.buffers.Buffer" in str(findings[0]["suggestion"])
+
+
+def test_code_rules_on_the_fixture(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"page.md": "# Nothing here\n"})
+    _, findings, _ = fixture_audit(run, docs)
+    by_rule = {(f["rule"], f["name"]) for f in findings}
+    assert ("stale-alias", "pkg.collector.LLMCollector._shuttle") in by_rule
+    assert ("undocumented-helper", "pkg.advantages._sanitize") in by_rule
+
+
+def test_stale_docstring_ref(run: Run, make_package) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "dp/__init__.py": "",
+            "dp/mod.py": '''
+                class Module:
+                    """A module.
+
+                    Args:
+                        size (int): the size.
+                        colour (str): no longer taken.
+
+                    Methods:
+                        forward: runs it.
+                        set_mode: sets the mode.
+                        gone: was removed long ago.
+                    """
+
+                    def __init__(self, size):
+                        self.size = size
+
+                    def forward(self):
+                        return self.size
+
+                    def set_mode(self, mode=True):
+                        raise RuntimeError("set_mode() has been removed; use the context manager")
+            ''',
+        }
+    )
+    code, out, _ = run(
+        "audit",
+        "--source",
+        str(root / "dp"),
+        "--package",
+        "dp",
+        "--rule",
+        "stale-docstring-ref",
+        "--format",
+        "json",
+        "--no-cache",
+        "-q",
+    )
+    findings = json.loads(out)["findings"]
+    assert [(f["line"], f["name"]) for f in findings] == [
+        (6, "dp.mod.Module(colour)"),
+        (10, "dp.mod.Module.set_mode"),
+        (11, "dp.mod.Module.gone"),
+    ]
+    assert "now only raises" in str(findings[1]["message"])
+    assert code == 1
+
+
+def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    baseline = tmp_path / "baseline.json"
+    code, _, _ = fixture_audit(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline))
+    assert code == 1
+    (docs / "page.rst").write_text("Intro\n\nMore text.\n\nSee :ref:`missing_label`.\n")  # moved down four lines
+    code, findings, _ = fixture_audit(
+        run, docs, "--rule", "broken-label", "--baseline", str(baseline), "--fail-on", "new"
+    )
+    assert code == 0
+    assert [(f["line"], f["known"]) for f in findings] == [(5, True)]
+    (docs / "other.rst").write_text("See :ref:`another_missing`.\n")
+    code, findings, _ = fixture_audit(
+        run, docs, "--rule", "broken-label", "--baseline", str(baseline), "--fail-on", "new"
+    )
+    assert code == 1
+    assert sorted((f["name"], f["known"]) for f in findings) == [("another_missing", False), ("missing_label", True)]
+
+
+def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    code, out, _ = run(
+        "audit",
+        "--source",
+        str(FIXTURES),
+        "--package",
+        "pkg",
+        "--docs",
+        str(docs),
+        "--rule",
+        "broken-label",
+        "--fail-on",
+        "none",
+        "--no-cache",
+        "-q",
+    )
+    assert code == 0
+    assert out.splitlines()[0].endswith("docs/page.rst")
+    assert "broken-label        :ref:`missing_label` names no label in the docs" in out
+    assert out.rstrip().endswith("1 findings (1 new, 0 known): 1 broken-label")
+
+
+def test_github_annotations(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    code, out, _ = run(
+        "audit",
+        "--source",
+        str(FIXTURES),
+        "--package",
+        "pkg",
+        "--docs",
+        str(docs),
+        "--rule",
+        "broken-label",
+        "--format",
+        "github",
+        "--no-cache",
+        "-q",
+    )
+    assert code == 1
+    assert out.startswith("::error file=")
+    assert ",line=1,title=rlmap broken-label::" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--docs", "/no/such/docs"], "docs path '/no/such/docs' does not exist"),
+        (["--rule", "nope"], "unknown --rule 'nope'"),
+        (["--format", "xml"], "unknown --format 'xml'"),
+        (["--fail-on", "some"], "unknown --fail-on 'some'"),
+        (["--baseline", "/no/such/baseline.json"], "baseline '/no/such/baseline.json' does not exist"),
+    ],
+)
+def test_usage_errors(run: Run, args: list[str], message: str) -> None:
+    code, _, err = run("audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", *args)
+    assert code == 2
+    assert err.startswith("rlmap: error: ")
+    assert message in err
+
+
+def test_unreadable_doc_is_reported_and_the_rest_audited(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"good.rst": "See :ref:`missing_label`.\n"})
+    (docs / "bad.rst").write_bytes(b"Title\n=====\n\ncaf\xe9 :ref:`x`\n")
+    code, findings, err = fixture_audit(run, docs, "--rule", "broken-label")
+    assert code == 1
+    assert [f["name"] for f in findings] == ["missing_label"]
+    assert "bad.rst:1: not valid UTF-8" in err
+
+
+def test_explain_every_rule(run: Run) -> None:
+    for rule in RULES:
+        code, out, _ = run("audit", "--explain", rule)
+        assert code == 0
+        assert out.startswith(f"{rule} (")
+        assert "Finding:" in out
+        assert "Not a finding:" in out
+
+
+# -- the real TorchRL docs ----------------------------------------------------------------------
+
+# Every stale-ref the corpus yields, reviewed by hand against torchrl 0.14.1.
+EXPECTED_STALE_REFS = {
+    # (file, line, target): true positive?
+    (
+        "docs/source/reference/envs_recorders.rst",
+        25,
+        "torchrl.record.loggers.TensorBoardLogger",
+    ): True,  # TensorboardLogger
+    ("docs/source/reference/envs_transforms.rst", 132, "torchrl.envs._apply_transform"): True,  # a Transform method
+    ("docs/source/reference/envs_vectorized.rst", 148, "torchrl.envs.batch_locked"): True,  # an EnvBase property
+    ("docs/source/reference/llms.rst", 253, "torchrl.envs.llm.MLGymEnv"): True,  # never existed
+}
+
+
+@pytest.mark.torchrl
+def test_real_corpus(torchrl_cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    if not CORPUS.is_dir():
+        pytest.fail(f"the TorchRL docs corpus is missing: expected {CORPUS} (../shared beside the repo)")
+    monkeypatch.chdir(CORPUS)
+    code = main(
+        [
+            "audit",
+            "--docs",
+            "docs/source",
+            "--docs",
+            "knowledge_base",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(torchrl_cache),
+            "-q",
+            "--fail-on",
+            "none",
+        ]
+    )
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert code == 0
+    stale = {(f["path"], f["line"], f["name"]) for f in findings if f["rule"] == "stale-ref"}
+    assert stale == set(EXPECTED_STALE_REFS), "the corpus's stale-ref findings changed: review them and update the list"
+    false_positives = sum(1 for ok in EXPECTED_STALE_REFS.values() if not ok)
+    assert false_positives <= 0.10 * len(EXPECTED_STALE_REFS)
+    names = {(f["rule"], f["name"]) for f in findings}
+    assert ("broken-label", "ref_data_layout") in names
+    assert ("stale-docstring-ref", "torchrl.modules.tensordict_module.rnn.LSTMModule.set_recurrent_mode") in names
+    assert ("stale-docstring-ref", "torchrl.modules.tensordict_module.rnn.GRUModule.set_recurrent_mode") in names
+    assert ("stale-alias", "torchrl.collectors.llm.base.LLMCollector._shuttle") in names
+    flagged = {f["name"] for f in findings}
+    for harmless in (
+        "env.reset",
+        "env.batch_size",
+        "collector.update_policy_weights_",
+        "FutureWarning",
+        "tensordict.TensorDictBase",
+        "torch.nn.LSTM",
+    ):
+        assert harmless not in flagged
+
+
+@pytest.mark.torchrl
+def test_sarif_is_valid_sarif_2_1_0(
+    torchrl_cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jsonschema
+
+    schema = json.loads((SHARED / "schemas" / "sarif-schema-2.1.0.json").read_text())
+    monkeypatch.chdir(CORPUS)
+    main(["audit", "--docs", "docs/source", "--format", "sarif", "--cache-dir", str(torchrl_cache), "-q"])
+    sarif = json.loads(capsys.readouterr().out)
+    jsonschema.validate(sarif, schema)
+    results = sarif["runs"][0]["results"]
+    assert results
+    assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in results)
+    assert {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]} == set(RULES)
+
+
+@pytest.mark.torchrl
+def test_dogfood_generated_docs_have_no_stale_references(run: Run, torchrl_cache: Path) -> None:
+    """Our committed rst, dropped next to TorchRL's reference pages (which it links), audits clean."""
+    code, out, _ = run(
+        "audit",
+        "--docs",
+        str(REPO / "generated_docs" / "rst"),
+        "--docs",
+        str(REPO / "generated_docs" / "md"),
+        "--docs",
+        str(CORPUS / "docs" / "source" / "reference" / "data_layout.rst"),
+        "--docs",
+        str(CORPUS / "docs" / "source" / "reference" / "profiling.rst"),
+        "--format",
+        "json",
+        "--rule",
+        "stale-ref",
+        "--rule",
+        "stale-line-anchor",
+        "--rule",
+        "broken-label",
+        "--cache-dir",
+        str(torchrl_cache),
+        "-q",
+        "--fail-on",
+        "none",
+    )
+    ours = [f for f in json.loads(out)["findings"] if "generated_docs" in str(f["path"])]
+    assert ours == []
+    assert code == 0
