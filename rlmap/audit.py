@@ -182,15 +182,7 @@ class AuditContext:
             outside = self._outside.get((owner, name))
             return f"{EXTERNAL_PREFIX}{outside}" if outside else None
         if kind == CLASS:
-            pending, seen = [owner], set()
-            while pending:
-                current = pending.pop(0)
-                if current in seen:
-                    continue
-                seen.add(current)
-                if self.model.has_symbol(f"{current}.{name}"):
-                    return f"{current}.{name}"
-                pending.extend(self.model.bases.get(current, ()))
+            return self.model.find_member(owner, name)
         return None
 
     def named(self, name: str) -> list[str]:

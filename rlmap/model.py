@@ -212,6 +212,19 @@ class CodeModel:
     def returns(self, function: str) -> tuple[ReturnSite, ...]:
         return tuple(ReturnSite(*raw) for raw in self._returns.get(function, ()))
 
+    def find_member(self, cls: str, name: str) -> str | None:
+        """``cls.name`` as defined in ``cls`` or the nearest base (breadth first) that defines it."""
+        pending, seen = [cls], set()
+        while pending:
+            current = pending.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            if f"{current}.{name}" in self._symbols:
+                return f"{current}.{name}"
+            pending.extend(self.bases.get(current, ()))
+        return None
+
     def subclasses_of(self, cls: str) -> list[str]:
         """Every direct and indirect subclass, sorted."""
         found: set[str] = set()

@@ -44,16 +44,9 @@ class Topics:
         """``cls.name`` as defined in ``cls`` or the nearest base that defines it."""
         if "." in name:
             return self.name(page, key, name)
-        pending = [cls]
-        seen: set[str] = set()
-        while pending:
-            current = pending.pop(0)
-            if current in seen:
-                continue
-            seen.add(current)
-            if self.model.has_symbol(f"{current}.{name}"):
-                return f"{current}.{name}"
-            pending.extend(self.model.bases.get(current, ()))
+        found = self.model.find_member(cls, name)
+        if found is not None:
+            return found
         return self.name(page, key, f"{cls}.{name}")  # fails with the profile's file and key
 
     def setting(self, page: str, key: str, default: Any = None) -> Any:
@@ -562,7 +555,7 @@ def usage(model: CodeModel, refs: Refs, qualname: str) -> tuple[int, int]:
     places = 0
     files: set[str] = set()
     if model.node_kind(qualname) == "class":
-        init = _init_of(model, qualname)
+        init = model.find_member(qualname, "__init__") or ""
         name = qualname.rsplit(".", 1)[-1]
         for edge in model.callers(init) if init else ():
             for site in model.call_sites(edge.caller):
@@ -578,20 +571,6 @@ def usage(model: CodeModel, refs: Refs, qualname: str) -> tuple[int, int]:
         files.add(refs.function_path(access.function))
     files.discard("")
     return places, len(files)
-
-
-def _init_of(model: CodeModel, cls: str) -> str:
-    pending = [cls]
-    seen: set[str] = set()
-    while pending:
-        current = pending.pop(0)
-        if current in seen:
-            continue
-        seen.add(current)
-        if model.has_symbol(f"{current}.__init__"):
-            return f"{current}.__init__"
-        pending.extend(model.bases.get(current, ()))
-    return ""
 
 
 def _primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:

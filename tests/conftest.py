@@ -38,6 +38,22 @@ def make_package(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     return make
 
 
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    """Run the CLI in-process: (exit code, stdout, stderr)."""
+    from rlmap.cli import main
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return invoke
+
+
 def model_of(root: Path, package: str) -> CodeModel:
     tree = locate_source(root, package=package)
     return load_model(tree, Cache.disabled(), jobs=1).model

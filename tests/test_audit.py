@@ -4,30 +4,17 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rlmap.audit import RULES
 from rlmap.cli import main
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Run
 
 REPO = Path(__file__).parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "torchrl-docs"
-
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Run:
-    def invoke(*args: str) -> tuple[int, str, str]:
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return invoke
 
 
 def fixture_audit(run: Run, docs: Path, *extra: str) -> tuple[int, list[dict[str, object]], str]:

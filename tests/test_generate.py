@@ -5,31 +5,18 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rlmap.cli import main
 from rlmap.source import SourceTree
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Run
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 REPO = Path(__file__).parent.parent
 UPDATE = os.environ.get("RLMAP_UPDATE_SNAPSHOTS") == "1"
 REGENERATE = "RLMAP_UPDATE_SNAPSHOTS=1 nox -s tests -- tests/test_generate.py"
-
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Run:
-    def invoke(*args: str) -> tuple[int, str, str]:
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return invoke
 
 
 def fixture_generate(out: Path, *extra: str) -> list[str]:
