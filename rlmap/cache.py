@@ -18,7 +18,7 @@ from rlmap import __version__
 from rlmap.errors import CacheError
 
 # Bump when the records or the extraction rules change in a way the version does not show.
-SCHEMA = "15"
+SCHEMA = "16"
 
 
 def default_cache_dir() -> Path:

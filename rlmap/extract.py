@@ -101,6 +101,11 @@ _NOT_TENSORDICT = frozenset(
         "extra_kwargs",
     }
 )
+def _not_tensordict(name: str) -> bool:
+    """Receivers whose string keys are not tensordict entries: plain dicts and specs (``*_spec``)."""
+    return name in _NOT_TENSORDICT or name == "spec" or name.endswith("_spec")
+
+
 _KEY_METHODS = {
     "get": READ,
     "get_at": READ,
@@ -712,7 +717,7 @@ class _Extractor:
 
     def key_method(self, func: cst.Attribute, args: Sequence[cst.Arg], line: int) -> None:
         receiver = dotted_parts(func.value)
-        if receiver and receiver[-1] in _NOT_TENSORDICT:
+        if receiver and _not_tensordict(receiver[-1]):
             return
         method = func.attr.value
         positional = [arg for arg in args if arg.keyword is None and not arg.star]
@@ -749,7 +754,7 @@ class _Extractor:
     def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
         line, _, _ = self.position(node, L.SUBSCRIPT)
         receiver = dotted_parts(node.value)
-        if len(node.slice) == 1 and not (receiver and receiver[-1] in _NOT_TENSORDICT):
+        if len(node.slice) == 1 and not (receiver and _not_tensordict(receiver[-1])):
             index = node.slice[0].slice
             if isinstance(index, cst.Index):
                 key = key_literal(index.value)

@@ -339,15 +339,21 @@ class Renderer:
                 version=__version__,
                 **context,
             )
-        except RlmapError:
+        except RlmapError as error:
+            origin = f"template {template_name}"
+            if error.message.startswith(origin):  # a sym() in the template: say where
+                where = _template_location(error, template.filename or template_name)
+                error.message = f"{where}{error.message[len(origin) :]}"
+                error.args = (str(error),)
             raise
         except jinja2.UndefinedError as error:
             raise TemplateError(
-                f"{_template_location(error, template_name)}: {error.message}",
+                f"{_template_location(error, template.filename or template_name)}: {error.message}",
                 "the template uses a value the page does not provide; fix the template",
             ) from None
         except jinja2.TemplateError as error:
-            raise TemplateError(f"{_template_location(error, template_name)}: {error}", "fix the template") from None
+            where = _template_location(error, template.filename or template_name)
+            raise TemplateError(f"{where}: {error}", "fix the template") from None
         return _tidy(text)
 
 
@@ -365,15 +371,25 @@ class _OptionalProse:
     __getitem__ = __getattr__
 
 
-def _template_location(error: BaseException, template_name: str) -> str:
-    """``template.j2:LINE`` from the traceback of a rendering error."""
+def _template_location(error: BaseException, filename: str) -> str:
+    """``path/to/template.j2:LINE`` from a rendering error (jinja rewrites its traceback to template lines)."""
     line = 0
     trace = error.__traceback__
     while trace is not None:
-        if trace.tb_frame.f_code.co_filename.endswith(template_name):
+        if trace.tb_frame.f_code.co_filename == filename:
             line = trace.tb_lineno
         trace = trace.tb_next
-    return f"{template_name}:{line}" if line else template_name
+    shown = _shown_template(filename)
+    return f"{shown}:{line}" if line else shown
+
+
+def _shown_template(filename: str) -> str:
+    """A shipped template as ``templates/name.j2``; a user's as the path it was given by."""
+    path = Path(filename)
+    shipped = Path(str(resources.files("rlmap.templates")))
+    if path.parent == shipped:
+        return f"templates/{path.name}"
+    return filename
 
 
 def _tidy(text: str) -> str:
