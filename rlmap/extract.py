@@ -101,6 +101,8 @@ _NOT_TENSORDICT = frozenset(
         "extra_kwargs",
     }
 )
+
+
 def _not_tensordict(name: str) -> bool:
     """Receivers whose string keys are not tensordict entries: plain dicts and specs (``*_spec``)."""
     return name in _NOT_TENSORDICT or name == "spec" or name.endswith("_spec")
