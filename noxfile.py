@@ -25,6 +25,7 @@ def lint(session: nox.Session) -> None:
     """Ruff: lint and format check of rlmap and its tests."""
     session.install("ruff>=0.5")
     session.run("ruff", "check", "rlmap", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "rlmap", "tests", "noxfile.py")
 
 
 @nox.session

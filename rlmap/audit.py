@@ -140,6 +140,8 @@ class AuditContext:
     focus: tuple[str, ...]
     terms: tuple[Term, ...] = ()
     is_checkout: bool = False
+    min_callers: int = ORPHAN_MIN_CALLERS
+    min_accesses: int = ORPHAN_MIN_ACCESSES
     _exports: dict[tuple[str, str], str] = field(default_factory=dict)
     _outside: dict[tuple[str, str], str] = field(default_factory=dict)
     _public: dict[str, str] = field(default_factory=dict)
@@ -587,7 +589,7 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
             continue
         if symbol.kind in (FUNCTION, METHOD) and not symbol.has_docstring:
             callers = {edge.caller for edge in ctx.model.callers(symbol.qualname)}
-            if len(callers) >= ORPHAN_MIN_CALLERS and name not in mentioned:
+            if len(callers) >= ctx.min_callers and name not in mentioned:
                 yield Finding(
                     "orphaned-symbol",
                     WARNING,
@@ -609,7 +611,7 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
                 )
         elif symbol.kind == ATTRIBUTE:
             accesses = ctx.model.attribute_accesses(symbol.qualname)
-            if len(accesses) >= ORPHAN_MIN_ACCESSES and name not in mentioned:
+            if len(accesses) >= ctx.min_accesses and name not in mentioned:
                 writers = len({a.function for a in accesses if a.kind == "write"})
                 yield Finding(
                     "orphaned-symbol",

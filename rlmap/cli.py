@@ -377,6 +377,8 @@ def audit(
         focus=focus,
         terms=topic_profile.glossary if topic_profile is not None else (),
         is_checkout=loaded.source.is_checkout,
+        min_callers=settings.audit_min_callers,
+        min_accesses=settings.audit_min_accesses,
     )
     findings = run_audit(context, rule or ())
     if output_format == "text":

@@ -23,6 +23,8 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "profile": str,
     "repo-url": str,
     "docs": list,
+    "audit-min-callers": int,
+    "audit-min-accesses": int,
 }
 
 
@@ -36,6 +38,8 @@ class Config:
     profile: Path | None = None
     repo_url: str | None = None
     docs: tuple[Path, ...] = ()
+    audit_min_callers: int = 3  # orphaned-symbol: a private helper with this many callers is central
+    audit_min_accesses: int = 10  # orphaned-symbol: an attribute read or written this often is central
     origin: str = "built-in defaults"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -98,6 +102,8 @@ def _from_file(path: Path, required: bool) -> Config:
         profile=relative(table.get("profile")),
         repo_url=table.get("repo-url"),
         docs=tuple(base / entry for entry in table.get("docs", [])),
+        audit_min_callers=table.get("audit-min-callers", 3),
+        audit_min_accesses=table.get("audit-min-accesses", 10),
         origin=path.name,
     )
     validate_formats(config.formats, config.origin)
