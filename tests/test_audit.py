@@ -353,3 +353,29 @@ def test_dogfood_generated_docs_have_no_stale_references(run: Run, torchrl_cache
     ours = [f for f in json.loads(out)["findings"] if "generated_docs" in str(f["path"])]
     assert ours == []
     assert code == 0
+
+
+def test_orphan_thresholds_come_from_the_config(run: Run, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path, {"page.md": "# Nothing here\n"})
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.rlmap]\naudit-min-callers = 1\n")
+    code, out, _ = run(
+        "audit",
+        "--config",
+        str(config),
+        "--source",
+        str(FIXTURES),
+        "--package",
+        "pkg",
+        "--docs",
+        str(docs),
+        "--rule",
+        "orphaned-symbol",
+        "--format",
+        "json",
+        "--no-cache",
+        "-q",
+    )
+    names = {f["name"] for f in json.loads(out)["findings"]}
+    assert "pkg.advantages._sanitize" in names  # one caller: central at threshold 1, a mere note at 3
+    assert code == 1
