@@ -28,6 +28,15 @@ NOTE = "note"
 EXTERNAL_PREFIX = "external:"  # a name a module re-exports from another package: it exists
 ORPHAN_MIN_CALLERS = 3
 ORPHAN_MIN_ACCESSES = 10
+_ROLE_KINDS: dict[str, tuple[str, ...]] = {
+    "mod": (MODULE,),
+    "class": (CLASS,),
+    "exc": (CLASS,),
+    "func": (FUNCTION,),
+    "meth": (METHOD, PROPERTY),
+    "attr": (ATTRIBUTE, PROPERTY),
+    "data": (ATTRIBUTE, "variable"),
+}
 _CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc"})
 _SPHINX_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
 
@@ -182,7 +191,17 @@ class AuditContext:
             if target is not None and self.model.has_symbol(target):
                 return target
             outside = self._outside.get((owner, name))
-            return f"{EXTERNAL_PREFIX}{outside}" if outside else None
+            if outside:
+                return f"{EXTERNAL_PREFIX}{outside}"
+            if self.model.has_symbol(f"{owner}.__getattr__"):
+                # a module-level __getattr__ imports names lazily: take a definition below the module
+                lazy = [
+                    q
+                    for q in self.named(name)
+                    if q.startswith(owner + ".") and self.model.node_kind(q) in (CLASS, FUNCTION)
+                ]
+                return lazy[0] if lazy else None
+            return None
         if kind == CLASS:
             return self.model.find_member(owner, name)
         return None
@@ -285,11 +304,17 @@ def rule_refs(ctx: AuditContext) -> Iterable[Finding]:
             continue
         if not in_package:
             first = target.split(".")[0]
-            if "." in target and ctx.model.node_kind(f"{ref.module}.{first}") != MODULE:
+            head = ctx.resolve(f"{ref.module}.{first}") if "." in target else ""
+            if head is None or (head and head.startswith(EXTERNAL_PREFIX)):
                 continue  # ``env.reset``-style or another package's name
-            if "." not in target and ref.kind in ("meth", "attr"):
-                continue  # a member of the class being documented: context we cannot see
-            elsewhere = [q for q in ctx.named(target.rsplit(".", 1)[-1]) if q.endswith("." + target)]
+            if "." not in target and ref.kind in ("meth", "attr", "mod"):
+                continue  # a member of the documented class, or another package: context we cannot see
+            kinds = _ROLE_KINDS.get(ref.kind)
+            elsewhere = [
+                q
+                for q in ctx.named(target.rsplit(".", 1)[-1])
+                if q.endswith("." + target) and (kinds is None or ctx.model.node_kind(q) in kinds)
+            ]
             if elsewhere:
                 public = ctx.public_or_qualname(elsewhere[0])
                 yield Finding(
@@ -491,7 +516,7 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
         found = _docstring_node(tree, symbol) if tree is not None else None
         if found is None:
             continue
-        _, constant = found
+        definition, constant = found
         text = str(constant.value)
         short = symbol.qualname.rsplit(".", 1)[-1]
         if symbol.kind == CLASS:
@@ -534,6 +559,8 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
         params_owner = ctx.model.symbol(f"{symbol.qualname}.__init__") if symbol.kind == CLASS else symbol
         if params_owner is None or "*" in params_owner.signature:
             continue  # **kwargs / *args accept names we cannot check
+        if any(keyword.arg == "metaclass" for keyword in getattr(definition, "keywords", ())):
+            continue  # a metaclass may take arguments __init__ never sees
         params = {name for name, _ in params_owner.params}
         owner_name = params_owner.qualname.rsplit(".", 1)[-1]
         for offset, name in _section_entries(text, "Args") + _section_entries(text, "Arguments"):
@@ -583,6 +610,7 @@ def _function_path(ctx: AuditContext, function: str) -> str:
 def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
     """orphaned-symbol (central, undocumented, unmentioned) and undocumented-helper."""
     mentioned = ctx.docs.text_names
+    former = {old for term in ctx.terms for old in term.former_attributes}  # reported as stale-alias
     for symbol in ctx.model.symbols():
         name = symbol.qualname.rsplit(".", 1)[-1]
         if not symbol.qualname.startswith(ctx.focus) or not name.startswith("_") or name.startswith("__"):
@@ -609,7 +637,7 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
                     f"{name} has no docstring ({len(callers)} caller{'s' if len(callers) != 1 else ''})",
                     "add a one-line docstring",
                 )
-        elif symbol.kind == ATTRIBUTE:
+        elif symbol.kind == ATTRIBUTE and name not in former:
             accesses = ctx.model.attribute_accesses(symbol.qualname)
             if len(accesses) >= ctx.min_accesses and name not in mentioned:
                 writers = len({a.function for a in accesses if a.kind == "write"})

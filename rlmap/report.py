@@ -158,7 +158,8 @@ def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
         level = "notice" if f.severity == NOTE else ("error" if f.severity == "error" else "warning")
         text = f.message + (f" - {f.suggestion}" if f.suggestion else "")
         text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        lines.append(f"::{level} file={f.path},line={f.line},title=rlmap {f.rule}::{text}")
+        path = f.path.replace("%", "%25").replace(",", "%2C").replace(":", "%3A")
+        lines.append(f"::{level} file={path},line={f.line},title=rlmap {f.rule}::{text}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -379,3 +379,41 @@ def test_orphan_thresholds_come_from_the_config(run: Run, tmp_path: Path) -> Non
     names = {f["name"] for f in json.loads(out)["findings"]}
     assert "pkg.advantages._sanitize" in names  # one caller: central at threshold 1, a mere note at 3
     assert code == 1
+
+
+def test_lazy_exports_resolve_and_relative_members_are_checked(run: Run, make_package, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "lz/__init__.py": """
+                __all__ = ["Lazy"]
+
+                def __getattr__(name):
+                    from lz._impl import Lazy
+                    return Lazy
+            """,
+            "lz/_impl.py": "class Lazy:\n    def run(self):\n        return 1\n",
+        }
+    )
+    docs = write_docs(
+        tmp_path,
+        {
+            "page.rst": ".. currentmodule:: lz\n\n:class:`lz.Lazy` and :meth:`Lazy.run` exist; :meth:`Lazy.gone` does not.\n",
+        },
+    )
+    code, out, _ = run(
+        "audit",
+        "--source",
+        str(root / "lz"),
+        "--package",
+        "lz",
+        "--docs",
+        str(docs),
+        "--rule",
+        "stale-ref",
+        "--format",
+        "json",
+        "--no-cache",
+        "-q",
+    )
+    assert [f["name"] for f in json.loads(out)["findings"]] == ["Lazy.gone"]
+    assert code == 1
