@@ -584,7 +584,7 @@ def rule_aliases(ctx: AuditContext) -> Iterable[Finding]:
                 if not accesses:
                     continue
                 first = min(accesses, key=lambda a: a.line)
-                path = _function_path(ctx, first.function)
+                path = ctx.model.path_of(first.function)
                 yield Finding(
                     "stale-alias",
                     WARNING,
@@ -595,16 +595,6 @@ def rule_aliases(ctx: AuditContext) -> Iterable[Finding]:
                     f"the glossary says the {', '.join(term.former)} is now the {term.term}",
                     f"rename self.{old} to the name the rest of the code uses for the {term.term}",
                 )
-
-
-def _function_path(ctx: AuditContext, function: str) -> str:
-    candidate = function
-    while candidate:
-        symbol = ctx.model.symbol(candidate)
-        if symbol is not None:
-            return symbol.path
-        candidate = candidate.rpartition(".")[0]
-    return ""
 
 
 def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:

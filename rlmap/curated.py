@@ -63,6 +63,19 @@ def _read(path: Path, display: str) -> dict[str, Any]:
         raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
 
 
+def _entries(path: Path, display: str, table: str) -> list[dict[str, Any]]:
+    """The ``[[table]]`` entries of a data file; any other table is an error."""
+    data = _read(path, display)
+    unknown = set(data) - {table}
+    if unknown:
+        message = f"{display}: unknown table(s) {', '.join(sorted(unknown))}"
+        raise ConfigError(message, f"the file holds [[{table}]] entries only")
+    entries = data.get(table, [])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{display}: '{table}' must be an array of tables", f"write each entry as [[{table}]]")
+    return entries
+
+
 def _strings(value: Any, where: str, field: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -95,15 +108,9 @@ def _text(entry: dict[str, Any], field: str, where: str) -> str:
 
 
 def load_glossary(path: Path, display: str) -> tuple[Term, ...]:
-    data = _read(path, display)
-    unknown = set(data) - {"term"}
-    if unknown:
-        raise ConfigError(
-            f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a glossary holds [[term]] entries"
-        )
     terms: list[Term] = []
     seen: dict[str, str] = {}
-    for index, entry in enumerate(data.get("term", []), start=1):
+    for index, entry in enumerate(_entries(path, display, "term"), start=1):
         name = entry.get("term")
         where = f"{display}: term {name!r}" if isinstance(name, str) else f"{display}: term #{index}"
         extra = set(entry) - _TERM_KEYS
@@ -131,15 +138,9 @@ def load_glossary(path: Path, display: str) -> tuple[Term, ...]:
 
 
 def load_symptoms(path: Path, display: str, sections: dict[str, dict[str, str]]) -> tuple[Symptom, ...]:
-    data = _read(path, display)
-    unknown = set(data) - {"symptom"}
-    if unknown:
-        raise ConfigError(
-            f"{display}: unknown table(s) {', '.join(sorted(unknown))}", "a map holds [[symptom]] entries"
-        )
     found: list[Symptom] = []
     ids: set[str] = set()
-    for index, entry in enumerate(data.get("symptom", []), start=1):
+    for index, entry in enumerate(_entries(path, display, "symptom"), start=1):
         ident = entry.get("id")
         where = f"{display}: symptom {ident!r}" if isinstance(ident, str) else f"{display}: symptom #{index}"
         extra = set(entry) - _SYMPTOM_KEYS

@@ -206,18 +206,13 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
                 "kind": access.kind,
                 "function": access.function,
                 "line": access.line,
-                "location": f"{_path_of(model, access.function)}:{access.line}",
+                "location": f"{model.path_of(access.function)}:{access.line}",
                 "guards": list(access.guards),
                 "value": access.value,
             }
             for access in sorted(accesses, key=lambda a: (a.kind != "write", a.line, a.function))
         ]
     return result
-
-
-def _path_of(model: CodeModel, function: str) -> str:
-    symbol = model.symbol(function)
-    return symbol.path if symbol is not None else ""
 
 
 def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
@@ -231,23 +226,13 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
                 "how": access.how,
                 "function": access.function,
                 "line": access.line,
-                "location": f"{_path_of(model, access.function) or _module_path(model, access.function)}:{access.line}",
+                "location": f"{model.path_of(access.function)}:{access.line}",
                 "guards": list(access.guards),
                 "via": access.expression,
             }
             for access in accesses
         ],
     }
-
-
-def _module_path(model: CodeModel, qualname: str) -> str:
-    candidate = qualname
-    while candidate:
-        symbol = model.symbol(candidate)
-        if symbol is not None:
-            return symbol.path
-        candidate = candidate.rpartition(".")[0]
-    return ""
 
 
 def _format_term(result: dict[str, Any]) -> str:

@@ -133,6 +133,16 @@ class CodeModel:
         raw = self._symbols.get(qualname)
         return Symbol(*raw) if raw is not None else None
 
+    def path_of(self, qualname: str) -> str:
+        """The file of ``qualname``, or of its nearest enclosing symbol (a nested function, a class)."""
+        candidate = qualname
+        while candidate:
+            raw = self._symbols.get(candidate)
+            if raw is not None:
+                return str(raw[2])
+            candidate = candidate.rpartition(".")[0]
+        return ""
+
     def has_symbol(self, qualname: str) -> bool:
         return qualname in self._symbols
 

@@ -106,15 +106,6 @@ class Refs:
             return None
         return Anchor(name=name, path=path, line=line, url=self.model.source.permalink(path, line))
 
-    def function_path(self, function: str) -> str:
-        candidate = function
-        while candidate:
-            symbol = self.model.symbol(candidate)
-            if symbol is not None:
-                return symbol.path
-            candidate = candidate.rpartition(".")[0]
-        return ""
-
     # -- source ----------------------------------------------------------------------------
     def source_lines(self, path: str) -> list[str]:
         if path not in self._lines:

@@ -64,7 +64,7 @@ class Topics:
         return self.refs.ref(qualname)
 
     def site_anchor(self, function: str, name: str, line: int) -> Anchor | None:
-        return self.refs.anchor(name, self.refs.function_path(function), line)
+        return self.refs.anchor(name, self.model.path_of(function), line)
 
     def target_refs(self, targets: Iterable[str]) -> list[Ref | str]:
         found: list[Ref | str] = []
@@ -463,7 +463,7 @@ class Topics:
             symbols = []
             for name in term.symbols:
                 qualname = self.refs.lookup(name, term.origin)
-                places, files = usage(self.model, self.refs, qualname)
+                places, files = usage(self.model, qualname)
                 symbols.append({"ref": self.ref(qualname), "places": places, "files": files})
             keys = []
             for key in term.keys:
@@ -476,7 +476,7 @@ class Topics:
                         "writers": self._key_functions(key, (WRITE,)),
                         "readers": self._key_functions(key, (READ, CHECK)),
                         "places": len(accesses),
-                        "files": len({self.refs.function_path(a.function) for a in accesses}),
+                        "files": len({self.model.path_of(a.function) for a in accesses}),
                     }
                 )
             entries.append(
@@ -546,7 +546,7 @@ class Topics:
         return {"title": self.setting(page, "title"), "helpers": rows[:limit], "total": total, "scope": list(scope)}
 
 
-def usage(model: CodeModel, refs: Refs, qualname: str) -> tuple[int, int]:
+def usage(model: CodeModel, qualname: str) -> tuple[int, int]:
     """(places, files): call sites and attribute accesses that use a symbol, and their files.
 
     A class is used where it is constructed: calls that resolve to the ``__init__`` it runs
@@ -561,14 +561,14 @@ def usage(model: CodeModel, refs: Refs, qualname: str) -> tuple[int, int]:
             for site in model.call_sites(edge.caller):
                 if init in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
                     places += 1
-                    files.add(refs.function_path(edge.caller))
+                    files.add(model.path_of(edge.caller))
     else:
         for edge in model.callers(qualname):
             places += len(edge.lines)
-            files.add(refs.function_path(edge.caller))
+            files.add(model.path_of(edge.caller))
     for access in model.attribute_accesses(qualname):
         places += 1
-        files.add(refs.function_path(access.function))
+        files.add(model.path_of(access.function))
     files.discard("")
     return places, len(files)
 
