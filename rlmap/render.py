@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from rlmap import __version__
 from rlmap.diagrams import Diagram
@@ -246,15 +247,94 @@ def template_dirs(extra: Path | None) -> list[str]:
     return dirs
 
 
+# Bounds on what a template or a prose entry may build: a hostile profile must not be able to
+# exhaust memory or time with ``"x" * 10**12`` or nested loops over ``range``.
+MAX_STRING = 1_000_000
+MAX_RANGE_TOTAL = 1_000_000
+MAX_EXPONENT = 256
+
+
+class _ConfinedLoader(jinja2.FileSystemLoader):
+    """A FileSystemLoader that refuses a template whose real path leaves its search directory.
+
+    jinja2 already rejects ``..`` in template names; this also stops a symlink inside a user's
+    template directory from reading any other file of the machine into a page.
+    """
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        source, filename, uptodate = super().get_source(environment, template)
+        real = Path(filename).resolve()
+        if not any(real.is_relative_to(Path(base).resolve()) for base in self.searchpath):
+            raise TemplateError(
+                f"template '{template}' is a link to a file outside its template directory",
+                "replace the symlink with the template itself",
+            )
+        return source, filename, uptodate
+
+
+class _Sandbox(jinja2.sandbox.SandboxedEnvironment):
+    """jinja2's sandbox (no attribute starting with ``_``, no unsafe callables, no ``str.format``
+    escapes) plus bounds on string size, exponents and the total length of ``range`` loops.
+
+    Every template and every prose entry is rendered here, shipped or not: the same rules
+    everywhere, so a user template cannot rely on anything the shipped ones do not need.
+    """
+
+    intercepted_binops = frozenset({"*", "**", "%"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._range_budget = MAX_RANGE_TOTAL
+        self.globals.pop("lipsum", None)
+        self.globals["range"] = self._range
+
+    def _range(self, *args: int) -> range:
+        numbers = jinja2.sandbox.safe_range(*args)
+        self._range_budget -= len(numbers)
+        if self._range_budget < 0:
+            raise jinja2.sandbox.SecurityError(f"loops over range() exceed {MAX_RANGE_TOTAL} steps in one page")
+        return numbers
+
+    def reset_budget(self) -> None:
+        self._range_budget = MAX_RANGE_TOTAL
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for sized, count in ((left, right), (right, left)):
+                repeated = isinstance(sized, str | list | tuple) and isinstance(count, int)
+                if repeated and len(sized) * max(count, 0) > MAX_STRING:
+                    raise jinja2.sandbox.SecurityError(f"a repeated value longer than {MAX_STRING} characters")
+        if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
+            raise jinja2.sandbox.SecurityError(f"an exponent above {MAX_EXPONENT}")
+        if operator == "%" and isinstance(left, str) and _WIDE_FORMAT.search(left):
+            raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
+        return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: Any) -> Any:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is not None and _WIDE_FIELD.search(value.__self__):
+            raise jinja2.sandbox.SecurityError("a format field wider than 9999 characters")
+        return wrapped
+
+
+_WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5})")
+_WIDE_FIELD = re.compile(r"\{[^{}]{0,100}?:[^{}]{0,20}?[0-9]{5}")
+
+
 def make_environment(extra: Path | None = None) -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(template_dirs(extra)),
+    return _Sandbox(
+        loader=_ConfinedLoader(template_dirs(extra)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,  # rst and Markdown, not HTML
     )
+
+
+def _prose_environment() -> _Sandbox:
+    """Where curated prose renders: the sandbox with no loader, so no include/import/extends."""
+    return _Sandbox(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
 
 
 class Renderer:
@@ -269,33 +349,39 @@ class Renderer:
         self.f.terms = terms or {}
         self.fmt = fmt
         self.stamp = stamp
+        self._prose_environment = _prose_environment()
 
     def prose(self, entry: Prose | None) -> str:
         """Curated text with ``sym()``/``key()`` resolved; a dead name fails with file and line."""
         if entry is None:
             return ""
         try:
-            template = self.environment.from_string(entry.text)
+            self._prose_environment.reset_budget()
+            template = self._prose_environment.from_string(entry.text)
             functions = {"sym": self._prose_sym(entry.origin), "key": self._key, "term": self._term(entry.origin)}
             return template.render(**functions).strip()
         except RlmapError:
             raise
         except jinja2.TemplateError as error:
             raise TemplateError(f"{entry.origin}: prose '{entry.name}': {error}", "fix the jinja text") from None
+        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError) as error:
+            raise TemplateError(
+                f"{entry.origin}: prose '{entry.name}': {type(error).__name__}: {error}", "fix the jinja text"
+            ) from None
 
     def _prose_sym(self, origin: str) -> Any:
         def sym(name: str) -> str:
-            return self.f.sym(self.refs.ref(self.refs.lookup(name, origin)))
+            return self.f.sym(self.refs.ref(self.refs.lookup(_name_argument("sym", name, origin), origin)))
 
         return sym
 
     def _key(self, name: str) -> str:
-        return self.f.code(name)
+        return self.f.code(_name_argument("key", name, "a key() call"))
 
     def _term(self, origin: str) -> Any:
         def term(name: str) -> str:
             try:
-                return self.f.glossary_term(name)
+                return self.f.glossary_term(_name_argument("term", name, origin))
             except TemplateError as error:
                 raise TemplateError(f"{origin}: {error.message}", error.hint) from None
 
@@ -311,6 +397,8 @@ class Renderer:
     ) -> str:
         self.f.slug = slug
         self.f.sections = sections or {}
+        if isinstance(self.environment, _Sandbox):
+            self.environment.reset_budget()
         try:
             template = self.environment.get_template(template_name)
         except jinja2.TemplateNotFound:
@@ -325,7 +413,8 @@ class Renderer:
         texts = _OptionalProse({name: self.prose(entry) for name, entry in prose.items()})
 
         def sym(name: str) -> str:
-            return self.f.sym(self.refs.ref(self.refs.lookup(name, f"template {template_name}")))
+            origin = f"template {template_name}"
+            return self.f.sym(self.refs.ref(self.refs.lookup(_name_argument("sym", name, origin), origin)))
 
         try:
             text = template.render(
@@ -354,7 +443,17 @@ class Renderer:
         except jinja2.TemplateError as error:
             where = _template_location(error, template.filename or template_name)
             raise TemplateError(f"{where}: {error}", "fix the template") from None
+        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError) as error:
+            where = _template_location(error, template.filename or template_name)
+            raise TemplateError(f"{where}: {type(error).__name__}: {error}", "fix the template") from None
         return _tidy(text)
+
+
+def _name_argument(function: str, name: Any, origin: str) -> str:
+    """The one argument of ``sym()``/``key()``/``term()``: a short string, nothing else."""
+    if not isinstance(name, str) or not name or len(name) > 500:
+        raise TemplateError(f"{origin}: {function}() takes one name as a string", f'write {function}("Name")')
+    return name
 
 
 class _OptionalProse:

@@ -1,0 +1,143 @@
+"""Curated prose, glossary text and user templates cannot reach Python: every classic escape fails.
+
+Each payload tries to run ``touch <marker>``; the test asserts that generation stops with a
+clear error (exit 2, the file named) and that the marker was never created.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, Run
+
+TOUCH = "touch {marker}"
+
+# Each one, in an unsandboxed jinja environment, reaches ``os`` or the template context.
+ESCAPES = [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ cycler.__init__.__globals__.os.popen('CMD').read() }}",
+    "{{ joiner.__init__.__globals__.os.popen('CMD').read() }}",
+    "{{ namespace.__init__.__globals__.os.popen('CMD').read() }}",
+    "{{ lipsum.__globals__['os'].popen('CMD').read() }}",
+    "{{ self._TemplateReference__context.cycler.__init__.__globals__.os.popen('CMD').read() }}",
+    "{{ sym.__globals__['__builtins__']['__import__']('os').popen('CMD').read() }}",
+    "{{ (sym|attr('__globals__'))['__builtins__'] }}",
+    "{{ sym['__globals__'] }}",
+    "{{ '{0.__class__.__init__.__globals__}'.format(sym) }}",
+    "{{ key.__self__.__class__ }}",
+    "{% set x = range.__self__ %}{{ x }}",
+    "{{ ().__class__.__base__.__subclasses__() }}",
+    "{% include '/etc/passwd' %}",
+    "{% import '_header.j2' as h %}{{ h }}",
+    "{{ 'x' * 100000000000 }}",
+    "{{ 9 ** 99999999 }}",
+    "{{ '%999999999d' % 1 }}",
+    "{{ '{:>999999999}'.format(1) }}",
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
+    "{{ 1 / 0 }}",
+    "{{ sym(['a']) }}",
+]
+
+
+def _profile(tmp_path: Path, text: str, where: str = "prose") -> Path:
+    folder = tmp_path / "profile"
+    shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("pkg"))
+    profile = folder / "profile.toml"
+    if where == "prose":
+        body = profile.read_text(encoding="utf-8") + f"\n[prose.helpers]\nlead = {_toml_string(text)}\n"
+        profile.write_text(body, encoding="utf-8")
+    else:  # the glossary's first definition
+        glossary = folder / "glossary.toml"
+        lines = glossary.read_text(encoding="utf-8").splitlines()
+        index = next(i for i, line in enumerate(lines) if line.startswith("definition"))
+        lines[index] = f"definition = {_toml_string(text)}"
+        glossary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return profile
+
+
+def _toml_string(text: str) -> str:
+    return "'''" + text + "'''"
+
+
+def _generate(run: Run, out: Path, *extra: str) -> tuple[int, str, str]:
+    return run("generate", "--source", str(FIXTURES), "--package", "pkg", "--out", str(out), "--no-cache", "-q", *extra)
+
+
+@pytest.mark.parametrize("payload", ESCAPES)
+def test_prose_cannot_escape_the_sandbox(run: Run, tmp_path: Path, payload: str) -> None:
+    marker = tmp_path / "marker"
+    text = payload.replace("CMD", TOUCH.format(marker=marker))
+    profile = _profile(tmp_path, text)
+    code, out, err = _generate(run, tmp_path / "out", "--profile", str(profile))
+    assert not marker.exists()
+    assert code == 2, err
+    assert "rlmap: error: profile.toml:" in err
+    assert "Traceback" not in err + out
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+@pytest.mark.parametrize("payload", ESCAPES[:8])
+def test_user_template_cannot_escape_the_sandbox(run: Run, tmp_path: Path, payload: str) -> None:
+    marker = tmp_path / "marker"
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "index.j2").write_text(payload.replace("CMD", TOUCH.format(marker=marker)) + "\n", encoding="utf-8")
+    code, _, err = _generate(
+        run, tmp_path / "out", "--profile", str(FIXTURES / "profile.toml"), "--templates", str(templates)
+    )
+    assert not marker.exists()
+    assert code == 2, err
+    assert "index.j2" in err
+
+
+def test_glossary_definition_is_not_a_template_that_runs(run: Run, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    payload = ESCAPES[1].replace("CMD", TOUCH.format(marker=marker))
+    profile = _profile(tmp_path, payload, where="glossary")
+    code, _, _ = _generate(run, tmp_path / "out", "--profile", str(profile))
+    assert not marker.exists()
+    if code == 0:  # rendered as text: the payload appears literally, never evaluated
+        glossary = (tmp_path / "out" / "md" / "glossary.md").read_text(encoding="utf-8")
+        assert "__globals__" in glossary
+
+
+def test_check_through_pyproject_profile_runs_nothing(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository whose ``[tool.rlmap] profile`` points at a crafted profile: ``--check`` stays safe."""
+    marker = tmp_path / "marker"
+    profile = _profile(tmp_path, ESCAPES[1].replace("CMD", TOUCH.format(marker=marker)))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(
+        f'[tool.rlmap]\nsource = "{FIXTURES}"\npackage = "pkg"\nprofile = "{profile}"\nout = "docs"\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(repo)
+    code, _, err = run("generate", "--check", "--no-cache", "-q")
+    assert not marker.exists()
+    assert code == 2, err
+
+
+def test_template_symlink_out_of_its_directory_is_refused(run: Run, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET\n", encoding="utf-8")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "index.j2").symlink_to(secret)
+    out = tmp_path / "out"
+    code, stdout, err = _generate(run, out, "--profile", str(FIXTURES / "profile.toml"), "--templates", str(templates))
+    assert code == 2, err
+    assert "outside its template directory" in err
+    assert "TOPSECRET" not in stdout + err
+    assert not out.exists()
+
+
+def test_sandboxed_templates_still_render_the_shipped_pages(run: Run, tmp_path: Path) -> None:
+    """The sandbox is no excuse for a broken page: the shipped templates use only what it allows."""
+    code, _, err = _generate(run, tmp_path / "out", "--profile", str(FIXTURES / "profile.toml"))
+    assert code == 0, err
+    assert "Fixture collector internals" in (tmp_path / "out" / "md" / "collectors_internals.md").read_text()
