@@ -1,24 +1,56 @@
 """A content-addressed on-disk cache for per-file index records and resolved models.
 
-Entries are pickles named by a SHA-256 of what they were computed from (rlmap's version, the
-record schema, the file's path and bytes), so a stale entry is never looked up, only left
-behind.  Writes are atomic; an unreadable or corrupt entry is a miss, never an error.
+The cache directory may come from anywhere (a CI cache restored from another branch), so an
+entry is plain data only: MessagePack decoded by msgspec into the exact record types it must
+hold (never pickle, never marshal), behind a magic line and a SHA-256 of the payload.  An entry
+that is truncated, corrupt, foreign, oversized, a link or not a regular file is a miss: it is
+counted in :attr:`Cache.rejected` (the CLI prints one note) and rebuilt.  Entries are named by a
+SHA-256 of what they were computed from (rlmap's version, the record schema, the file's path
+and bytes), so a stale entry is never looked up, only left behind.  Writes go to a temporary
+file that is renamed into place, so two processes racing on one directory each read either
+nothing or a whole entry.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from rlmap import __version__
 from rlmap.errors import CacheError
 
-# Bump when the records or the extraction rules change in a way the version does not show.
-SCHEMA = "16"
+T = TypeVar("T")
+
+_MAGIC = b"rlmap-cache 1\n"
+_DIGEST = 32  # SHA-256 of the payload, stored right after the magic line
+# A resolved torchrl model is ~15 MB; nothing legitimate comes near this.
+MAX_ENTRY_BYTES = 1 << 30
+
+
+def _schema() -> str:
+    """The record layout: a change to any cached record type changes every key.
+
+    Computed from the types themselves (their field names and annotations) so that nobody has
+    to remember to bump a number when a record changes.
+    """
+    from rlmap import records
+
+    parts = []
+    for name in sorted(dir(records)):
+        value = getattr(records, name)
+        fields = getattr(value, "__dataclass_fields__", None)
+        if fields:
+            parts.append(name + "(" + ",".join(f"{f}:{fields[f].type}" for f in fields) + ")")
+    return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16]
+
+
+SCHEMA = _schema()
 
 
 def default_cache_dir() -> Path:
@@ -29,18 +61,39 @@ def default_cache_dir() -> Path:
 def content_key(*parts: bytes | str) -> str:
     digest = hashlib.sha256(f"rlmap {__version__} schema {SCHEMA}".encode())
     for part in parts:
-        data = part.encode() if isinstance(part, str) else part
+        data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
     return digest.hexdigest()
 
 
+def encode_entry(value: Any) -> bytes:
+    payload = msgspec.msgpack.encode(value)
+    return _MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+def decode_entry(data: bytes, decoder: msgspec.msgpack.Decoder[T]) -> T | None:
+    """The value of a whole, intact entry of the expected type; ``None`` for anything else."""
+    head = len(_MAGIC) + _DIGEST
+    if len(data) < head or not data.startswith(_MAGIC):
+        return None
+    payload = memoryview(data)[head:]
+    if hashlib.sha256(payload).digest() != data[len(_MAGIC) : head]:
+        return None
+    try:
+        return decoder.decode(payload)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, RecursionError):
+        return None
+
+
 class Cache:
-    """``get``/``put`` of picklable values under a namespace and a content key."""
+    """``get``/``put`` of typed plain data under a namespace and a content key."""
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
         self.write_failed = False
+        self.rejected = 0  # entries found but unusable (corrupt, foreign, not a file): rebuilt
+        self._decoders: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
 
     @classmethod
     def disabled(cls) -> Cache:
@@ -64,32 +117,74 @@ class Cache:
 
     def _path(self, namespace: str, key: str) -> Path:
         assert self.directory is not None
-        return self.directory / namespace / key[:2] / f"{key}.pickle"
+        return self.directory / namespace / key[:2] / f"{key}.msgpack"
 
-    def get(self, namespace: str, key: str) -> Any | None:
+    def get(self, namespace: str, key: str, kind: type[T] | Any) -> T | None:
+        """The entry of ``kind`` stored under ``key``, or ``None`` (missing or unusable)."""
         if self.directory is None:
             return None
-        try:
-            with open(self._path(namespace, key), "rb") as handle:
-                return pickle.load(handle)
-        except FileNotFoundError:
+        data = _read_regular_file(self._path(namespace, key))
+        if data is None:
             return None
-        except Exception:  # a corrupt or foreign entry is a miss
-            return None
+        decoder = self._decoders.get(kind)
+        if decoder is None:
+            decoder = self._decoders[kind] = msgspec.msgpack.Decoder(kind)
+        value = decode_entry(data, decoder)
+        if value is None:
+            self.rejected += 1
+        return value
 
     def put(self, namespace: str, key: str, value: Any) -> None:
         if self.directory is None:
             return
         target = self._path(namespace, key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _make_real_directories(self.directory, target.parent)
             handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                    stream.write(encode_entry(value))
                 os.replace(temporary, target)
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
         except OSError:
             self.write_failed = True
+
+
+def _read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of sane size.
+
+    ``None`` when it does not exist; ``b""`` (an unusable entry) when it is anything else.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        handle = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError:  # a symlink (ELOOP), no permission, ...
+        return b""
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return b""
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            return stream.read(info.st_size)
+    except OSError:
+        return b""
+    finally:
+        os.close(handle)
+
+
+def _make_real_directories(base: Path, directory: Path) -> None:
+    """Create ``directory`` below ``base``; refuse to write through a symlinked part of it."""
+    current = base
+    for part in directory.relative_to(base).parts:
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            current.mkdir(exist_ok=True)
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            raise OSError(f"{current} is not a directory")

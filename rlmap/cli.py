@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -53,12 +54,30 @@ PackageOption = Annotated[
 ]
 
 
+# C0 controls but tab and newline, DEL, C1 controls: what can move a terminal's cursor, retitle its
+# window or hide text.  Shown as ``\x1b``-style escapes instead of being obeyed.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character (tab and newline aside) made visible and inert."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def _echo(text: str, err: bool = False, nl: bool = True) -> None:
+    typer.echo(terminal_safe(text), err=err, nl=nl)
+
+
 def _error(message: str) -> None:
-    typer.echo(f"rlmap: error: {message}", err=True)
+    _echo(f"rlmap: error: {message}", err=True)
 
 
 def _warn(message: str) -> None:
-    typer.echo(f"rlmap: warning: {message}", err=True)
+    _echo(f"rlmap: warning: {message}", err=True)
+
+
+def _note(message: str) -> None:
+    _echo(f"rlmap: note: {message}", err=True)
 
 
 @contextmanager
@@ -103,6 +122,11 @@ def _load(
         loaded = load_model(tree, cache, jobs=jobs, progress=progress)
     if cache.write_failed:
         _warn(f"could not write to the cache in {cache.directory}; the next run will parse again")
+    if cache.rejected:
+        _note(
+            f"ignored {cache.rejected} unusable cache entr{'y' if cache.rejected == 1 else 'ies'} in {cache.directory} "
+            "(corrupt, truncated or not written by this rlmap) and rebuilt them"
+        )
     return loaded
 
 
@@ -156,7 +180,7 @@ def show(
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
     else:
-        typer.echo(format_description(result))
+        _echo(format_description(result))
     code = _report_diagnostics(model.diagnostics)
     if "ambiguous" in result:
         _error(f"'{name}' is ambiguous ({len(result['ambiguous'])} symbols) - pass a longer suffix or the full name")

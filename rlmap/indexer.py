@@ -82,7 +82,7 @@ def build_index(
             continue
         key = content_key(path, data)
         keys.append(key)
-        cached = cache.get(FILES, key)
+        cached = cache.get(FILES, key, ModuleIndex)
         if isinstance(cached, ModuleIndex):
             results[path] = cached
         else:

@@ -2,7 +2,7 @@
 
 ``build_model(index, source)`` resolves every call site with :class:`rlmap.resolve.Resolver`
 and groups attribute and key accesses.  The model keeps its records as plain tuples so that it
-loads from the cache in milliseconds (``to_bytes``/``from_bytes``); the accessors turn them
+loads from the cache in milliseconds (``state``/``STATE``, plain typed data); the accessors turn them
 back into the frozen records of :mod:`rlmap.records` one query at a time, and the networkx
 graph is built only when a caller asks for it.
 """
@@ -10,7 +10,7 @@ graph is built only when a caller asks for it.
 from __future__ import annotations
 
 import dataclasses
-import marshal
+import typing
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +35,6 @@ from rlmap.source import SourceTree
 
 EXTERNAL = "external"
 UNRESOLVED = "unresolved"
-_FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +88,34 @@ class ResolvedCall:
     how: tuple[str, ...]
 
 
+def _row(record: type) -> Any:
+    """The tuple type of a record's fields in declaration order: ``tuple[str, str, int, ...]``."""
+    hints = typing.get_type_hints(record)
+    return tuple.__class_getitem__(tuple(hints[name] for name in record.__slots__))  # type: ignore[attr-defined]
+
+
+# The model's state, typed to the last field, so that the cache decodes (and validates) it into
+# exactly what ``CodeModel`` expects: a cache entry cannot smuggle in anything else.
+STATE = typing.TypedDict(  # type: ignore[operator]  # noqa: UP013 (computed field types)
+    "STATE",
+    {
+        "source": tuple[str, str, str, str],
+        "symbols": dict[str, _row(Symbol)],  # type: ignore[misc]
+        "edges": list[tuple[str, str, tuple[int, ...], tuple[str, ...]]],
+        "nodes": dict[str, str],
+        "attributes": dict[str, tuple[_row(AttributeAccess), ...]],  # type: ignore[misc]
+        "keys": dict[tuple[str, ...], tuple[_row(KeyAccess), ...]],  # type: ignore[misc]
+        "sites": dict[str, tuple[_row(ResolvedCall), ...]],  # type: ignore[misc]
+        "returns": dict[str, tuple[_row(ReturnSite), ...]],  # type: ignore[misc]
+        "exports": tuple[tuple[str, str, str], ...],
+        "external_exports": tuple[tuple[str, str, str], ...],
+        "bases": dict[str, tuple[str, ...]],
+        "subclasses": dict[str, tuple[str, ...]],
+        "diagnostics": tuple[tuple[str, int, str], ...],
+    },
+)
+
+
 def _as_tuple(record: Any) -> tuple[Any, ...]:
     """A slotted dataclass as the tuple of its fields, in declaration order (``__slots__``)."""
     return tuple(map(record.__getattribute__, record.__slots__))
@@ -117,16 +144,10 @@ class CodeModel:
         self._graph: nx.DiGraph | None = None
 
     # -- persistence -----------------------------------------------------------------------
-    def to_bytes(self) -> bytes:
-        return marshal.dumps((_FORMAT, self._state))
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> CodeModel | None:
-        try:
-            version, state = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return None
-        return cls(state) if version == _FORMAT else None
+    @property
+    def state(self) -> dict[str, Any]:
+        """Everything the model holds, as plain data of type :data:`STATE` (what the cache stores)."""
+        return self._state
 
     # -- symbols ---------------------------------------------------------------------------
     def symbol(self, qualname: str) -> Symbol | None:

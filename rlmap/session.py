@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rlmap.cache import Cache, content_key
 from rlmap.indexer import FILES, IndexStats, Progress, build_index
-from rlmap.model import CodeModel, build_model
+from rlmap.model import STATE, CodeModel, build_model
 from rlmap.records import ModuleIndex
 from rlmap.source import SourceTree
 
@@ -47,21 +47,18 @@ def load_model(
     progress: Progress | None = None,
 ) -> LoadedModel:
     key = project_key(source)
-    cached = cache.get(MODELS, key)
-    if isinstance(cached, bytes):
-        model = CodeModel.from_bytes(cached)
-        if model is not None:
-            return LoadedModel(model, None, source)
+    cached = cache.get(MODELS, key, STATE)
+    if cached is not None:
+        return LoadedModel(CodeModel(cached), None, source)
     index = build_index(source, cache, jobs=jobs, progress=progress)
     model = build_model(index, source)
-    cache.put(MODELS, key, model.to_bytes())
+    cache.put(MODELS, key, model.state)
     return LoadedModel(model, index.stats, source)
 
 
 def cached_module(cache: Cache, path: str, data: bytes) -> ModuleIndex | None:
     """The cached index of one file, if any (used by tests and the benchmark)."""
-    found = cache.get(FILES, content_key(path, data))
-    return found if isinstance(found, ModuleIndex) else None
+    return cache.get(FILES, content_key(path, data), ModuleIndex)
 
 
 def default_jobs() -> int:

@@ -50,8 +50,8 @@ def test_corrupt_entries_are_misses(tmp_path: Path) -> None:
     source = locate_source(copy_fixture(tmp_path), package="pkg")
     cache_dir = tmp_path / "cache"
     load_model(source, Cache.at(cache_dir), jobs=1)
-    for entry in cache_dir.rglob("*.pickle"):
-        entry.write_bytes(b"not a pickle")
+    for entry in cache_dir.rglob("*.msgpack"):
+        entry.write_bytes(b"not an entry")
     again = load_model(source, Cache.at(cache_dir), jobs=1)
     assert again.stats is not None
     assert again.stats.parsed == again.stats.files

@@ -1,0 +1,145 @@
+"""A cache directory from a stranger: nothing in it runs, nothing wrong in it reaches the output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from rlmap.cache import Cache, encode_entry
+from rlmap.graphdump import graph_json
+from rlmap.session import load_model
+from rlmap.source import locate_source
+from tests.conftest import FIXTURES, Run
+
+
+def _checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    return root
+
+
+def _expected(root: Path) -> str:
+    model = load_model(locate_source(root, package="pkg"), Cache.disabled(), jobs=1).model
+    return json.dumps(graph_json(model), sort_keys=True)
+
+
+class _Bomb:
+    """Unpickling this runs ``touch <marker>``: what a crafted pickle entry would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, ...]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    return sorted(path for path in cache_dir.rglob("*") if path.is_file())
+
+
+@pytest.mark.parametrize("kind", ["pickle", "pickle-behind-valid-header", "wrong-type", "flipped-bit", "truncated"])
+def test_a_crafted_or_damaged_entry_is_ignored_and_rebuilt(tmp_path: Path, run: Run, kind: str) -> None:
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    marker = tmp_path / "marker"
+    code, expected, _ = run("graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q")
+    assert code == 0
+    entries = _entries(cache_dir)
+    assert entries
+    assert all(path.suffix == ".msgpack" for path in entries)
+    for entry in entries:
+        data = entry.read_bytes()
+        if kind == "pickle":
+            entry.write_bytes(pickle.dumps(_Bomb(marker)))
+        elif kind == "pickle-behind-valid-header":  # a correct checksum over a pickle payload
+            entry.write_bytes(encode_entry(None)[:14] + hashlib.sha256(p := pickle.dumps(_Bomb(marker))).digest() + p)
+        elif kind == "wrong-type":  # an intact entry, but not the record type it must hold
+            entry.write_bytes(encode_entry({"symbols": "not a model", "module": 3}))
+        elif kind == "flipped-bit":
+            middle = len(data) // 2
+            entry.write_bytes(data[:middle] + bytes([data[middle] ^ 0x04]) + data[middle + 1 :])
+        else:
+            entry.write_bytes(data[: len(data) * 2 // 3])
+    code, again, err = run("graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q")
+    assert not marker.exists()
+    assert code == 0, err
+    assert again == expected
+    assert err.count("rlmap: note: ignored") == 1
+    assert "rebuilt them" in err
+    # the rebuilt entries are good: a third run takes them without a note
+    code, third, err = run("graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q")
+    assert (code, third, err) == (0, expected, "")
+
+
+@pytest.mark.parametrize("kind", ["symlink-dev-zero", "fifo", "directory", "symlink-elsewhere"])
+def test_an_entry_that_is_no_regular_file_is_never_read(tmp_path: Path, kind: str) -> None:
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    load_model(locate_source(root, package="pkg"), Cache.at(cache_dir), jobs=1)
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"x" * 100)
+    for entry in _entries(cache_dir):
+        entry.unlink()
+        if kind == "symlink-dev-zero":
+            entry.symlink_to("/dev/zero")
+        elif kind == "fifo":
+            os.mkfifo(entry)
+        elif kind == "directory":
+            entry.mkdir()
+        else:
+            entry.symlink_to(secret)
+    cache = Cache.at(cache_dir)
+    loaded = load_model(locate_source(root, package="pkg"), cache, jobs=1)  # a hang here is the failure
+    assert json.dumps(graph_json(loaded.model), sort_keys=True) == _expected(root)
+    assert cache.rejected > 0
+
+
+def test_no_write_through_a_symlinked_cache_subdirectory(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache_dir.mkdir()
+    (cache_dir / "files").symlink_to(elsewhere)
+    cache = Cache.at(cache_dir)
+    load_model(locate_source(root, package="pkg"), cache, jobs=1)
+    assert list(elsewhere.iterdir()) == []
+    assert cache.write_failed
+
+
+def test_entries_hold_no_pickle_and_no_code(tmp_path: Path) -> None:
+    """Every entry is magic + SHA-256 + MessagePack that decodes as plain data."""
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    load_model(locate_source(root, package="pkg"), Cache.at(cache_dir), jobs=1)
+    for entry in _entries(cache_dir):
+        data = entry.read_bytes()
+        assert data.startswith(b"rlmap-cache 1\n")
+        payload = data[14 + 32 :]
+        assert hashlib.sha256(payload).digest() == data[14 : 14 + 32]
+        msgspec.msgpack.decode(payload)  # untyped decode: plain data, or this raises
+        assert b"\x80\x04" not in data[:48]  # no pickle protocol header
+
+
+def test_two_processes_racing_on_one_cache_agree(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    base = [sys.executable, "-m", "rlmap", "graph", "--source", str(root), "--package", "pkg", "-q", "-j", "1"]
+    command = [*base, "--cache-dir", str(cache_dir)]
+    expected = subprocess.run([*base, "--no-cache"], capture_output=True, text=True, check=True).stdout
+    for _ in range(3):
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        results = [process.communicate(timeout=120) for process in runs]
+        assert [process.returncode for process in runs] == [0, 0, 0], results
+        assert all(out == expected for out, _ in results)
+        assert all("rlmap:" not in err for _, err in results)
