@@ -112,6 +112,8 @@ def _load(
     from rlmap.source import locate_source
 
     tree = locate_source(source, package=package)
+    for warning in tree.warnings:
+        _warn(warning)
     if not tree.version and not tree.commit and tree.repo_url:
         _warn(
             f"no version or git commit found for {tree.package} at {tree.root}; permalinks will point at 'main', "

@@ -1,14 +1,17 @@
 """Locate the source tree to document, its version and commit, and turn locations into links.
 
-Never imports the package: the installed copy is found with ``importlib.util.find_spec`` on the
-top-level name (which does not execute it) and versions are read from files or metadata.
+Never imports anything: the installed copy is found by looking for its directory in each
+``sys.path`` entry (no finder, no ``find_spec``, which would import a dotted name's parents),
+versions are read from files or distribution metadata, and the commit from ``.git`` files.
+What is read is validated before it can reach a page: a version must look like a version, a
+commit like a commit, a repository URL like one; anything else is dropped with a warning.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +20,14 @@ from rlmap.errors import SourceError
 DEFAULT_PACKAGE = "torchrl"
 DEFAULT_REPO_URL = "https://github.com/pytorch/rl"
 
-_VERSION_ASSIGN = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
+_VERSION_ASSIGN = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"\n]{1,200})['"]""", re.M)
+# PEP 440 and the looser spellings of local builds (``0.14.1+cpu``, ``2.1.0a0+git1a2b``): no
+# spaces, no markup characters, bounded.  A version file may come from a hostile branch.
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+REPO_URL = re.compile(r"https://[A-Za-z0-9.-]{1,100}(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~-]{1,100}){0,10}")
+_SMALL_FILE = 64 * 1024  # version and git files are tiny; read no more than this of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +39,11 @@ class SourceTree:
     version: str  # "" when unknown
     commit: str  # "" when not a git checkout
     repo_url: str  # "" when no permalinks should be made
+    warnings: tuple[str, ...] = ()  # what was read but rejected (a malformed version, ...)
 
     @property
     def package_dir(self) -> Path:
-        return self.root / self.package
+        return self.root.joinpath(*self.package.split("."))
 
     @property
     def is_checkout(self) -> bool:
@@ -75,35 +86,50 @@ def locate_source(
     """Find the tree to document.
 
     ``path`` may be a checkout (a directory holding ``<package>/``), the package directory
-    itself, or ``None`` for the installed package.
+    itself, or ``None`` for the installed package.  ``package`` may be dotted (``a.b``).
     """
+    if not _PACKAGE.fullmatch(package):
+        raise SourceError(f"'{package}' is not a package name", "pass --package a dotted Python name, e.g. torchrl")
+    warnings: list[str] = []
     url = DEFAULT_REPO_URL if repo_url is None and package == DEFAULT_PACKAGE else (repo_url or "")
+    if url and not REPO_URL.fullmatch(url):
+        warnings.append(f"repository URL {url[:80]!r} is not a plain https URL; no permalinks are made")
+        url = ""
     if path is None:
         root = _installed_root(package)
     else:
         root, package = _root_from_path(path, package)
+    version = _detect_version(root, package)
+    if version and not _VERSION.fullmatch(version):
+        warnings.append(f"ignored a version that does not look like one: {version[:40]!r}")
+        version = ""
+    commit = _detect_commit(root)
+    if commit and not _COMMIT.fullmatch(commit):
+        warnings.append(f"ignored a git HEAD that is not a commit id: {commit[:40]!r}")
+        commit = ""
     return SourceTree(
-        root=root,
-        package=package,
-        version=_detect_version(root, package),
-        commit=_detect_commit(root),
-        repo_url=url,
+        root=root, package=package, version=version, commit=commit, repo_url=url, warnings=tuple(warnings)
     )
 
 
 def _installed_root(package: str) -> Path:
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
-        raise SourceError(
-            f"no installed package '{package}' was found on this Python's path",
-            f"install it (pip install {package}) or pass --source PATH to a checkout",
-        )
-    package_dir = Path(locations[0]).resolve()
-    return package_dir.parent
+    """The ``sys.path`` entry holding ``package``'s directory, found by looking, never by importing."""
+    parts = package.split(".")
+    for entry in sys.path:
+        base = Path(entry or ".")
+        candidate = base.joinpath(*parts)
+        try:
+            if (candidate / "__init__.py").is_file() and all(
+                (base.joinpath(*parts[:depth]) / "__init__.py").is_file() for depth in range(1, len(parts))
+            ):
+                return base.resolve()
+        except OSError:  # an unreadable path entry is no place to look
+            continue
+    raise SourceError(
+        f"no installed package '{package}' was found on this Python's path",
+        f"install it (pip install {parts[0]}) or pass --source PATH to a checkout; "
+        "an editable install is found through --source",
+    )
 
 
 def _root_from_path(path: Path, package: str) -> tuple[Path, str]:
@@ -114,54 +140,65 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str]:
             f"pass --source a checkout holding '{package}/' or the '{package}' package directory",
         )
     path = path.resolve()
-    if (path / package / "__init__.py").is_file():
+    nested = path.joinpath(*package.split("."))
+    if (nested / "__init__.py").is_file():
         return path, package
     if (path / "__init__.py").is_file():
         return path.parent, path.name
     raise SourceError(
-        f"'{path}' is neither a checkout holding '{package}/__init__.py' nor a package directory",
-        f"pass --source a checkout holding '{package}/' or the '{package}' package directory",
+        f"'{path}' is neither a checkout holding '{package.replace('.', '/')}/__init__.py' nor a package directory",
+        f"pass --source a checkout holding '{package.replace('.', '/')}/' or the package directory",
     )
 
 
+def _read_small(path: Path) -> str:
+    """The start of a small text file (a version file, a git ref), never more than 64 kB of it."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(_SMALL_FILE).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def _detect_version(root: Path, package: str) -> str:
-    for candidate in (root / package / "version.py", root / package / "_version.py"):
+    package_dir = root.joinpath(*package.split("."))
+    for candidate in (package_dir / "version.py", package_dir / "_version.py"):
         if candidate.is_file():
-            match = _VERSION_ASSIGN.search(candidate.read_text(encoding="utf-8", errors="replace"))
+            match = _VERSION_ASSIGN.search(_read_small(candidate))
             if match:
                 return match.group(1)
     version_txt = root / "version.txt"
     if version_txt.is_file():
-        return version_txt.read_text(encoding="utf-8", errors="replace").strip()
+        return _read_small(version_txt).strip()
     try:
         dist = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:
         return ""
     located = Path(str(dist.locate_file(package))).resolve()
-    return dist.version if located == (root / package).resolve() else ""
+    return dist.version if located == package_dir.resolve() else ""
 
 
 def _detect_commit(root: Path) -> str:
     """Read HEAD's commit from ``.git`` without running git."""
     git_dir = root / ".git"
     if git_dir.is_file():  # a worktree: "gitdir: <path>"
-        text = git_dir.read_text(encoding="utf-8").strip()
+        text = _read_small(git_dir).strip()
         if text.startswith("gitdir:"):
             git_dir = (root / text.split(":", 1)[1].strip()).resolve()
     head = git_dir / "HEAD"
     if not head.is_file():
         return ""
-    content = head.read_text(encoding="utf-8").strip()
+    content = _read_small(head).strip()
     if not content.startswith("ref:"):
         return content
     ref = content.split(":", 1)[1].strip()
     for base in (git_dir, _common_dir(git_dir)):
         ref_file = base / ref
         if ref_file.is_file():
-            return ref_file.read_text(encoding="utf-8").strip()
+            return _read_small(ref_file).strip()
         packed = base / "packed-refs"
         if packed.is_file():
-            for line in packed.read_text(encoding="utf-8").splitlines():
+            for line in packed.read_text(encoding="utf-8", errors="replace").splitlines():
                 if line.endswith(" " + ref):
                     return line.split(" ", 1)[0]
     return ""
@@ -170,5 +207,5 @@ def _detect_commit(root: Path) -> str:
 def _common_dir(git_dir: Path) -> Path:
     common = git_dir / "commondir"
     if common.is_file():
-        return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+        return (git_dir / _read_small(common).strip()).resolve()
     return git_dir
