@@ -142,6 +142,8 @@ class CodeModel:
         self._out: dict[str, list[int]] | None = None
         self._in: dict[str, list[int]] | None = None
         self._graph: nx.DiGraph | None = None
+        self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
+        self._descendants: dict[str, list[str]] = {}
 
     # -- persistence -----------------------------------------------------------------------
     @property
@@ -244,28 +246,52 @@ class CodeModel:
         return tuple(ReturnSite(*raw) for raw in self._returns.get(function, ()))
 
     def find_member(self, cls: str, name: str) -> str | None:
-        """``cls.name`` as defined in ``cls`` or the nearest base (breadth first) that defines it."""
-        pending, seen = [cls], set()
-        while pending:
-            current = pending.pop(0)
-            if current in seen:
+        """``cls.name`` as defined in ``cls`` or the nearest base (breadth first) that defines it.
+
+        The nearest definition of a class is the nearest of its bases' (the first base on a tie),
+        which is what a breadth-first walk finds; it is memoized per name and computed without
+        recursion, so a deep hierarchy costs its depth once, not once per question.
+        """
+        memo = self._nearest[name]
+        stack = [(cls, False)]
+        active: set[str] = set()  # on the current path: a base that is one closes a cycle
+        while stack:
+            node, ready = stack.pop()
+            if node in memo:
                 continue
-            seen.add(current)
-            if f"{current}.{name}" in self._symbols:
-                return f"{current}.{name}"
-            pending.extend(self.bases.get(current, ()))
-        return None
+            if f"{node}.{name}" in self._symbols:
+                memo[node] = (0, f"{node}.{name}")
+                continue
+            bases = self.bases.get(node, ())
+            if ready:
+                active.discard(node)
+                best: tuple[int, str] | None = None
+                for base in bases:
+                    found = memo.get(base)
+                    if found is not None and (best is None or found[0] + 1 < best[0]):
+                        best = (found[0] + 1, found[1])
+                memo[node] = best
+                continue
+            if node in active:
+                continue
+            active.add(node)
+            stack.append((node, True))
+            stack.extend((base, False) for base in reversed(bases) if base not in memo and base not in active)
+        nearest = memo.get(cls)
+        return nearest[1] if nearest is not None else None
 
     def subclasses_of(self, cls: str) -> list[str]:
         """Every direct and indirect subclass, sorted."""
-        found: set[str] = set()
-        stack = list(self.subclasses.get(cls, ()))
-        while stack:
-            current = stack.pop()
-            if current not in found:
-                found.add(current)
-                stack.extend(self.subclasses.get(current, ()))
-        return sorted(found)
+        if cls not in self._descendants:
+            found: set[str] = set()
+            stack = list(self.subclasses.get(cls, ()))
+            while stack:
+                current = stack.pop()
+                if current not in found:
+                    found.add(current)
+                    stack.extend(self.subclasses.get(current, ()))
+            self._descendants[cls] = sorted(found)
+        return list(self._descendants[cls])
 
     # -- attributes and keys ---------------------------------------------------------------
     def attribute_names(self) -> Iterator[str]:

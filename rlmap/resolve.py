@@ -27,8 +27,9 @@ import ast
 import builtins
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rlmap.records import (
     ATTRIBUTE,
@@ -76,7 +77,15 @@ class Resolver:
         self.methods_by_name: dict[str, list[str]] = defaultdict(list)
         self.key_bindings: dict[str, dict[str, list[LocalBinding]]] = defaultdict(dict)
         self._constants: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._mro: dict[str, tuple[str, ...]] = {}
+        self._member_memo: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._owner_memo: dict[str, dict[str, str]] = defaultdict(dict)
+        self._type_memo: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._constant_memo: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._overrides: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._definer_memo: dict[str, frozenset[str]] = {}
+        self._above_memo: dict[str, frozenset[str]] = {}
+        self._level_memo: dict[str, int] | None = None
+        self._levels_known = False
         self._canonical: dict[str, str | None] = {}
         self._attribute_types: dict[tuple[str, str], Target | None] = {}
         self._local_types: dict[tuple[str, str], Target | None] = {}
@@ -84,6 +93,12 @@ class Resolver:
         self._depth = 0
         for module in modules:
             self._add_module(module)
+        self._class_member_names = {
+            name
+            for owner, names in self.members.items()
+            if owner in self.symbols and self.symbols[owner].kind == CLASS
+            for name in names
+        }
         self.bases: dict[str, tuple[str, ...]] = {}
         self.subclasses: dict[str, list[str]] = defaultdict(list)
         for qualname, symbol in self.symbols.items():
@@ -94,10 +109,12 @@ class Resolver:
                     self.subclasses[base].append(qualname)
         self.attribute_writes: dict[tuple[str, str], list[AttributeAccess]] = defaultdict(list)
         self.written: set[tuple[str, str]] = set()
+        self._written_names: set[str] = set()
         for module in self.modules.values():
             for access in module.attributes:
                 if access.kind == "write":
                     self.written.add((access.owner, access.attribute))
+                    self._written_names.add(access.attribute)
                     self.attribute_writes[(access.owner, access.attribute)].append(access)
 
     # -- table -----------------------------------------------------------------------------
@@ -293,22 +310,84 @@ class Resolver:
         return found if symbol is not None and symbol.kind == CLASS else None
 
     # -- classes ---------------------------------------------------------------------------
+    # Hierarchy walks are iterative (a 3,000-level chain must not hit the recursion limit) and
+    # memoized per name, so that asking every class of a deep chain costs the chain once, not once
+    # per class: no MRO tuple is materialized per class (that alone is quadratic in the depth).
     def mro(self, cls: str) -> tuple[str, ...]:
         """Depth-first, left-to-right, first occurrence: close to C3 for real hierarchies."""
-        cached = self._mro.get(cls)
-        if cached is not None:
-            return cached
-        self._mro[cls] = (cls,)  # cycle guard
-        order: list[str] = [cls]
-        seen = {cls}
-        for base in self.bases.get(cls, ()):
-            for entry in self.mro(base):
-                if entry not in seen:
-                    seen.add(entry)
-                    order.append(entry)
-        result = tuple(order)
-        self._mro[cls] = result
-        return result
+        order: list[str] = []
+        seen: set[str] = set()
+        stack = [cls]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            order.append(current)
+            stack.extend(reversed(self.bases.get(current, ())))
+        return tuple(order)
+
+    def _first_in_mro(self, cls: str, memo: dict[str, Any], own: Callable[[str], Any]) -> Any:
+        """The first non-``None`` ``own(c)`` for ``c`` in :meth:`mro` order of ``cls``.
+
+        ``memo`` (one per question, e.g. per member name) maps a class to the answer for its own
+        hierarchy, so each class is asked at most once per question, however many subclasses ask.
+        """
+        if cls in memo:
+            return memo[cls]
+        found = own(cls)
+        if found is not None:
+            memo[cls] = found
+            return found
+        visited = {cls}
+        stack = [(cls, iter(self.bases.get(cls, ())))]
+        while stack:
+            node, pending = stack[-1]
+            base = next(pending, None)
+            if base is None:
+                stack.pop()
+                memo[node] = None
+                continue
+            if base in visited:
+                continue
+            visited.add(base)
+            if base in memo:
+                found = memo[base]
+            else:
+                found = own(base)
+                if found is None:
+                    stack.append((base, iter(self.bases.get(base, ()))))
+                    continue
+                memo[base] = found
+            if found is not None:
+                for frame, _ in stack:
+                    memo[frame] = found
+                return found
+        return None
+
+    def _last_in_mro(self, cls: str, memo: dict[str, str], test: Callable[[str], bool]) -> str:
+        """The last class ``c`` in :meth:`mro` order of ``cls`` with ``test(c)``, or ``""``."""
+        path: list[str] = []
+        on_path: set[str] = set()
+        node: str | None = cls
+        value = ""
+        while node is not None:
+            if node in memo:
+                value = memo[node]
+                break
+            bases = self.bases.get(node, ())
+            if len(bases) > 1:  # multiple inheritance: walk this class's whole MRO once
+                value = next((c for c in reversed(self.mro(node)) if test(c)), "")
+                memo[node] = value
+                break
+            on_path.add(node)
+            path.append(node)
+            node = bases[0] if bases and bases[0] not in on_path else None
+        for node in reversed(path):
+            if not value and test(node):
+                value = node
+            memo[node] = value
+        return value
 
     def member(self, owner: str, name: str) -> str | None:
         """``owner.name`` where owner is a class (searched along the MRO) or a module."""
@@ -316,10 +395,13 @@ class Resolver:
         if symbol is None:
             return None
         if symbol.kind == CLASS:
-            for cls in self.mro(owner):
-                if name in self.members.get(cls, {}):
-                    return f"{cls}.{name}"
-            return None
+            if name not in self._class_member_names:
+                return None
+            return self._first_in_mro(
+                owner,
+                self._member_memo[name],
+                lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
+            )
         if symbol.kind == MODULE:
             return self._lookup_in_module(owner, name, 0)
         return None
@@ -338,11 +420,104 @@ class Resolver:
         return sorted(found)
 
     def overrides(self, cls: str, name: str) -> list[str]:
-        return [
-            f"{sub}.{name}"
-            for sub in self.all_subclasses(cls)
-            if name in self.members.get(sub, {}) and self.members[sub][name].kind in (METHOD, PROPERTY)
-        ]
+        """``sub.name`` for every (indirect) subclass ``sub`` of ``cls`` that defines method ``name``.
+
+        Only the part of the hierarchy that leads to a definer is walked: a class with no
+        definer below it answers at once, so a deep chain is not walked once per class.
+        """
+        key = (cls, name)
+        cached = self._overrides.get(key)
+        if cached is None:
+            cached = self._overrides_uncached(cls, name)
+            self._overrides[key] = cached
+        return list(cached)
+
+    def _overrides_uncached(self, cls: str, name: str) -> tuple[str, ...]:
+        definers = self._definers(name)
+        if not definers:
+            return ()
+        levels = self._levels()
+        if levels is not None and cls in levels and not any(levels.get(d, -1) > levels[cls] for d in definers):
+            return ()  # no definer is deep enough in the hierarchy to be below cls
+        above = self._above(name)
+        if cls not in above:
+            return ()
+        found: list[str] = []
+        seen: set[str] = set()
+        stack = list(self.subclasses.get(cls, ()))
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current in definers:
+                found.append(current)
+            if current in above:
+                stack.extend(self.subclasses.get(current, ()))
+        return tuple(f"{sub}.{name}" for sub in sorted(found))
+
+    def _definers(self, name: str) -> frozenset[str]:
+        """The classes that define ``name`` as a method or property."""
+        found = self._definer_memo.get(name)
+        if found is None:
+            found = frozenset(
+                owner
+                for owner in (qualname.rpartition(".")[0] for qualname in self.methods_by_name.get(name, ()))
+                if name in self.members.get(owner, {}) and self.members[owner][name].kind in (METHOD, PROPERTY)
+            )
+            self._definer_memo[name] = found
+        return found
+
+    def _above(self, name: str) -> frozenset[str]:
+        """Every class with a definer of ``name`` among its (indirect) subclasses."""
+        found = self._above_memo.get(name)
+        if found is None:
+            reached: set[str] = set()
+            stack = [base for definer in self._definers(name) for base in self.bases.get(definer, ())]
+            while stack:
+                current = stack.pop()
+                if current not in reached:
+                    reached.add(current)
+                    stack.extend(self.bases.get(current, ()))
+            found = frozenset(reached)
+            self._above_memo[name] = found
+        return found
+
+    def _levels(self) -> dict[str, int] | None:
+        """Each class's longest distance to a root of the hierarchy; ``None`` when bases form a cycle.
+
+        A subclass is always deeper than its bases, which rules most classes out of
+        :meth:`overrides` at once.
+        """
+        if not self._levels_known:
+            self._levels_known = True
+            self._level_memo = self._compute_levels()
+        return self._level_memo
+
+    def _compute_levels(self) -> dict[str, int] | None:
+        levels: dict[str, int] = {}
+        active: set[str] = set()
+        for start in self.bases:
+            stack = [(start, False)]
+            while stack:
+                node, ready = stack.pop()
+                if node in levels:
+                    continue
+                bases = self.bases.get(node, ())
+                if ready:
+                    active.discard(node)
+                    levels[node] = 1 + max((levels[base] for base in bases), default=-1)
+                    continue
+                if node in active:
+                    return None  # a cycle: no levels, every question walks the hierarchy
+                active.add(node)
+                stack.append((node, True))
+                for base in bases:
+                    if base in active:
+                        return None
+                    if base not in levels:
+                        stack.append((base, False))
+        return levels
 
     # -- types of receivers ----------------------------------------------------------------
     def class_from_annotation(self, module: str, scope: str, text: str) -> Target | None:
@@ -378,30 +553,35 @@ class Resolver:
             if returns:
                 return self.class_from_annotation(self.module_of(member), member, returns)
             return None
-        for owner in self.mro(cls):
-            module = self.module_of(owner)
-            declared = self.members.get(owner, {}).get(attribute)
-            if declared is not None and declared.kind == ATTRIBUTE and declared.annotation:
-                found = self.class_from_annotation(module, owner, declared.annotation)
+        return self._first_in_mro(
+            cls, self._type_memo[attribute], lambda owner: self._own_attribute_type(owner, attribute)
+        )
+
+    def _own_attribute_type(self, owner: str, attribute: str) -> Target | None:
+        """What ``owner`` itself says ``self.<attribute>`` holds (annotation, then assigned value)."""
+        module = self.module_of(owner)
+        declared = self.members.get(owner, {}).get(attribute)
+        if declared is not None and declared.kind == ATTRIBUTE and declared.annotation:
+            found = self.class_from_annotation(module, owner, declared.annotation)
+            if found is not None:
+                return found
+        writes = self.attribute_writes.get((owner, attribute), ())
+        for access in writes:
+            if access.annotation:
+                found = self.class_from_annotation(module, access.function, access.annotation)
                 if found is not None:
                     return found
-            writes = self.attribute_writes.get((owner, attribute), ())
-            for access in writes:
-                if access.annotation:
-                    found = self.class_from_annotation(module, access.function, access.annotation)
+        for access in writes:
+            if access.value_is_call and access.value_parts:
+                found = self.call_result_type(access.function, access.value_parts)
+                if found is not None:
+                    return found
+            elif len(access.value_parts) == 1:
+                local = self.locals.get(access.function, {}).get(access.value_parts[0])
+                if local is not None:
+                    found = self._local_type(module, access.function, access.value_parts[0], local)
                     if found is not None:
                         return found
-            for access in writes:
-                if access.value_is_call and access.value_parts:
-                    found = self.call_result_type(access.function, access.value_parts)
-                    if found is not None:
-                        return found
-                elif len(access.value_parts) == 1:
-                    local = self.locals.get(access.function, {}).get(access.value_parts[0])
-                    if local is not None:
-                        found = self._local_type(module, access.function, access.value_parts[0], local)
-                        if found is not None:
-                            return found
         return None
 
     def call_result_type(self, function: str, parts: tuple[str, ...]) -> Target | None:
@@ -432,10 +612,9 @@ class Resolver:
 
     def attribute_owner(self, cls: str, attribute: str) -> str:
         """The most basic class in ``cls``'s hierarchy that assigns ``self.<attribute>``."""
-        for owner in reversed(self.mro(cls)):
-            if (owner, attribute) in self.written:
-                return owner
-        return ""
+        if attribute not in self._written_names:
+            return ""
+        return self._last_in_mro(cls, self._owner_memo[attribute], lambda owner: (owner, attribute) in self.written)
 
     def _local_type(self, module: str, scope: str, name: str, binding: tuple[tuple[str, ...], str]) -> Target | None:
         key = (scope, name)
@@ -510,23 +689,27 @@ class Resolver:
         if key in self._constants:
             return self._constants[key]
         self._constants[key] = ()
-        values: set[str] = set()
-        for owner in self.mro(cls):
-            declared = self.members.get(owner, {}).get(attribute)
-            if declared is not None and declared.kind == ATTRIBUTE:
-                values.update(_string_constants(declared.value))
-            for access in self.attribute_writes.get((owner, attribute), ()):
-                found = _string_constants(access.value)
-                if not found and len(access.value_parts) == 1:
-                    for binding in self.key_bindings.get(access.function, {}).get(access.value_parts[0], ()):
-                        if binding.how == "literal":
-                            found += (binding.parts[0],)
-                values.update(found)
-            if values:
-                break
-        result = tuple(sorted(values))
+        found = self._first_in_mro(
+            cls, self._constant_memo[attribute], lambda owner: self._own_constants(owner, attribute)
+        )
+        result: tuple[str, ...] = found or ()
         self._constants[key] = result
         return result
+
+    def _own_constants(self, owner: str, attribute: str) -> tuple[str, ...] | None:
+        """The string constants ``owner`` itself assigns to ``attribute``; ``None`` when none."""
+        values: set[str] = set()
+        declared = self.members.get(owner, {}).get(attribute)
+        if declared is not None and declared.kind == ATTRIBUTE:
+            values.update(_string_constants(declared.value))
+        for access in self.attribute_writes.get((owner, attribute), ()):
+            found = _string_constants(access.value)
+            if not found and len(access.value_parts) == 1:
+                for binding in self.key_bindings.get(access.function, {}).get(access.value_parts[0], ()):
+                    if binding.how == "literal":
+                        found += (binding.parts[0],)
+            values.update(found)
+        return tuple(sorted(values)) if values else None
 
     # -- attribute reads -------------------------------------------------------------------
     def resolve_read(self, site: CallSite) -> list[Target]:
@@ -653,9 +836,10 @@ class Resolver:
         if not cls or len(site.parts) < 2:
             return [Target(f"?:{site.callee_text}", "unresolved", external=True)]
         name = site.parts[1]
-        for base in self.mro(cls)[1:]:
-            if name in self.members.get(base, {}):
-                return [Target(f"{base}.{name}", "super")]
+        for base in self.bases.get(cls, ()):
+            found = self.member(base, name)  # the first definition after cls in its MRO
+            if found is not None:
+                return [Target(found, "super")]
         return [Target(f"?:super().{name}", "unresolved", external=True)]
 
     def _by_unique_name(self, name: str) -> list[Target]:
