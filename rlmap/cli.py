@@ -306,9 +306,8 @@ def generate(
         if not quiet:
             typer.echo(f"rlmap: {len(output.files)} generated files in {settings.out} are up to date", err=True)
         raise typer.Exit(int(incomplete))
-    changed = write_output(settings.out, output)
-    if dot is not None:
-        changed.extend(render_svgs(settings.out, output))
+    svgs = render_svgs(output) if dot is not None else None
+    changed = write_output(settings.out, output, svgs)
     if not quiet:
         typer.echo(
             f"rlmap: wrote {len(changed)} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",

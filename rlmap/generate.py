@@ -1,20 +1,21 @@
 """``rlmap generate``: render every page in memory, then write atomically or check.
 
 Nothing is written until every page has rendered, so an error (a vanished symbol, a broken
-template) leaves the previous files untouched.  ``--check`` writes nothing and reports a
-unified diff of what would change.
+template) leaves the previous files untouched; the set is then swapped in whole
+(:mod:`rlmap.write`), so a kill leaves the old pages or the new ones, never a mix.
+``--check`` writes nothing and reports a unified diff of what would change.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 import shutil
 import subprocess  # graphviz raises subprocess.CalledProcessError subclasses
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from rlmap.diagrams import Diagram
 from rlmap.errors import RlmapError
@@ -22,9 +23,10 @@ from rlmap.model import CodeModel
 from rlmap.pages import INDEX, PAGE_KINDS
 from rlmap.profile import Profile
 from rlmap.refs import Refs
-from rlmap.render import GENERATED_MARK, Renderer, make_environment
+from rlmap.render import Renderer, make_environment
 from rlmap.source import SourceTree
 from rlmap.topics import Topics
+from rlmap.write import MANIFEST, Manifest, manifest_bytes, read_manifest, write_set
 
 
 class GenerateError(RlmapError):
@@ -106,7 +108,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
     chunks: list[str] = []
     for relative, data in sorted(output.files.items()):
         target = out / relative
-        current = target.read_bytes() if target.is_file() else None
+        current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
         if current == data:
             continue
         stale.append(relative)
@@ -115,63 +117,23 @@ def check_output(out: Path, output: Output) -> CheckResult:
         chunks.extend(
             difflib.unified_diff(before, after, fromfile=f"a/{out.name}/{relative}", tofile=f"b/{out.name}/{relative}")
         )
-    obsolete = tuple(_obsolete(out, output))
+    previous = read_manifest(out)
+    written = {relative.split("/", 1)[0] for relative in output.files}
+    listed = {relative for relative in previous.files if relative.split("/", 1)[0] in written} if previous else set()
+    obsolete = tuple(sorted(relative for relative in listed - set(output.files) if (out / relative).is_file()))
     for relative in obsolete:
         chunks.append(f"obsolete generated file: {out.name}/{relative}\n")
+    expected = msgspec.json.decode(manifest_bytes(output.files, None, previous), type=Manifest).files
+    if previous is None or previous.files != expected:
+        stale.append(MANIFEST)
+        chunks.append(f"{'missing' if previous is None else 'outdated'} manifest: {out.name}/{MANIFEST}\n")
     return CheckResult(tuple(stale), obsolete, "".join(chunks))
 
 
-def _obsolete(out: Path, output: Output) -> list[str]:
-    found: list[str] = []
-    formats = {relative.split("/", 1)[0] for relative in output.files}
-    if not out.is_dir():
-        return found
-    for path in sorted(out.rglob("*")):
-        if path.relative_to(out).parts[0] not in formats:
-            continue  # a format not generated this time is left alone
-        relative = path.relative_to(out).as_posix()
-        if not path.is_file() or relative in output.files or path.suffix not in (".rst", ".md", ".dot"):
-            continue
-        head = path.read_bytes()[:400]
-        if GENERATED_MARK.encode() in head.lower() or (path.suffix == ".dot" and path.parent.name in ("rst", "md")):
-            found.append(relative)
-    return found
-
-
-def write_output(out: Path, output: Output) -> list[str]:
-    """Write every changed file atomically; remove obsolete generated files. Returns what changed."""
-    try:
-        return _write(out, output)
-    except OSError as error:
-        raise GenerateError(
-            f"cannot write to '{out}': {error.strerror}", "pass --out a writable directory (it is created if missing)"
-        ) from None
-
-
-def _write(out: Path, output: Output) -> list[str]:
-    changed = []
-    for relative, data in sorted(output.files.items()):
-        target = out / relative
-        if target.is_file() and target.read_bytes() == data:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(target, data)
-        changed.append(relative)
-    for relative in _obsolete(out, output):
-        (out / relative).unlink()
-        changed.append(relative)
-    return changed
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+def write_output(out: Path, output: Output, artefacts: dict[str, bytes] | None = None) -> list[str]:
+    """Replace the page set in ``out`` all at once (see :mod:`rlmap.write`). Returns what changed."""
+    done = write_set(out, output.files, artefacts)
+    return [*done.changed, *done.removed]
 
 
 def find_dot() -> str:
@@ -186,18 +148,17 @@ def find_dot() -> str:
     return dot
 
 
-def render_svgs(out: Path, output: Output) -> list[str]:
-    """Lay out each written ``.dot`` file with graphviz (fixed seed); SVGs are artefacts, not checked."""
+def render_svgs(output: Output) -> dict[str, bytes]:
+    """Lay out each diagram with graphviz: ``fmt/name.svg`` -> SVG bytes, written with the pages
+    (listed in the manifest as artefacts, not compared by ``--check``)."""
     import graphviz
 
-    written = []
+    svgs: dict[str, bytes] = {}
     for fmt, diagram in output.diagrams:
-        target = out / fmt / f"{diagram.name}.svg"
         try:
             svg = graphviz.Source(diagram.dot, engine="dot").pipe(format="svg", renderer=None, formatter=None)
         except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, subprocess.CalledProcessError) as error:
             message = f"dot failed on {diagram.name}.dot: {error}"
             raise GenerateError(message, "report this with the .dot file") from None
-        _write_atomic(target, svg)
-        written.append(f"{fmt}/{target.name}")
-    return written
+        svgs[f"{fmt}/{diagram.name}.svg"] = svg
+    return svgs

@@ -1,0 +1,295 @@
+"""Writing a page set: all old or all new, only inside the output directory, only our own files.
+
+The output directory may hold hand-written files, and may come from a hostile branch (links
+planted in it).  So a run:
+
+1. cleans what an interrupted earlier run left beside the directory (staging and old copies);
+2. builds the complete new directory beside it (``.<out>.rlmap-new-*``): the files rlmap's
+   manifest (``.rlmap-manifest.json``) does not list are carried over as they are (hard links,
+   links copied as links, never followed), then every generated file and the new manifest are
+   written;
+3. swaps the new directory in with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames
+   where the system lacks it, recovered on the next run) and removes the old one.
+
+A kill at any moment leaves the previous directory or the new one, never a mix.  A generated
+path that would pass through a symbolic link is refused, as is an output directory that is one.
+Only files that the previous manifest lists are ever dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from rlmap.errors import RlmapError
+
+MANIFEST = ".rlmap-manifest.json"
+_NEW = ".rlmap-new-"
+_OLD = ".rlmap-old-"
+_MAX_MANIFEST = 4 << 20
+
+
+class OutputError(RlmapError):
+    """The output directory cannot be written safely."""
+
+
+class Manifest(msgspec.Struct, forbid_unknown_fields=True):
+    """What rlmap wrote into an output directory: path -> SHA-256 of its bytes."""
+
+    generator: str
+    files: dict[str, str]
+    artefacts: dict[str, str] = {}  # written but not compared by --check (SVG layouts)
+
+
+def manifest_bytes(
+    files: dict[str, bytes], artefacts: dict[str, bytes] | None = None, previous: Manifest | None = None
+) -> bytes:
+    """The manifest after writing ``files``: entries of ``previous`` in folders this run does not
+    write (a format not generated this time) are kept, so a partial run forgets nothing."""
+    kept_files, kept_artefacts = _retained(previous, {**files, **(artefacts or {})})
+    manifest = Manifest(
+        generator="rlmap",
+        files=dict(sorted({**kept_files, **{path: _digest(data) for path, data in files.items()}}.items())),
+        artefacts=dict(
+            sorted({**kept_artefacts, **{path: _digest(data) for path, data in (artefacts or {}).items()}}.items())
+        ),
+    )
+    return msgspec.json.format(msgspec.json.encode(manifest), indent=1) + b"\n"
+
+
+def _retained(previous: Manifest | None, wanted: dict[str, bytes]) -> tuple[dict[str, str], dict[str, str]]:
+    if previous is None:
+        return {}, {}
+    written = {path.split("/", 1)[0] for path in wanted}
+
+    def keep(entries: dict[str, str]) -> dict[str, str]:
+        return {path: digest for path, digest in entries.items() if path.split("/", 1)[0] not in written}
+
+    return keep(previous.files), keep(previous.artefacts)
+
+
+def read_manifest(out: Path) -> Manifest | None:
+    """The manifest of ``out``; ``None`` when there is none or it is not one of ours."""
+    path = out / MANIFEST
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode) or os.lstat(path).st_size > _MAX_MANIFEST:
+            return None
+        return msgspec.json.decode(path.read_bytes(), type=Manifest)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a write changes: files created or rewritten, and our own files dropped."""
+
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+def plan(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
+    previous = read_manifest(out)
+    wanted = {**files, **artefacts}
+    kept_files, kept_artefacts = _retained(previous, wanted)
+    listed = set(previous.files) | set(previous.artefacts) if previous else set()
+    listed -= set(kept_files) | set(kept_artefacts)
+    changed = [relative for relative, data in sorted(wanted.items()) if _current(out / relative) != data]
+    removed = sorted(relative for relative in listed - set(wanted) if _is_file(out / relative))
+    if _current(out / MANIFEST) != manifest_bytes(files, artefacts, previous):
+        changed.append(MANIFEST)
+    return Plan(tuple(changed), tuple(removed))
+
+
+def _current(path: Path) -> bytes | None:
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | None = None) -> Plan:
+    """Replace the page set in ``out`` by ``files`` (+ ``artefacts``) all at once; see the module doc."""
+    artefacts = artefacts or {}
+    try:
+        return _write_set(out, files, artefacts)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write to '{out}': {error.strerror or error}",
+            "pass --out a writable directory (it is created if missing); its parent must be writable too",
+        ) from None
+
+
+def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
+    out = Path(os.path.abspath(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    recover(out)
+    if out.is_symlink():
+        raise OutputError(
+            f"the output directory '{out}' is a symbolic link",
+            "pass --out the directory it points to; rlmap writes nothing through a link",
+        )
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")
+    wanted = {**files, **artefacts}
+    for relative in wanted:
+        _refuse_links(out, relative)
+    changes = plan(out, files, artefacts)
+    if not changes.changed and not changes.removed:
+        return changes
+    previous = read_manifest(out)
+    kept_files, kept_artefacts = _retained(previous, wanted)
+    ours = (set(previous.files) | set(previous.artefacts) | {MANIFEST}) if previous else {MANIFEST}
+    ours -= set(kept_files) | set(kept_artefacts)
+    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_NEW}"))
+    try:
+        if out.is_dir():
+            os.chmod(staging, stat.S_IMODE(os.stat(out).st_mode))
+            _carry_over(out, staging, skip=ours | set(wanted))
+        else:
+            os.chmod(staging, 0o777 & ~_umask())
+        delay = float(os.environ.get("RLMAP_TEST_WRITE_DELAY", "0") or 0)  # fault injection for the kill tests
+        for relative, data in sorted(wanted.items()):
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            if delay:
+                time.sleep(delay)
+        (staging / MANIFEST).write_bytes(manifest_bytes(files, artefacts, previous))
+        _swap_in(staging, out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return changes
+
+
+def recover(out: Path) -> None:
+    """Undo what an interrupted run left: restore a moved-away directory, drop staging copies."""
+    out = Path(os.path.abspath(out))
+    parent = out.parent
+    if not parent.is_dir():
+        return
+    leftovers = sorted(parent.glob(f".{out.name}{_OLD}*")) + sorted(parent.glob(f".{out.name}{_NEW}*"))
+    for leftover in leftovers:
+        if leftover.name.startswith(f".{out.name}{_OLD}") and not os.path.lexists(out):
+            os.rename(leftover, out)  # killed between the two renames of the fallback swap
+            continue
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+    if out.is_dir() and not out.is_symlink():
+        for stale in out.rglob(".*.tmp"):  # temporary files of rlmap versions before the swap
+            if stale.is_file() and not stale.is_symlink() and stale.name.count(".") >= 3:
+                stale.unlink(missing_ok=True)
+
+
+def _refuse_links(out: Path, relative: str) -> None:
+    current = out
+    for part in Path(relative).parts:
+        current = current / part
+        if current.is_symlink():
+            raise OutputError(
+                f"'{current}' is a symbolic link; rlmap writes nothing through a link",
+                "remove the link (rlmap recreates the directory) or choose another --out",
+            )
+        if not current.exists():
+            return
+
+
+def _carry_over(old: Path, new: Path, skip: set[str]) -> None:
+    """Everything of ``old`` but the paths in ``skip`` into ``new``: files as hard links (copies
+    across file systems), links as links, directories recreated with their modes."""
+    for directory, subdirectories, names in os.walk(old, followlinks=False):
+        base = Path(directory)
+        relative_dir = base.relative_to(old)
+        target_dir = new / relative_dir
+        for name in sorted(subdirectories):
+            source = base / name
+            if source.is_symlink():
+                os.symlink(os.readlink(source), target_dir / name)
+            else:
+                (target_dir / name).mkdir()
+                os.chmod(target_dir / name, stat.S_IMODE(os.stat(source).st_mode))
+        subdirectories[:] = [name for name in subdirectories if not (base / name).is_symlink()]
+        for name in sorted(names):
+            source = base / name
+            relative = (relative_dir / name).as_posix()
+            if relative in skip:
+                continue
+            mode = os.lstat(source).st_mode
+            if stat.S_ISLNK(mode):
+                os.symlink(os.readlink(source), target_dir / name)
+            elif stat.S_ISREG(mode):
+                try:
+                    os.link(source, target_dir / name, follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(source, target_dir / name, follow_symlinks=False)
+            else:
+                raise OutputError(
+                    f"'{source}' is not a file, directory or link",
+                    "move it out of the output directory; rlmap replaces the directory as a whole",
+                )
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    if not os.path.lexists(out):
+        os.rename(staging, out)
+        return
+    if _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now holds the previous set
+        return
+    old = out.parent / f".{out.name}{_OLD}{staging.name.rsplit('-', 1)[-1]}"
+    os.rename(out, old)
+    os.rename(staging, out)  # a kill between these two is undone by recover() on the next run
+    shutil.rmtree(old, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Atomically swap two paths (Linux ``renameat2``); ``False`` where that is not available."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    result = renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(code, os.strerror(code))
+
+
+def _umask() -> int:
+    with contextlib.suppress(Exception):
+        current = os.umask(0)
+        os.umask(current)
+        return current
+    return 0o022

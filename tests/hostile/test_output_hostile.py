@@ -1,0 +1,185 @@
+"""The output directory: all old or all new after a kill, nothing written through a link,
+nothing deleted that rlmap's manifest does not list."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rlmap.write import MANIFEST
+from tests.conftest import FIXTURES, Run
+
+
+def _generate_args(source: Path, out: Path) -> list[str]:
+    profile = FIXTURES / "profile.toml"
+    return ["generate", "--source", str(source), "--package", "pkg", "--profile", str(profile), "--out", str(out)]
+
+
+def _snapshot(out: Path) -> dict[str, str]:
+    """Every file under ``out`` (links as their target text) -> digest."""
+    found = {}
+    for path in sorted(out.rglob("*")):
+        if path.is_symlink():
+            found[path.relative_to(out).as_posix()] = "link:" + os.readlink(path)
+        elif path.is_file():
+            found[path.relative_to(out).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+@pytest.fixture
+def two_versions(tmp_path: Path, run: Run) -> tuple[Path, Path, dict[str, str], dict[str, str]]:
+    """A source whose pages differ before and after an edit, the two page sets, and the output dir."""
+    source = tmp_path / "src"
+    shutil.copytree(FIXTURES / "pkg", source / "pkg")
+    out = tmp_path / "out"
+    new_dir = tmp_path / "new"
+    assert run(*_generate_args(source, out), "--no-cache", "-q")[0] == 0
+    collector = source / "pkg" / "collector.py"
+    collector.write_text("\n\n\n" + collector.read_text(encoding="utf-8"), encoding="utf-8")  # every line moves
+    assert run(*_generate_args(source, new_dir), "--no-cache", "-q")[0] == 0
+    old, new = _snapshot(out), _snapshot(new_dir)
+    assert old != new
+    assert set(old) == set(new)
+    return source, out, old, new
+
+
+def test_a_kill_at_any_moment_leaves_all_old_or_all_new(
+    two_versions: tuple[Path, Path, dict[str, str], dict[str, str]], tmp_path: Path
+) -> None:
+    source, out, old, new = two_versions
+    files = len(old)
+    delay = 0.02  # RLMAP_TEST_WRITE_DELAY slows each file write so that kills land inside the write
+    seen = set()
+    for attempt in range(10):
+        environment = dict(os.environ, RLMAP_TEST_WRITE_DELAY=str(delay))
+        command = [sys.executable, "-m", "rlmap", *_generate_args(source, out), "--no-cache", "-q", "-j", "1"]
+        process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # start-up + indexing takes ~1 s here, then `files` writes of `delay` each: spread the kills over both
+        time.sleep(0.6 + attempt * (files * delay + 0.8) / 10)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        now = _snapshot(out)
+        assert now in (old, new), f"attempt {attempt}: a mix of old and new pages"
+        seen.add("new" if now == new else "old")
+        if now == new:
+            shutil.rmtree(out)
+            subprocess.run(
+                [sys.executable, "-m", "rlmap", *_generate_args(source, out), "--no-cache", "-q"],
+                check=True,
+                env=dict(os.environ, RLMAP_TEST_WRITE_DELAY="0"),
+                cwd=tmp_path,
+            )
+            # put the old set back for the next attempt by regenerating from the old source
+            collector = source / "pkg" / "collector.py"
+            text = collector.read_text(encoding="utf-8")
+            collector.write_text(text[3:], encoding="utf-8")
+            subprocess.run(
+                [sys.executable, "-m", "rlmap", *_generate_args(source, out), "--no-cache", "-q"], check=True
+            )
+            assert _snapshot(out) == old
+            collector.write_text(text, encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "rlmap", *_generate_args(source, out), "--no-cache", "-q"], check=True)
+    assert _snapshot(out) == new
+    assert not [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.rlmap-")]
+    assert not list(out.rglob("*.tmp"))
+    assert "old" in seen  # the kills did land before the swap at least once
+
+
+def test_leftovers_of_an_interrupted_run_are_cleaned(
+    two_versions: tuple[Path, Path, dict[str, str], dict[str, str]], run: Run
+) -> None:
+    source, out, _, new = two_versions
+    staging = out.parent / f".{out.name}.rlmap-new-abc"
+    staging.mkdir()
+    (staging / "half.rst").write_text("half", encoding="utf-8")
+    (out / "rst" / ".glossary.rst.x1y2.tmp").write_text("half", encoding="utf-8")  # rlmap < 0.2's temporaries
+    assert run(*_generate_args(source, out), "--no-cache", "-q")[0] == 0
+    assert not staging.exists()
+    assert _snapshot(out) == new
+
+
+def test_moved_away_directory_is_restored(
+    two_versions: tuple[Path, Path, dict[str, str], dict[str, str]], run: Run
+) -> None:
+    """Killed between the two renames of the fallback swap: the next run puts the old set back first."""
+    source, out, old, new = two_versions
+    out.rename(out.parent / f".{out.name}.rlmap-old-xyz")
+    assert run(*_generate_args(source, out), "--no-cache", "-q", "--check")[0] == 1  # check sees nothing yet
+    assert run(*_generate_args(source, out), "--no-cache", "-q")[0] == 0
+    assert _snapshot(out) == new
+    del old
+
+
+def test_hand_written_files_survive_and_only_manifest_files_go(
+    two_versions: tuple[Path, Path, dict[str, str], dict[str, str]], run: Run
+) -> None:
+    source, out, _, _ = two_versions
+    (out / "rst" / "my_notes.rst").write_text(".. generated by rlmap - no, by hand\n", encoding="utf-8")
+    (out / "rst" / "hand_drawn.dot").write_text("digraph { a -> b }\n", encoding="utf-8")
+    (out / "notes").mkdir()
+    (out / "notes" / "todo.md").write_text("mine\n", encoding="utf-8")
+    (out / "link_to_notes").symlink_to("notes")
+    # rlmap's own page that this run no longer produces: listed in the manifest, so it goes
+    (out / "rst" / "retired_page.rst").write_text("old page\n", encoding="utf-8")
+    manifest = (out / MANIFEST).read_text(encoding="utf-8")
+    (out / MANIFEST).write_text(
+        manifest.replace('"files": {', '"files": {\n  "rst/retired_page.rst": "0",', 1), encoding="utf-8"
+    )
+    assert run(*_generate_args(source, out), "--no-cache", "-q", "--format", "rst")[0] == 0
+    assert not (out / "rst" / "retired_page.rst").exists()
+    assert (out / "rst" / "my_notes.rst").read_text(encoding="utf-8").startswith(".. generated by rlmap")
+    assert (out / "rst" / "hand_drawn.dot").is_file()
+    assert (out / "notes" / "todo.md").read_text(encoding="utf-8") == "mine\n"
+    assert os.readlink(out / "link_to_notes") == "notes"
+    # a format not generated this time is left alone, and stays in the manifest
+    assert (out / "md" / "glossary.md").is_file()
+    manifest = (out / MANIFEST).read_text(encoding="utf-8")
+    assert "my_notes.rst" not in manifest
+    assert "rst/glossary.rst" in manifest
+    assert "md/glossary.md" in manifest
+    assert run(*_generate_args(source, out), "--no-cache", "-q", "--check", "--format", "rst")[0] == 0
+    # md was written from the source before its edit: a full check sees exactly that
+    code, diff, _ = run(*_generate_args(source, out), "--no-cache", "-q", "--check")
+    assert code == 1
+    assert "b/out/md/collectors_internals.md" in diff
+    assert "b/out/rst/" not in diff
+
+
+def test_no_write_through_a_symlinked_subdirectory(tmp_path: Path, run: Run) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "rst").symlink_to(elsewhere)
+    code, _, err = run(*_generate_args(FIXTURES, out), "--no-cache", "-q")
+    assert code == 2
+    assert "symbolic link" in err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_an_output_directory_that_is_a_link_is_refused(tmp_path: Path, run: Run) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").symlink_to(elsewhere)
+    code, _, err = run(*_generate_args(FIXTURES, tmp_path / "out"), "--no-cache", "-q")
+    assert code == 2
+    assert "symbolic link" in err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_an_unchanged_set_is_not_rewritten(tmp_path: Path, run: Run) -> None:
+    out = tmp_path / "out"
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    inode = out.stat().st_ino
+    code, _, err = run(*_generate_args(FIXTURES, out), "--no-cache")
+    assert code == 0
+    assert "wrote 0 of" in err
+    assert out.stat().st_ino == inode
