@@ -6,6 +6,7 @@ Nodes and edges are sorted; ids are assigned in that order; no layout engine run
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +32,24 @@ def short_name(model: CodeModel, qualname: str) -> str:
     return qualname
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_MAX_LABEL = 200
+
+
+def _label(text: str) -> str:
+    """A label from the code: one line, bounded."""
+    text = _CONTROL.sub(" ", text)
+    return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
+
+
 def _dot_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + _label(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _mermaid_quote(text: str) -> str:
-    return '"' + text.replace('"', "#quot;").replace("`", "#96;") + '"'
+    """Mermaid entity codes for what could end the label or be read as HTML."""
+    escaped = _label(text).replace("#", "#35;").replace('"', "#quot;").replace("`", "#96;")
+    return '"' + escaped.replace("<", "#lt;").replace(">", "#gt;").replace("&", "#amp;") + '"'
 
 
 def render(

@@ -23,6 +23,33 @@ from rlmap.errors import RlmapError
 from rlmap.profile import Prose
 from rlmap.refs import Anchor, Ref, Refs
 
+# Text copied from the analysed tree (docstring lines, code, keys) is one line and bounded on a
+# page: a hostile file cannot break out of its line or inflate the pages.
+MAX_TEXT = 500
+MAX_CODE = 2000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def inline(value: Any, limit: int) -> str:
+    """``value`` as one line (control characters and line breaks become a space), at most ``limit`` long."""
+    text = _CONTROL.sub(" ", str(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_LITERAL = re.compile(r"``[^`]+``")
+
+
+def keep_literals(text: str, escape: Any) -> str:
+    """``escape`` applied to everything but ````double-backtick literals```` (code in both formats)."""
+    parts = []
+    position = 0
+    for match in _LITERAL.finditer(text):
+        parts.append(escape(text[position : match.start()]))
+        parts.append(match.group())
+        position = match.end()
+    parts.append(escape(text[position:]))
+    return "".join(parts)
+
 
 class TemplateError(RlmapError):
     """A template or a prose entry that cannot be rendered."""
@@ -89,13 +116,18 @@ class RstFormatter(Formatter):
     ext = "rst"
 
     def text(self, value: Any) -> str:
-        """Plain prose from the code (docstring lines): neutralise rst inline markup."""
-        text = str(value).replace("\\", "\\\\")
-        text = re.sub(r"([*|])", r"\\\1", text)
-        text = re.sub(r"(\w)_(?=\W|$)", r"\1\\_", text)
-        if text.count("`") % 2:
-            text = text.replace("`", "\\`")
+        """Plain prose from the code (docstring lines): one bounded line, rst markup neutralised
+        but for ````inline literals````, whose content rst never interprets."""
+        text = keep_literals(inline(value, MAX_TEXT), self._escape)
+        if re.match(r"\.\.|_|\[", text):  # explicit markup (a directive, a target) at a paragraph start
+            text = "\\" + text
         return text
+
+    @staticmethod
+    def _escape(text: str) -> str:
+        text = re.sub(r"([\\*|`])", r"\\\1", text)
+        text = re.sub(r"(\w):(?=\S)", r"\1\\:", text)  # no standalone URI (``javascript:...``) becomes a link
+        return re.sub(r"([\w\]])_(?=\W|$)", r"\1\\_", text)
 
     def heading(self, text: str, level: int = 1) -> str:
         underline = "=-~^"[level - 1] * len(text)
@@ -105,7 +137,7 @@ class RstFormatter(Formatter):
         return f".. _{name}:\n"
 
     def code(self, text: str) -> str:
-        text = str(text)
+        text = inline(text, MAX_CODE)
         if not text.strip():
             return "(none)"
         if "``" in text or text != text.strip():
@@ -173,12 +205,17 @@ class MarkdownFormatter(Formatter):
         del name
         return ""
 
+    def text(self, value: Any) -> str:
+        """Plain prose from the code: one bounded line, Markdown/MyST markup and raw HTML neutralised."""
+        return keep_literals(inline(value, MAX_TEXT), lambda part: re.sub(r"([\\`*_\[\]<>|{}&#!~])", r"\\\1", part))
+
     def code(self, text: str) -> str:
-        text = str(text)
+        text = inline(text, MAX_CODE)
         if not text.strip():
             return "(none)"
-        fence = "``" if "`" in text else "`"
-        padding = " " if "`" in text else ""
+        longest = max((len(run) for run in re.findall("`+", text)), default=0)
+        fence = "`" * (longest + 1)
+        padding = " " if longest else ""
         return f"{fence}{padding}{text}{padding}{fence}"
 
     def src(self, anchor: Anchor | None) -> str:
