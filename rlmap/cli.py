@@ -119,6 +119,10 @@ def _load(
             f"no version or git commit found for {tree.package} at {tree.root}; permalinks will point at 'main', "
             "which moves - document a checkout or an installed release"
         )
+    cores = os.cpu_count() or 1
+    if jobs is not None and jobs > cores:
+        _note(f"--jobs {jobs} is more than the {cores} CPU(s) here; using {cores}")
+        jobs = cores
     cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
     with _progress(quiet) as progress:
         loaded = load_model(tree, cache, jobs=jobs, progress=progress)
@@ -289,7 +293,12 @@ def generate(
     topic_profile = load_profile(profile_path, None if settings.profile else f"rlmap/profiles/{profile_path.name}")
     dot = find_dot() if render_svg and not check else None
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
-    output = build_output(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+    try:
+        output = build_output(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+    except RlmapError:
+        # a name the profile uses may be missing because its file could not be read: say that first
+        _report_diagnostics(loaded.model.diagnostics)
+        raise
     incomplete = _report_diagnostics(loaded.model.diagnostics)
     command = _regenerate_command(
         source=source, out=out, formats=formats, templates=templates, profile=profile, config=config, package=package

@@ -6,26 +6,35 @@ paths in a file are relative to that file's directory.
 
 from __future__ import annotations
 
+import difflib
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from rlmap.errors import ConfigError
 from rlmap.pages import FORMATS
 
-_KEYS: dict[str, type | tuple[type, ...]] = {
-    "source": str,
-    "package": str,
-    "out": str,
-    "formats": list,
-    "templates": str,
-    "profile": str,
-    "repo-url": str,
-    "docs": list,
-    "audit-min-callers": int,
-    "audit-min-accesses": int,
-}
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True, rename="kebab"):
+    """``[tool.rlmap]`` as written: the schema every configuration file is validated against."""
+
+    source: str | None = None
+    package: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")] = "torchrl"
+    out: str | None = None
+    formats: list[str] | None = None
+    templates: str | None = None
+    profile: str | None = None
+    repo_url: Annotated[str, msgspec.Meta(pattern=r"^https://[A-Za-z0-9.:/_~-]+$", max_length=300)] | None = None
+    docs: list[str] = []
+    audit_min_callers: Annotated[int, msgspec.Meta(ge=0)] = 3
+    audit_min_accesses: Annotated[int, msgspec.Meta(ge=0)] = 10
+
+
+_KEYS = tuple(sorted(field.encode_name for field in msgspec.structs.fields(_Table)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +70,11 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
 
 
 def _from_file(path: Path, required: bool) -> Config:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path.name}: invalid TOML: {error}", "fix the file's syntax") from None
-    except OSError as error:
-        raise ConfigError(f"cannot read '{path}': {error.strerror}", "check the path and its permissions") from None
-    table = data.get("tool", {}).get("rlmap")
+    data = read_toml(path, path.name)
+    tool = data.get("tool", {})
+    table = tool.get("rlmap") if isinstance(tool, dict) else None
     if table is None and path.name != "pyproject.toml":
-        table = {key: value for key, value in data.items() if key in _KEYS} if not set(data) - set(_KEYS) else None
+        table = data if data and not set(data) - set(_KEYS) else None
         if table is None:
             raise ConfigError(
                 f"{path.name}: no [tool.rlmap] table", "put the settings under [tool.rlmap] (see the README)"
@@ -78,36 +83,68 @@ def _from_file(path: Path, required: bool) -> Config:
         if required:
             raise ConfigError(f"{path.name}: no [tool.rlmap] table", "put the settings under [tool.rlmap]")
         return Config()
-    for key, value in table.items():
-        if key not in _KEYS:
-            raise ConfigError(
-                f"{path.name}: [tool.rlmap] has an unknown key '{key}'",
-                f"allowed keys: {', '.join(sorted(_KEYS))}",
-            )
-        if not isinstance(value, _KEYS[key]):
-            expected = _KEYS[key].__name__ if isinstance(_KEYS[key], type) else "value"  # type: ignore[union-attr]
-            raise ConfigError(f"{path.name}: [tool.rlmap] {key} must be a {expected}", "fix its value")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path.name}: tool.rlmap must be a table", "write the settings under a [tool.rlmap] header")
+    parsed = convert(table, _Table, f"{path.name}: [tool.rlmap]")
     base = path.parent
 
     def relative(value: str | None) -> Path | None:
         return (base / value) if value else None
 
-    formats = tuple(table.get("formats", ("rst", "md")))
     config = Config(
-        source=relative(table.get("source")),
-        package=table.get("package", "torchrl"),
-        out=relative(table.get("out")) or base / "generated_docs",
-        formats=formats,
-        templates=relative(table.get("templates")),
-        profile=relative(table.get("profile")),
-        repo_url=table.get("repo-url"),
-        docs=tuple(base / entry for entry in table.get("docs", [])),
-        audit_min_callers=table.get("audit-min-callers", 3),
-        audit_min_accesses=table.get("audit-min-accesses", 10),
+        source=relative(parsed.source),
+        package=parsed.package,
+        out=relative(parsed.out) or base / "generated_docs",
+        formats=tuple(parsed.formats) if parsed.formats is not None else ("rst", "md"),
+        templates=relative(parsed.templates),
+        profile=relative(parsed.profile),
+        repo_url=parsed.repo_url,
+        docs=tuple(base / entry for entry in parsed.docs),
+        audit_min_callers=parsed.audit_min_callers,
+        audit_min_accesses=parsed.audit_min_accesses,
         origin=path.name,
     )
     validate_formats(config.formats, config.origin)
     return config
+
+
+def read_toml(path: Path, display: str) -> dict[str, Any]:
+    """A TOML file as data; every way it can be unreadable is a :class:`ConfigError` naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read '{display}': {error.strerror}", "check the path and its permissions") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{display}: not valid UTF-8 (byte {error.start})", "save the file as UTF-8, as TOML requires"
+        ) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
+
+
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
+_WHERE = re.compile(r" - at `\$((?:\.[\w-]+|\[\d+\])*)`$")
+
+
+def convert(data: Any, schema: type[Any], where: str) -> Any:
+    """``data`` validated against a msgspec schema; an error names the key and what to do."""
+    try:
+        return msgspec.convert(data, schema, str_keys=True)
+    except msgspec.ValidationError as error:
+        message = str(error)
+        located = _WHERE.search(message)
+        path = located.group(1) if located else ""
+        message = message[: located.start()] if located else message
+        unknown = _UNKNOWN.match(message)
+        if unknown:
+            name = unknown.group(1)
+            allowed = [field.encode_name for field in msgspec.structs.fields(schema)]
+            close = difflib.get_close_matches(name, allowed, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
+            raise ConfigError(f"{where}{path}: unknown key '{name}'", hint) from None
+        raise ConfigError(f"{where}{path}: {message[0].lower() + message[1:]}", "fix its value") from None
 
 
 def validate_formats(formats: tuple[str, ...], origin: str) -> None:

@@ -7,7 +7,6 @@ when the pages are generated.  A malformed file fails with the file and the entr
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,14 +52,9 @@ def slugify(text: str) -> str:
 
 
 def _read(path: Path, display: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(
-            f"cannot read '{display}': {error.strerror}", "check the profile's glossary/symptoms paths"
-        ) from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
+    from rlmap.config import read_toml  # config imports nothing of the curated data
+
+    return read_toml(path, display)
 
 
 def _entries(path: Path, display: str, table: str) -> list[dict[str, Any]]:
@@ -71,7 +65,7 @@ def _entries(path: Path, display: str, table: str) -> list[dict[str, Any]]:
         message = f"{display}: unknown table(s) {', '.join(sorted(unknown))}"
         raise ConfigError(message, f"the file holds [[{table}]] entries only")
     entries = data.get(table, [])
-    if not isinstance(entries, list):
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         raise ConfigError(f"{display}: '{table}' must be an array of tables", f"write each entry as [[{table}]]")
     return entries
 

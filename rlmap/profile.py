@@ -10,12 +10,12 @@ at its own.  Validation happens on load and names the file and the entry at faul
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rlmap.config import read_toml
 from rlmap.curated import Symptom, Term, load_glossary, load_symptoms
 from rlmap.errors import ConfigError
 from rlmap.pages import SECTIONS
@@ -101,17 +101,12 @@ def builtin_profile_path(package: str) -> Path | None:
 
 def load_profile(path: Path, display: str | None = None) -> Profile:
     origin = display or path.name
-    try:
-        raw_text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(
-            f"cannot read the profile '{origin}': {error.strerror}", "check [tool.rlmap] profile or --profile"
-        ) from None
-    try:
-        data = tomllib.loads(raw_text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{origin}: invalid TOML: {error}", "fix the file's syntax") from None
+    data = read_toml(path, origin)
+    raw_text = path.read_bytes().decode("utf-8")
     unknown = set(data) - {"profile", "pages", "prose"}
+    for table in ("profile", "pages", "prose"):
+        if not isinstance(data.get(table, {}), dict):
+            raise ConfigError(f"{origin}: '{table}' must be a table", f"write it as [{table}] or [{table}.<page>]")
     header = data.get("profile", {})
     bad = set(header) - {"name", "glossary", "symptoms"}
     if bad:
@@ -125,12 +120,16 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
         )
     pages = data.get("pages", {})
     for page, table in pages.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{origin}: pages.{page} must be a table", f"write it as [pages.{page}]")
         _validate_page(origin, page, table)
     prose: dict[str, dict[str, Prose]] = {}
     for page, entries in data.get("prose", {}).items():
         if page not in PAGES:
             raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(PAGES)}")
         prose[page] = {}
+        if not isinstance(entries, dict):
+            raise ConfigError(f"{origin}: prose.{page} must be a table", f"write it as [prose.{page}]")
         for name, text in entries.items():
             if not isinstance(text, str) or not text.strip():
                 raise ConfigError(
@@ -141,6 +140,9 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
     folder = origin.rpartition("/")[0]
     glossary: tuple[Term, ...] = ()
     symptoms: tuple[Symptom, ...] = ()
+    for entry in ("glossary", "symptoms", "name"):
+        if entry in header and not isinstance(header[entry], str):
+            raise ConfigError(f"{origin}: [profile] {entry} must be a string", 'write e.g. glossary = "glossary.toml"')
     if header.get("glossary"):
         glossary = load_glossary(path.parent / header["glossary"], _join(folder, header["glossary"]))
     if header.get("symptoms"):

@@ -1,0 +1,94 @@
+"""Bad configuration, profiles, glossaries and symptoms: exit 2 naming the file and the key, never 70."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, Run
+
+CONFIG_CASES = {
+    "formats-int": ("formats = 3", "[tool.rlmap].formats: expected `array"),
+    "misspelt-key": ('fromats = ["rst"]', "unknown key 'fromats' - did you mean 'formats'?"),
+    "docs-mixed": ('docs = ["a", 1]', "[tool.rlmap].docs[1]: expected `str`"),
+    "negative-threshold": ("audit-min-callers = -1", "audit-min-callers: expected `int` >= 0"),
+    "script-url": ('repo-url = "javascript:alert(1)"', "repo-url: expected `str` matching"),
+    "bad-package": ('package = "a b"', "package: expected `str` matching"),
+    "unknown-format": ('formats = ["pdf"]', "unknown format(s) pdf"),
+    "table-not-table": (None, "tool.rlmap must be a table"),
+    "not-utf8": (b"[tool.rlmap]\nout = '\xff'\n", "not valid UTF-8"),
+    "bad-toml": ("formats = [", "invalid TOML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_CASES))
+def test_bad_config_is_exit_2_naming_the_key(run: Run, tmp_path: Path, case: str) -> None:
+    body, expected = CONFIG_CASES[case]
+    config = tmp_path / "rlmap.toml"
+    if body is None:
+        config.write_text("[tool]\nrlmap = 3\n", encoding="utf-8")
+    elif isinstance(body, bytes):
+        config.write_bytes(body)
+    else:
+        config.write_text(f"[tool.rlmap]\n{body}\n", encoding="utf-8")
+    code, _, err = run("generate", "--config", str(config), "--check", "-q")
+    assert code == 2, err
+    assert err.startswith("rlmap: error: rlmap.toml")
+    assert expected in err
+    assert "internal error" not in err
+
+
+PROFILE_CASES = {
+    "pages-int": ("pages = 3\n", "'pages' must be a table"),
+    "page-int": ("[pages]\nhelpers = 3\n", "pages.helpers must be a table"),
+    "title-int": ("[pages.helpers]\ntitle = 3\n", "[pages.helpers] title must be a str"),
+    "scope-int": ('[pages.helpers]\ntitle = "x"\nscope = 3\n', "scope must be a list"),
+    "scope-ints": ('[pages.helpers]\ntitle = "x"\nscope = [1]\n', "scope must list strings"),
+    "prose-int": ("[prose]\nhelpers = 3\n", "prose.helpers must be a table"),
+    "glossary-int": ("[profile]\nglossary = 3\n", "[profile] glossary must be a string"),
+    "glossary-missing": ('[profile]\nglossary = "nope.toml"\n', "cannot read 'nope.toml'"),
+    "glossary-terms-int": ('[profile]\nglossary = "g.toml"\n', "g.toml: 'term' must be an array of tables"),
+    "unknown-page": ('[pages.nonsense]\ntitle = "x"\n', "[pages.nonsense] is not a page"),
+    "not-utf8": (b"[pages.helpers]\ntitle = '\xfe'\n", "not valid UTF-8"),
+    "bad-jinja": ('[prose.index]\nintro = "{{ sym( }}"\n', "prose 'intro'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROFILE_CASES))
+def test_bad_profile_is_exit_2_naming_the_entry(run: Run, tmp_path: Path, case: str) -> None:
+    body, expected = PROFILE_CASES[case]
+    profile = tmp_path / "p.toml"
+    if isinstance(body, bytes):
+        profile.write_bytes(body)
+    else:
+        profile.write_text(body, encoding="utf-8")
+    (tmp_path / "g.toml").write_text("term = [1, 2]\n", encoding="utf-8")
+    args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(profile)]
+    code, _, err = run(*args, "--out", str(tmp_path / "out"), "--no-cache", "-q")
+    assert code == 2, err
+    assert expected in err
+    assert "internal error" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_syntax_error_behind_a_profile_name_is_reported_first(run: Run, tmp_path: Path) -> None:
+    """The cause (the file that could not be parsed) comes before its effect (a name the profile misses)."""
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    with (root / "pkg" / "collector.py").open("a", encoding="utf-8") as handle:
+        handle.write("def broken(:\n")
+    args = ["generate", "--source", str(root), "--package", "pkg", "--profile", str(FIXTURES / "profile.toml")]
+    code, _, err = run(*args, "--out", str(tmp_path / "out"), "--no-cache", "-q")
+    assert code == 2
+    lines = err.splitlines()
+    syntax = next(i for i, line in enumerate(lines) if "pkg/collector.py:" in line and "syntax error" in line)
+    profile = next(i for i, line in enumerate(lines) if "names no symbol" in line)
+    assert syntax < profile
+
+
+def test_jobs_are_capped_at_the_cores(run: Run) -> None:
+    code, _, err = run("graph", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "-j", "256")
+    assert code == 0
+    assert "rlmap: note: --jobs 256 is more than the" in err
