@@ -9,12 +9,39 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+
+from rlmap.config import convert, read_toml
 from rlmap.errors import ConfigError
 
-_TERM_KEYS = {"term", "aliases", "former", "former_attributes", "definition", "symbols", "keys"}
-_SYMPTOM_KEYS = {"id", "symptom", "cause", "look", "keys", "see"}
+_Text = Annotated[str, msgspec.Meta(max_length=20_000)]
+_Names = list[Annotated[str, msgspec.Meta(max_length=500)]]
+_Keys = list[Annotated[str, msgspec.Meta(max_length=500)] | list[Annotated[str, msgspec.Meta(max_length=500)]]]
+
+
+class _TermEntry(msgspec.Struct, forbid_unknown_fields=True):
+    """A ``[[term]]`` as written (types and sizes); meaning is checked by :func:`load_glossary`."""
+
+    term: _Text = ""
+    definition: _Text = ""
+    aliases: _Names = []
+    former: _Names = []
+    former_attributes: _Names = []
+    symbols: _Names = []
+    keys: _Keys = []
+
+
+class _SymptomEntry(msgspec.Struct, forbid_unknown_fields=True):
+    """A ``[[symptom]]`` as written."""
+
+    id: _Text = ""
+    symptom: _Text = ""
+    cause: _Text = ""
+    look: _Names = []
+    keys: _Keys = []
+    see: _Names = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +79,6 @@ def slugify(text: str) -> str:
 
 
 def _read(path: Path, display: str) -> dict[str, Any]:
-    from rlmap.config import read_toml  # config imports nothing of the curated data
-
     return read_toml(path, display)
 
 
@@ -107,11 +132,7 @@ def load_glossary(path: Path, display: str) -> tuple[Term, ...]:
     for index, entry in enumerate(_entries(path, display, "term"), start=1):
         name = entry.get("term")
         where = f"{display}: term {name!r}" if isinstance(name, str) else f"{display}: term #{index}"
-        extra = set(entry) - _TERM_KEYS
-        if extra:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_TERM_KEYS))}"
-            )
+        convert(entry, _TermEntry, where)
         term = Term(
             term=_text(entry, "term", where),
             definition=_text(entry, "definition", where),
@@ -137,11 +158,7 @@ def load_symptoms(path: Path, display: str, sections: dict[str, dict[str, str]])
     for index, entry in enumerate(_entries(path, display, "symptom"), start=1):
         ident = entry.get("id")
         where = f"{display}: symptom {ident!r}" if isinstance(ident, str) else f"{display}: symptom #{index}"
-        extra = set(entry) - _SYMPTOM_KEYS
-        if extra:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(sorted(extra))}", f"allowed: {', '.join(sorted(_SYMPTOM_KEYS))}"
-            )
+        convert(entry, _SymptomEntry, where)
         ident = _text(entry, "id", where)
         if ident in ids:
             raise ConfigError(f"{where}: duplicate id", "give every symptom its own id")

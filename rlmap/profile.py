@@ -13,59 +13,89 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from rlmap.config import read_toml
+import msgspec
+
+from rlmap.config import convert, read_toml
 from rlmap.curated import Symptom, Term, load_glossary, load_symptoms
 from rlmap.errors import ConfigError
 from rlmap.pages import SECTIONS
 
 PAGES = ("collectors", "recurrent", "advantages", "helpers", "glossary", "debugging", "index")
 
-# Allowed keys per page table, with the expected type.
-_PAGE_KEYS: dict[str, dict[str, type]] = {
-    "collectors": {
-        "title": str,
-        "class": str,
-        "rollout": str,
-        "loop": str,
-        "carrier": str,
-        "former_carrier_names": list,
-        "sync_attributes": list,
-        "sync_selector": str,
-        "device_flags": list,
-        "traj_symbols": list,
-        "traj_key": list,
-        "hooks": list,
-        "scope": list,
-    },
-    "recurrent": {
-        "title": str,
-        "modules": list,
-        "entry": str,
-        "helpers_of": dict,
-        "quote_pattern": str,
-        "mode_symbols": list,
-        "mode_readers_of": list,
-        "keys": list,
-        "caveats_of": list,
-        "scope": list,
-    },
-    "advantages": {
-        "title": str,
-        "estimators": list,
-        "entry_points": list,
-        "kernels_module": str,
-        "mask_key": list,
-        "mask_scope": list,
-        "symbols": list,
-    },
-    "helpers": {"title": str, "scope": list, "limit": int},
-    "glossary": {"title": str},
-    "debugging": {"title": str},
-    "index": {"title": str, "related": list},
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+Names = list[Name]
+KeyNames = list[Name | list[Name]]  # "is_init" or ["collector", "traj_ids"]
+
+
+class _Page(msgspec.Struct, forbid_unknown_fields=True):
+    title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+class _Collectors(_Page, forbid_unknown_fields=True):
+    class_: Name | None = msgspec.field(default=None, name="class")
+    rollout: Name | None = None
+    loop: Name | None = None
+    carrier: Name | None = None
+    former_carrier_names: Names = []
+    sync_attributes: Names = []
+    sync_selector: Name | None = None
+    device_flags: Names = []
+    traj_symbols: Names = []
+    traj_key: Names = []
+    hooks: Names = []
+    scope: Names = []
+
+
+class _Recurrent(_Page, forbid_unknown_fields=True):
+    modules: Names = []
+    entry: Name | None = None
+    helpers_of: dict[str, Names] = {}
+    # Substrings that make a line worth quoting (no regular expression: a profile cannot make
+    # rlmap backtrack over a long source line).
+    quote_markers: Names = []
+    mode_symbols: Names = []
+    mode_readers_of: Names = []
+    keys: KeyNames = []
+    caveats_of: Names = []
+    scope: Names = []
+
+
+class _Advantages(_Page, forbid_unknown_fields=True):
+    estimators: Names = []
+    entry_points: Names = []
+    kernels_module: Name | None = None
+    mask_key: Names = []
+    mask_scope: Names = []
+    symbols: Names = []
+
+
+class _Helpers(_Page, forbid_unknown_fields=True):
+    scope: Names = []
+    limit: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 50
+
+
+class _Link(msgspec.Struct, forbid_unknown_fields=True):
+    title: Name
+    doc: Name | None = None
+    url: Annotated[str, msgspec.Meta(pattern=r"^https://[^\s<>`]+$", max_length=500)] | None = None
+
+
+class _Index(_Page, forbid_unknown_fields=True):
+    related: list[_Link] = []
+
+
+# The schema of each ``[pages.<page>]`` table.
+_PAGE_SCHEMAS: dict[str, type[_Page]] = {
+    "collectors": _Collectors,
+    "recurrent": _Recurrent,
+    "advantages": _Advantages,
+    "helpers": _Helpers,
+    "glossary": _Page,
+    "debugging": _Page,
+    "index": _Index,
 }
-_REQUIRED_PAGE_KEYS = {"title"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,34 +184,11 @@ def _join(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
 
-def _validate_page(origin: str, page: str, table: Any) -> None:
-    if page not in _PAGE_KEYS:
+def _validate_page(origin: str, page: str, table: dict[str, Any]) -> None:
+    """``table`` checked against its page's schema; the table itself is kept as written."""
+    if page not in _PAGE_SCHEMAS:
         raise ConfigError(f"{origin}: [pages.{page}] is not a page rlmap knows", f"pages are {', '.join(PAGES)}")
-    allowed = _PAGE_KEYS[page]
-    for key, value in table.items():
-        if key not in allowed:
-            raise ConfigError(
-                f"{origin}: [pages.{page}] has an unknown key '{key}'", f"allowed keys: {', '.join(sorted(allowed))}"
-            )
-        if not isinstance(value, allowed[key]):
-            raise ConfigError(
-                f"{origin}: [pages.{page}] {key} must be a {allowed[key].__name__}",
-                "see rlmap/profiles/torchrl.toml for an example",
-            )
-        if isinstance(value, list) and key != "related" and not all(_is_name(item) for item in value):
-            raise ConfigError(
-                f"{origin}: [pages.{page}] {key} must list strings (or lists of strings for nested keys)",
-                'write e.g. ["collector", "traj_ids"]',
-            )
-    missing = _REQUIRED_PAGE_KEYS - set(table)
-    if missing:
-        raise ConfigError(f"{origin}: [pages.{page}] lacks {', '.join(sorted(missing))}", "add it")
-
-
-def _is_name(item: Any) -> bool:
-    if isinstance(item, str):
-        return bool(item)
-    return isinstance(item, list) and bool(item) and all(isinstance(part, str) and part for part in item)
+    convert(table, _PAGE_SCHEMAS[page], f"{origin}: [pages.{page}]")
 
 
 def _line_of(text: str, page: str, name: str) -> int:

@@ -22,9 +22,12 @@ from rlmap.refs import Anchor, Ref, Refs
 Context = dict[str, Any]
 
 _BUILTIN_NOISE = ("builtins.",)
+# Lines worth quoting on the recurrent page: shape changes and time/batch indexing.
 _DEFAULT_QUOTE = (
-    r"\.(reshape|transpose|permute|view|unsqueeze|squeeze|flatten|unflatten|movedim|expand|flip)\("
-    r"|\[\.\.\.|\[:, ?[-:0-9]"
+    *(f".{method}(" for method in ("reshape", "transpose", "permute", "view", "unsqueeze", "squeeze")),
+    *(f".{method}(" for method in ("flatten", "unflatten", "movedim", "expand", "flip")),
+    "[...",
+    *(f"[:,{space}{start}" for space in ("", " ") for start in "-:0123456789"),
 )
 
 
@@ -294,7 +297,7 @@ class Topics:
     def recurrent_page(self) -> Context:
         page = "recurrent"
         scope = tuple(self.setting(page, "scope"))
-        pattern = re.compile(self.setting(page, "quote_pattern", _DEFAULT_QUOTE))
+        markers = tuple(self.setting(page, "quote_markers", [])) or _DEFAULT_QUOTE
         modules = []
         quotes = []
         diagrams = []
@@ -313,7 +316,7 @@ class Topics:
                     if any(isinstance(t, Ref) and t.qualname.startswith(scope) for t in row["targets"])
                 ]
                 chain.append({"ref": self.ref(function), "calls": calls})
-                lines = self._quoted_lines(function, pattern)
+                lines = self._quoted_lines(function, markers)
                 if lines:
                     quotes.append({"ref": self.ref(function), "lines": lines})
             modules.append({"ref": self.ref(cls), "chain": chain})
@@ -397,7 +400,7 @@ class Topics:
                 )
         return rows
 
-    def _quoted_lines(self, function: str, pattern: re.Pattern[str]) -> list[Context]:
+    def _quoted_lines(self, function: str, markers: tuple[str, ...]) -> list[Context]:
         symbol = self.model.symbol(function)
         assert symbol is not None
         rows = []
@@ -405,7 +408,7 @@ class Topics:
         for line in range(symbol.line + 1, symbol.end_line + 1):
             text = self.refs.line_text(symbol.path, line)
             stripped = text.strip()
-            if line in docstring or stripped.startswith("#") or not pattern.search(text):
+            if line in docstring or stripped.startswith("#") or not any(marker in text for marker in markers):
                 continue
             anchor = self.refs.anchor(stripped, symbol.path, line)
             rows.append({"anchor": anchor, "code": stripped})

@@ -24,7 +24,7 @@ def write(tmp_path: Path, text: str) -> Path:
     [
         (
             '[[term]]\nterm = "carrier"\ndefinition = "x"\ncolour = "red"\n',
-            "data.toml: term 'carrier': unknown key(s) colour",
+            "data.toml: term 'carrier': unknown key 'colour'",
         ),
         (
             '[[term]]\nterm = "carrier"\ndefinition = "  "\n',
@@ -38,7 +38,7 @@ def write(tmp_path: Path, text: str) -> Path:
             '[[term]]\nterm = "a"\ndefinition = "x"\nformer = ["b"]\n[[term]]\nterm = "c"\ndefinition = "y"\naliases = ["b"]\n',
             "data.toml: term 'c': 'b' is already a term or alias of 'a'",
         ),
-        ('[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n', "data.toml: term 'k': key 1 is neither a string"),
+        ('[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n', "data.toml: term 'k'.keys[0]: expected `str | array`, got `int`"),
         ("[terms]\nx = 1\n", "data.toml: unknown table(s) terms"),
     ],
 )
