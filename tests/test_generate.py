@@ -213,7 +213,7 @@ def test_bad_config_file(run: Run, tmp_path: Path) -> None:
     config.write_text('[tool.rlmap]\noutput = "docs"\n')
     code, _, err = run("generate", "--config", str(config), "--no-cache")
     assert code == 2
-    assert "pyproject.toml: [tool.rlmap] has an unknown key 'output'" in err
+    assert "pyproject.toml: [tool.rlmap]: unknown key 'output' - did you mean 'out'?" in err
 
 
 def test_render_svg_without_dot_says_so(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
