@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import io
+import tokenize
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -825,9 +828,9 @@ def _parameters(params: cst.Parameters) -> list[str]:
 
 
 def _first_line(docstring: str | None) -> str:
-    if not docstring:
-        return ""
-    return docstring.strip().splitlines()[0].strip()
+    """The first non-blank line of a docstring; ``""`` for none or a whitespace-only one."""
+    lines = docstring.strip().splitlines() if docstring else []
+    return lines[0].strip() if lines else ""
 
 
 def _literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
@@ -871,8 +874,8 @@ _HANDLERS: dict[type, Any] = {
 class _Paired:
     """Positions from the paired ``ast`` tree (the fast path)."""
 
-    def __init__(self, tree: ast.Module, source: bytes) -> None:
-        self.paired = L.PairedPositions(L.ast_positions(tree, source))
+    def __init__(self, positions: dict[str, list[L.Position]]) -> None:
+        self.paired = L.PairedPositions(positions)
 
     def take(
         self,
@@ -938,51 +941,165 @@ def module_name_for(path: str) -> tuple[str, bool]:
     return ".".join(parts), False
 
 
+# Deepest libcst tree indexed.  Real code stays far below it (torch's deepest module: 94,
+# torchrl's: 27); libcst's native parser crashes the process on a few thousand levels and is
+# quadratic in depth on chains (``a.b.c...``, ``a[0][0]...``), so deeper files are skipped
+# before libcst sees them.
+MAX_NESTING = 500
+_REPORTED_TEXT = 200
+
+
+class _Skip(Exception):
+    """This file cannot be indexed: ``line`` and why (the diagnostic's message)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """1-based line of byte ``offset``, counting ``\\n``, ``\\r\\n`` and ``\\r`` as Python does."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+def _display_encoding(encoding: str) -> str:
+    return "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+
+
+def decode_source(source: bytes) -> str:
+    """The text of a source file, decoded as Python decodes it, with ``\\n`` newlines.
+
+    The encoding comes from a UTF-8 BOM or a PEP 263 ``coding`` cookie on line 1 or 2,
+    else UTF-8.  Raises :class:`_Skip` for bytes Python would refuse.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError as error:  # no cookie and line 1/2 not UTF-8, or a bad cookie
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError:
+            encoding = "utf-8"  # the decode below says where
+        else:
+            line = next((n for n, text in enumerate(source.splitlines()[:2], 1) if b"coding" in text), 1)
+            raise _Skip(line, f"bad encoding declaration ({error.msg}); file skipped") from None
+    try:
+        text = source.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise _Skip(
+            _line_of(source, error.start),
+            f"not valid {_display_encoding(encoding)} ({error.reason}); file skipped",
+        ) from None
+    except LookupError as error:  # a codec that does not decode bytes to text (``rot13``)
+        raise _Skip(1, f"bad encoding declaration ({error}); file skipped") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # Python reads all three as newlines
+    nul = text.find("\0")
+    if nul != -1:
+        raise _Skip(text.count("\n", 0, nul) + 1, "NUL byte in the source (Python refuses it); file skipped")
+    return text
+
+
+def _too_deep_for_ast(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (RecursionError, MemoryError):
+        return True
+    except (SyntaxError, ValueError):
+        return False
+    return False
+
+
+def _deepest_line(text: str) -> int:
+    """The first line at which the file becomes too deep for ``ast`` (a bisection on prefixes)."""
+    lines = [line + "\n" for line in text.split("\n")]  # Python's lines (splitlines also cuts at \f)
+    low, high = 0, len(lines)  # the prefix of ``high`` lines is too deep; of ``low`` lines is not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _too_deep_for_ast("".join(lines[:middle])):
+            high = middle
+        else:
+            low = middle
+    return max(high, 1)
+
+
+def _too_deep(line: int, detail: str = "") -> _Skip:
+    return _Skip(line, f"nesting too deep to index{detail}; file skipped")
+
+
+def _reported(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    if len(text) > _REPORTED_TEXT:
+        text = text[: _REPORTED_TEXT - 3] + "..."
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def internal_error(path: str, error: BaseException, line: int = 1) -> ModuleIndex:
+    """The index of a file whose extraction failed on a bug: no records, one diagnostic."""
+    module_name, is_package = module_name_for(path)
+    message = f"internal error while indexing: {_reported(error)}; file skipped — please report"
+    return ModuleIndex(module_name, path, is_package, diagnostics=(Diagnostic(path, line, message),))
+
+
 def extract_module(source: bytes, path: str, *, position_provider: bool = False) -> ModuleIndex:
     """Index one file's bytes; ``path`` is repo-relative (``torchrl/collectors/_single.py``).
+
+    Never raises on any input: a file that cannot be decoded, parsed or walked, and any bug
+    met on the way, become the index's diagnostic (``path:line: why``).
 
     ``position_provider=True`` takes lines from libcst's ``PositionProvider`` instead of the
     paired ``ast`` tree (the slow path; the tests use it to check that both agree).
     """
     module_name, is_package = module_name_for(path)
-    empty = ModuleIndex(module=module_name, path=path, is_package=is_package)
     try:
-        text = source.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = source[: error.start].count(b"\n") + 1
-        return dataclasses.replace(
-            empty,
-            diagnostics=(Diagnostic(path, line, f"not valid UTF-8 ({error.reason}); file skipped"),),
-        )
+        return _extract(source, path, module_name, is_package, position_provider)
+    except _Skip as skip:
+        return ModuleIndex(module_name, path, is_package, diagnostics=(Diagnostic(path, skip.line, skip.message),))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # libcst's native parser panics with a BaseException (pyo3)
+        return internal_error(path, error)
+
+
+def _extract(source: bytes, path: str, module_name: str, is_package: bool, position_provider: bool) -> ModuleIndex:
+    text = decode_source(source)
     try:
-        tree = ast.parse(source, filename=path)
-        module = cst.parse_module(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ``"\\d"`` warns; under ``-W error`` it would not parse
+            tree = ast.parse(text, filename=path)
     except SyntaxError as error:
-        return dataclasses.replace(
-            empty,
-            diagnostics=(Diagnostic(path, error.lineno or 1, f"syntax error: {error.msg}; file skipped"),),
-        )
+        raise _Skip(error.lineno or 1, f"syntax error: {error.msg}; file skipped") from None
+    except (RecursionError, MemoryError):  # CPython's parser stops at ~3000 levels, or its stack
+        raise _too_deep(_deepest_line(text), " (deeper than Python's own parser allows)") from None
+    utf8 = text.encode("utf-8")
+    positions, nesting = L.index_ast(tree, utf8, MAX_NESTING)
+    if nesting.depth > MAX_NESTING:
+        raise _too_deep(nesting.line, f" ({nesting.depth} levels, limit {MAX_NESTING})")
+    try:
+        module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return dataclasses.replace(
-            empty,
-            diagnostics=(Diagnostic(path, error.raw_line, f"libcst cannot parse: {error.message}; file skipped"),),
-        )
+        raise _Skip(error.raw_line, f"libcst cannot parse: {error.message}; file skipped") from None
+    except RecursionError:
+        raise _too_deep(nesting.line) from None
     line_count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
     lines = text.split("\n")  # the line numbering ast uses (splitlines also splits on \f, \v, ...)
     try:
         if position_provider:
             raise L.PositionMismatch("requested")
-        return _run(module, module_name, path, is_package, _Paired(tree, source), False, line_count, lines)
+        return _run(module, module_name, path, is_package, _Paired(positions), False, line_count, lines)
     except L.PositionMismatch:
+        pass
+    except RecursionError:
+        raise _too_deep(nesting.line) from None
+    try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        provided = _Provided(wrapper.module, positions)
+        provided = _Provided(wrapper.module, wrapper.resolve(PositionProvider))
         return _run(wrapper.module, module_name, path, is_package, provided, True, line_count, lines)
     except RecursionError:
-        return dataclasses.replace(
-            empty,
-            diagnostics=(Diagnostic(path, 1, "nesting too deep to index; file skipped"),),
-        )
+        raise _too_deep(nesting.line) from None
 
 
 def _run(

@@ -12,8 +12,11 @@ for that file, so the result is exact either way.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable
+from dataclasses import dataclass
 
 CALL = "call"
 ATTR = "attr"
@@ -57,6 +60,7 @@ _AST_CATEGORY: dict[type, str] = {
 }
 
 TEXT_LIMIT = 160
+_LINE_BREAK = re.compile(rb"\r\n?|\n")
 _SPACES = re.compile(r"\s+")
 _INNER_SPACE = re.compile(r"([(\[{]) | ([)\]}])")  # "( a )" of a reflowed expression -> "(a)"
 
@@ -87,13 +91,19 @@ def shorten(text: str) -> str:
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 
-def _segment_reader(source: bytes) -> Callable[[ast.AST | None], str]:
+def _line_starts(source: bytes) -> list[int]:
+    """Byte offset of each line's start, with Python's line breaks (``\\n``, ``\\r\\n``, ``\\r``)."""
+    if b"\r" in source:
+        return [0, *(match.end() for match in _LINE_BREAK.finditer(source))]
     starts = [0]
     newline = source.find(b"\n")
     while newline != -1:
         starts.append(newline + 1)
         newline = source.find(b"\n", newline + 1)
+    return starts
 
+
+def _segment_reader(source: bytes, starts: list[int]) -> Callable[[ast.AST | None], str]:
     def segment(node: ast.AST | None) -> str:
         if node is None:
             return ""
@@ -160,15 +170,54 @@ def _texts(node: ast.AST, segment: Callable[[ast.AST | None], str]) -> tuple[str
     return ()
 
 
+@dataclass(frozen=True, slots=True)
+class Nesting:
+    """How deep the libcst tree of a module will be (an estimate from its ``ast``), and where."""
+
+    depth: int
+    line: int
+
+
 def ast_positions(tree: ast.Module, source: bytes) -> dict[str, list[Position]]:
     """Positions of every node of the paired categories, each list in source (pre-)order."""
-    segment = _segment_reader(source)
+    return index_ast(tree, source)[0]
+
+
+def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str, list[Position]], Nesting]:
+    """:func:`ast_positions` and the :class:`Nesting` of the module, in one walk.
+
+    ``source`` is the UTF-8 text ``tree`` was parsed from.  libcst
+    nests a few constructs that ``ast`` keeps flat (``a or b or c``, ``"a" "b" "c"``,
+    ``import a.b.c``); the depth counts them as libcst will.  ``limit`` (0: none) is where
+    the caller stops: string literals are only counted exactly when they could pass it.
+    """
+    starts = _line_starts(source)
+    segment = _segment_reader(source, starts)
     found: dict[str, list[tuple[int, int, int, int, int, str, tuple[str, ...]]]] = {}
-    for node in ast.walk(tree):
-        category = _AST_CATEGORY.get(type(node))
+    deepest, deepest_line = 0, 1
+    # (node, depth of its parent, line of the nearest node that has one: contexts, operators
+    # and ``arguments`` have none)
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 1)]
+    pop, push, children, category_of = stack.pop, stack.append, ast.iter_child_nodes, _AST_CATEGORY.get
+    while stack:
+        node, depth, line = pop()
+        kind = type(node)
+        depth += 1
+        line = getattr(node, "lineno", line)
+        if kind in _FLATTENED:
+            depth += _flattened_depth(node, source, starts, (limit - depth) if limit else 0)
+        if depth > deepest:
+            deepest, deepest_line = depth, line
+        if kind is ast.JoinedStr:  # its constant parts carry the whole literal's position
+            for child in children(node):
+                if type(child) is ast.FormattedValue:
+                    push((child, depth, line))
+            continue
+        for child in children(node):
+            push((child, depth, line))
+        category = category_of(kind)
         if category is None:
             continue
-        line = node.lineno  # type: ignore[attr-defined]
         col = node.col_offset  # type: ignore[attr-defined]
         end_line = node.end_lineno or line  # type: ignore[attr-defined]
         end_col = node.end_col_offset or 0  # type: ignore[attr-defined]
@@ -179,7 +228,35 @@ def ast_positions(tree: ast.Module, source: bytes) -> dict[str, list[Position]]:
     for category, entries in found.items():
         entries.sort()
         result[category] = [(entry[0], entry[4], entry[5], entry[6]) for entry in entries]
-    return result
+    return result, Nesting(deepest, deepest_line)
+
+
+_FLATTENED = frozenset({ast.BoolOp, ast.Import, ast.ImportFrom, ast.Constant, ast.JoinedStr})
+
+
+def _flattened_depth(node: ast.AST, source: bytes, starts: list[int], room: int) -> int:
+    """The levels libcst adds below ``node`` where ``ast`` has none."""
+    if isinstance(node, ast.BoolOp):
+        return len(node.values) - 1  # ``a or b or c``: BooleanOperation(a, or, BooleanOperation(b, ...))
+    if isinstance(node, ast.Import):
+        return max(alias.name.count(".") for alias in node.names)  # ``a.b.c``: nested Attribute
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").count(".")
+    if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
+        return 0
+    # A string literal: implicitly concatenated parts nest (ConcatenatedString(a, ConcatenatedString(b, ...))).
+    begin = starts[node.lineno - 1] + node.col_offset  # type: ignore[attr-defined]
+    end = starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]
+    if room <= 0 or end - begin < 2 * room:
+        return 0  # no limit, already past it, or too short to reach it (a part takes two bytes at least)
+    text = source[begin:end]
+    if (text.count(b'"') + text.count(b"'")) // 2 < room:
+        return 0
+    try:
+        readline = io.StringIO("(" + text.decode("utf-8", errors="replace") + ")").readline
+        return max(0, sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(readline)) - 1)
+    except (tokenize.TokenError, SyntaxError):
+        return (text.count(b'"') + text.count(b"'")) // 2  # at most one part per two quotes
 
 
 class PairedPositions:
