@@ -7,8 +7,10 @@ diagnostics inside it, never exceptions.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from rlmap.cache import Cache, content_key
@@ -18,6 +20,8 @@ from rlmap.source import SourceTree
 FILES = "files"
 # Below this many files to parse, a process pool costs more than it saves.
 _PARALLEL_THRESHOLD = 8
+# A source file larger than this is not read (torchrl's largest is ~0.2 MB).
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
 
@@ -37,26 +41,57 @@ class ProjectIndex:
     modules: tuple[ModuleIndex, ...]
     key: str  # content key of all files together: the resolved model's cache key
     stats: IndexStats = field(compare=False)
+    skipped: tuple[Diagnostic, ...] = ()  # entries of the tree that were not read (see SourceTree.scan_files)
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
         found = [d for module in self.modules for d in module.diagnostics]
+        found.extend(self.skipped)
         return tuple(sorted(found, key=lambda d: (d.path, d.line, d.message)))
 
 
 def _extract(job: tuple[bytes, str]) -> ModuleIndex:
-    from rlmap.extract import extract_module  # libcst is imported only where it is used
+    """Index one file (in a worker process or not); never raises."""
+    from rlmap.extract import extract_module, internal_error  # libcst is imported only where it is used
 
     source, path = job
-    return extract_module(source, path)
+    try:
+        return extract_module(source, path)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # extract_module catches everything; this is the last line
+        return internal_error(path, error)
 
 
 def _read(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diagnostic | None]:
+    """The bytes of a regular file; never blocks on a FIFO, never reads a device or a huge file."""
     try:
-        with open(absolute, "rb") as handle:
-            return handle.read(), None
+        descriptor = os.open(absolute, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
-        return None, Diagnostic(path, 1, f"cannot read file: {error.strerror}; file skipped")
+        return None, Diagnostic(path, 1, f"cannot read file: {error.strerror or error}; file skipped")
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):  # it changed since the tree was listed
+            return None, Diagnostic(path, 1, "not a regular file; file skipped")
+        if status.st_size > MAX_FILE_BYTES:
+            size = status.st_size / (1024 * 1024)
+            limit = MAX_FILE_BYTES // (1024 * 1024)
+            return None, Diagnostic(path, 1, f"file too large ({size:.0f} MB, limit {limit} MB); file skipped")
+        chunks: list[bytes] = []
+        remaining = MAX_FILE_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(descriptor, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        if remaining <= 0:
+            return None, Diagnostic(path, 1, "file grew while read; file skipped")
+        return b"".join(chunks), None
+    except OSError as error:
+        return None, Diagnostic(path, 1, f"cannot read file: {error.strerror or error}; file skipped")
+    finally:
+        os.close(descriptor)
 
 
 def build_index(
@@ -66,7 +101,8 @@ def build_index(
     progress: Progress | None = None,
 ) -> ProjectIndex:
     """Index every ``.py`` file of ``source``; only files not in ``cache`` are parsed."""
-    files = source.python_files()
+    files, skipped_entries = source.scan_files()
+    skipped = tuple(Diagnostic(path, 1, why) for path, why in skipped_entries)
     results: dict[str, ModuleIndex] = {}
     pending: list[tuple[bytes, str, str]] = []  # (bytes, path, key)
     keys: list[str] = []
@@ -105,8 +141,8 @@ def build_index(
         from_cache=len(files) - len(pending),
         position_fallbacks=sum(module.position_fallback for module in modules),
     )
-    project_key = content_key(source.package, *keys)
-    return ProjectIndex(modules=modules, key=project_key, stats=stats)
+    project_key = content_key(source.package, *keys, *(str(diagnostic) for diagnostic in skipped))
+    return ProjectIndex(modules=modules, key=project_key, stats=stats, skipped=skipped)
 
 
 def _parse_all(pending: list[tuple[bytes, str, str]], jobs: int | None) -> Iterator[tuple[ModuleIndex, str]]:
@@ -117,7 +153,63 @@ def _parse_all(pending: list[tuple[bytes, str, str]], jobs: int | None) -> Itera
         for data, path, key in ordered:
             yield _extract((data, path)), key
         return
+    # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
+    # pool: every file it had not finished is parsed again alone, one process per crash, so
+    # that the file that kills it is known and becomes a diagnostic.
+    unfinished: list[tuple[bytes, str, str]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        modules = pool.map(_extract, [(data, path) for data, path, _ in ordered], chunksize=2)
-        for module, (_, _, key) in zip(modules, ordered, strict=False):
+        futures = [_submit(pool, data, path) for data, path, _ in ordered]
+        for future, item in zip(futures, ordered, strict=True):
+            module = _result(future, item[1])
+            if module is None:
+                unfinished.append(item)
+            else:
+                yield module, item[2]
+    yield from _parse_alone(unfinished)
+
+
+def _submit(pool: ProcessPoolExecutor, data: bytes, path: str) -> Future[ModuleIndex] | None:
+    try:
+        return pool.submit(_extract, (data, path))
+    except BrokenProcessPool:  # a worker died while the files were handed out
+        return None
+
+
+def _result(future: Future[ModuleIndex] | None, path: str) -> ModuleIndex | None:
+    """The future's module; ``None`` when its process pool broke before it was done."""
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return None
+    except Exception as error:  # the result could not travel back (pickling), or the like
+        from rlmap.extract import internal_error
+
+        return internal_error(path, error)
+
+
+def _parse_alone(items: list[tuple[bytes, str, str]]) -> Iterator[tuple[ModuleIndex, str]]:
+    """Parse each file in a one-worker process pool; a file that kills it is a diagnostic."""
+    pool: ProcessPoolExecutor | None = None
+    try:
+        for data, path, key in items:
+            if pool is None:
+                pool = ProcessPoolExecutor(max_workers=1)
+            module = _result(_submit(pool, data, path), path)
+            if module is None:
+                pool.shutdown(wait=True)
+                pool = None
+                module = _crashed(path)
             yield module, key
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _crashed(path: str) -> ModuleIndex:
+    from rlmap.extract import module_name_for
+
+    name, is_package = module_name_for(path)
+    message = "the indexing process died on this file (a crash in the parser); file skipped — please report"
+    return ModuleIndex(name, path, is_package, diagnostics=(Diagnostic(path, 1, message),))

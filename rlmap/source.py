@@ -57,11 +57,111 @@ class SourceTree:
         return f"v{self.version}" if self.version else "main"
 
     def python_files(self) -> list[Path]:
-        """Every ``.py`` file of the package, sorted by repo-relative path."""
-        found = [
-            path for path in self.package_dir.rglob("*.py") if "__pycache__" not in path.relative_to(self.root).parts
-        ]
-        return sorted(found, key=self.relpath)
+        """Every ``.py`` file of the package that can be read, sorted by repo-relative path.
+
+        Only regular files inside the package tree: what :meth:`skipped_files` reports is left
+        out, so that reading every returned path terminates.
+        """
+        return self.scan_files()[0]
+
+    def skipped_files(self) -> list[tuple[str, str]]:
+        """``(repo-relative path, why)`` of every entry of the tree that may hold code but is not read."""
+        return self.scan_files()[1]
+
+    def scan_files(self) -> tuple[list[Path], list[tuple[str, str]]]:
+        """:meth:`python_files` and :meth:`skipped_files` in one walk of the tree.
+
+        The walk lists each directory once, never follows a symbolic link out of the package
+        (nor around a loop), and keeps a ``*.py`` entry only when it is a regular file whose
+        name is valid UTF-8: a FIFO, a device, ``/dev/zero`` behind a link would block or
+        never end.  ``__pycache__`` directories are not walked.
+        """
+        import os
+        import stat
+
+        top = os.path.realpath(self.package_dir)
+        files: list[Path] = []
+        skipped: list[tuple[str, str]] = []
+
+        def skip(path: Path, why: str) -> None:
+            skipped.append((self._shown(path), why))
+
+        pending: list[tuple[Path, frozenset[str]]] = [(self.package_dir, frozenset({top}))]
+        while pending:
+            directory, ancestors = pending.pop()
+            try:
+                with os.scandir(directory) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except OSError as error:
+                skip(directory, f"cannot list directory: {error.strerror or error}; directory skipped")
+                continue
+            for entry in entries:
+                path = Path(entry.path)
+                name = entry.name
+                try:
+                    is_link = entry.is_symlink()
+                    is_dir = entry.is_dir()  # follows a link
+                except OSError as error:
+                    skip(path, f"cannot read entry: {error.strerror or error}; skipped")
+                    continue
+                dangling = is_link and not os.path.exists(path)
+                if name == "__pycache__" or not (is_dir or name.endswith(".py") or (dangling and "." not in name)):
+                    continue  # not code (a dangling link without a suffix may have been a package)
+                if not self._is_utf8(name):
+                    skip(path, "name is not valid UTF-8; skipped")
+                    continue
+                if dangling:
+                    skip(path, "broken symbolic link; skipped")
+                    continue
+                real = os.path.realpath(path)
+                if is_link and os.path.commonpath((real, top)) != top:
+                    skip(path, "symbolic link to outside the package; not followed, skipped")
+                    continue
+                if is_dir:
+                    if real in ancestors:
+                        skip(path, "symbolic link loop; directory skipped")
+                    else:
+                        pending.append((path, ancestors | {real}))
+                    continue
+                try:
+                    mode = os.stat(path).st_mode
+                except OSError as error:
+                    skip(path, f"cannot read file: {error.strerror or error}; file skipped")
+                    continue
+                if not stat.S_ISREG(mode):
+                    skip(path, f"not a regular file ({self._file_kind(mode)}); file skipped")
+                    continue
+                files.append(path)
+        files.sort(key=self.relpath)
+        skipped.sort()
+        return files, skipped
+
+    def _shown(self, path: Path) -> str:
+        """The repo-relative path as text that can be printed, even from a non-UTF-8 name."""
+        import os
+
+        return os.fsencode(self.relpath(path)).decode("utf-8", errors="backslashreplace")
+
+    @staticmethod
+    def _is_utf8(name: str) -> bool:
+        """Whether a name read from the file system was valid UTF-8 (else it holds surrogates)."""
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    @staticmethod
+    def _file_kind(mode: int) -> str:
+        import stat
+
+        kinds = (
+            (stat.S_ISFIFO, "a FIFO"),
+            (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"),
+            (stat.S_ISSOCK, "a socket"),
+        )
+        return next((kind for test, kind in kinds if test(mode)), "not a file")
 
     def relpath(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
