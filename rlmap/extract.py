@@ -964,6 +964,11 @@ def _line_of(data: bytes, offset: int) -> int:
     return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
+def _cookie_line(source: bytes) -> int:
+    """The line (1 or 2) of a PEP 263 coding declaration."""
+    return next((number for number, text in enumerate(source.splitlines()[:2], 1) if b"coding" in text), 1)
+
+
 def _display_encoding(encoding: str) -> str:
     return "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
 
@@ -982,8 +987,7 @@ def decode_source(source: bytes) -> str:
         except UnicodeDecodeError:
             encoding = "utf-8"  # the decode below says where
         else:
-            line = next((n for n, text in enumerate(source.splitlines()[:2], 1) if b"coding" in text), 1)
-            raise _Skip(line, f"bad encoding declaration ({error.msg}); file skipped") from None
+            raise _Skip(_cookie_line(source), f"bad encoding declaration ({error.msg}); file skipped") from None
     try:
         text = source.decode(encoding)
     except UnicodeDecodeError as error:
@@ -992,7 +996,7 @@ def decode_source(source: bytes) -> str:
             f"not valid {_display_encoding(encoding)} ({error.reason}); file skipped",
         ) from None
     except LookupError as error:  # a codec that does not decode bytes to text (``rot13``)
-        raise _Skip(1, f"bad encoding declaration ({error}); file skipped") from None
+        raise _Skip(_cookie_line(source), f"bad encoding declaration ({error}); file skipped") from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # Python reads all three as newlines
     nul = text.find("\0")
