@@ -4,6 +4,11 @@ Every rule is a function ``(context) -> findings``; :data:`RULES` holds its id, 
 and VALID / INVALID examples (the latter double as tests and as ``rlmap audit --explain``).
 Resolution follows Sphinx's Python domain: ``currentmodule``, ``~``/``!`` prefixes, explicit
 titles, re-exports through ``__init__`` and inherited members.
+
+Cost is linear in the docs and the code: every source file is read and parsed at most once,
+every index (names, exports, files, definitions by line) is built once, and the spelling
+search behind "did you mean" suggestions is exact but bounded by :data:`SPELLING_BUDGET`
+candidate comparisons per run (past it, findings carry the generic hint).
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ import ast
 import builtins
 import difflib
 import hashlib
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlmap.curated import Term
-from rlmap.docscan import DocsScan
+from rlmap.docscan import DocsScan, printable_path
 from rlmap.model import CodeModel
 from rlmap.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, Symbol
 
@@ -39,6 +45,44 @@ _ROLE_KINDS: dict[str, tuple[str, ...]] = {
 }
 _CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc"})
 _SPHINX_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
+_BUILTINS = frozenset(dir(builtins))
+SPELLING_BUDGET = 1_000_000  # candidate comparisons for "did you mean", per run (a few seconds)
+_MAX_PARTS = 64  # a dotted reference with more parts names nothing (no package nests that deep)
+_DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class Speller:
+    """``difflib.get_close_matches`` over a fixed set of words, indexed by length once.
+
+    Exact: a word whose length alone rules it out (difflib's ``real_quick_ratio``) is never
+    compared.  Memoized per query; all queries of one run share ``budget`` comparisons, after
+    which a query that would exceed it answers nothing.
+    """
+
+    def __init__(self, words: Iterable[str], cutoff: float, budget: list[int]) -> None:
+        self.cutoff = cutoff
+        self.budget = budget  # one shared, mutable counter
+        self.by_length: dict[int, list[str]] = defaultdict(list)
+        for word in sorted(set(words)):
+            self.by_length[len(word)].append(word)
+        self.memo: dict[tuple[str, int], list[str]] = {}
+
+    def close(self, word: str, n: int) -> list[str]:
+        key = (word, n)
+        if key not in self.memo:
+            size = len(word)
+            pool = [
+                candidate
+                for length, words in self.by_length.items()
+                if length + size and 2.0 * min(length, size) / (length + size) >= self.cutoff
+                for candidate in words
+            ]
+            if len(pool) > self.budget[0]:
+                self.memo[key] = []
+            else:
+                self.budget[0] -= len(pool)
+                self.memo[key] = difflib.get_close_matches(word, pool, n=n, cutoff=self.cutoff)
+        return self.memo[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,25 +195,53 @@ class AuditContext:
     is_checkout: bool = False
     min_callers: int = ORPHAN_MIN_CALLERS
     min_accesses: int = ORPHAN_MIN_ACCESSES
+    code_prefix: str = ""  # the source root relative to the report root ("" when it is outside)
+    spelling_budget: int = SPELLING_BUDGET
     _exports: dict[tuple[str, str], str] = field(default_factory=dict)
+    _exported_as: dict[str, list[str]] = field(default_factory=dict)
     _outside: dict[tuple[str, str], str] = field(default_factory=dict)
     _public: dict[str, str] = field(default_factory=dict)
     _names: dict[str, list[str]] = field(default_factory=dict)
-    _trees: dict[str, ast.Module] = field(default_factory=dict)
+    _sources: dict[str, bytes | None] = field(default_factory=dict)
+    _lines: dict[str, list[str] | None] = field(default_factory=dict)
+    _trees: dict[str, ast.Module | None] = field(default_factory=dict)
+    _definitions: dict[str, dict[int, list[ast.AST]]] = field(default_factory=dict)
+    _speller: dict[str, Speller] = field(default_factory=dict)
+    _budget: list[int] = field(default_factory=list)
+    _files: dict[str, list[str]] | None = None
+    _anchor_files: dict[str, list[str]] = field(default_factory=dict)
+    _at: dict[tuple[str, str], Symbol] | None = None
+    _sorted_names: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for module, name, target in self.model.exports():
-            self._exports.setdefault((module, name), target)
+            if (module, name) not in self._exports:
+                self._exports[(module, name)] = target
+                self._exported_as.setdefault(target, []).append(f"{module}.{name}")
         for module, name, target in self.model.external_exports():
             self._outside.setdefault((module, name), target)
         for qualname in self.model.qualnames():
             self._names.setdefault(qualname.rsplit(".", 1)[-1], []).append(qualname)
+        self._budget.append(self.spelling_budget)
+
+    def code_path(self, path: str) -> str:
+        """A source file's path as findings show it: relative to the report root when inside it."""
+        return printable_path(f"{self.code_prefix}{path}") if path else path
+
+    def close_matches(self, pool: str, word: str, n: int, cutoff: float) -> list[str]:
+        """Close spellings of ``word`` among the names (``pool="names"``) or the labels (``"labels"``)."""
+        if pool not in self._speller:
+            words = self._names if pool == "names" else self.docs.labels
+            self._speller[pool] = Speller(words, cutoff, self._budget)
+        return self._speller[pool].close(word, n)
 
     # -- resolution ------------------------------------------------------------------------
     def resolve(self, dotted: str) -> str | None:
         if self.model.has_symbol(dotted):
             return dotted
         parts = dotted.split(".")
+        if len(parts) > _MAX_PARTS:
+            return None
         for cut in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:cut])
             if self.model.node_kind(module) == MODULE:
@@ -207,23 +279,28 @@ class AuditContext:
         return None
 
     def named(self, name: str) -> list[str]:
-        return sorted(self._names.get(name, ()))
+        found = self._sorted_names.get(name)
+        if found is None:
+            found = sorted(self._names.get(name, ()))
+            self._sorted_names[name] = found
+        return list(found)
 
     def suggest(self, dotted: str) -> str:
         """A likely replacement: the same name elsewhere, else the closest names."""
         last = dotted.rsplit(".", 1)[-1]
         same = [q for q in self.named(last) if self.model.node_kind(q) in (CLASS, FUNCTION, METHOD, PROPERTY)]
-        same.sort(
-            key=lambda q: (
-                -_shared_prefix(self.public_or_qualname(q), dotted),
-                -len(self.model.subclasses_of(q.rpartition(".")[0])),  # the defining base first
-                len(self.public_or_qualname(q)),
-                q,
+        if len(same) > 1:
+            same.sort(
+                key=lambda q: (
+                    -_shared_prefix(self.public_or_qualname(q), dotted),
+                    -len(self.model.subclasses_of(q.rpartition(".")[0])),  # the defining base first
+                    len(self.public_or_qualname(q)),
+                    q,
+                )
             )
-        )
         if same:
             return "the name exists as " + ", ".join(self.public_or_qualname(q) for q in same[:3])
-        close = difflib.get_close_matches(last, list(self._names), n=3, cutoff=0.75)
+        close = self.close_matches("names", last, 3, 0.75)
         candidates = [q for name in close for q in self.named(name)][:3]
         if candidates:
             return "did you mean " + " or ".join(self.public_or_qualname(q) for q in candidates) + "?"
@@ -234,9 +311,8 @@ class AuditContext:
         if qualname in self._public:
             return self._public[qualname]
         best = qualname
-        for (module, name), target in self._exports.items():
-            dotted = f"{module}.{name}"
-            if target == qualname and not _is_private(dotted) and len(dotted) < len(best):
+        for dotted in self._exported_as.get(qualname, ()):
+            if not _is_private(dotted) and len(dotted) < len(best):
                 best = dotted
         owner, _, member = qualname.rpartition(".")
         if best == qualname and self.model.node_kind(owner) == CLASS:
@@ -244,14 +320,65 @@ class AuditContext:
         self._public[qualname] = best
         return best
 
-    # -- source ----------------------------------------------------------------------------
+    # -- source: each file read once, parsed once, its definitions indexed by line once ----
+    def source(self, path: str) -> bytes | None:
+        if path not in self._sources:
+            try:
+                self._sources[path] = (self.root / path).read_bytes()
+            except OSError:
+                self._sources[path] = None
+        return self._sources[path]
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            data = self.source(path)
+            try:
+                self._lines[path] = data.decode("utf-8").split("\n") if data is not None else None
+            except UnicodeDecodeError:
+                self._lines[path] = None
+        return self._lines[path]
+
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
+            data = self.source(path)
             try:
-                self._trees[path] = ast.parse((self.root / path).read_bytes())
-            except (OSError, SyntaxError, ValueError):
-                return None
+                self._trees[path] = ast.parse(data) if data is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
         return self._trees[path]
+
+    def definitions(self, path: str, line: int) -> list[ast.AST]:
+        """The classes and functions whose ``def`` is on ``line`` of ``path``, in ``ast.walk`` order."""
+        if path not in self._definitions:
+            index: dict[int, list[ast.AST]] = defaultdict(list)
+            tree = self.tree(path)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, _DEFINITIONS):
+                    index[node.lineno].append(node)
+            self._definitions[path] = dict(index)
+        return self._definitions[path].get(line, [])
+
+    def anchor_files(self, written: str) -> list[str]:
+        """The package files a ``path.py:N`` anchor can mean (its path, or a suffix of one)."""
+        if self._files is None:
+            self._files = defaultdict(list)
+            for symbol in self.model.symbols():
+                if symbol.kind == MODULE:
+                    self._files[symbol.path.rsplit("/", 1)[-1]].append(symbol.path)
+        if written not in self._anchor_files:
+            tail = "/" + written.lstrip("./")
+            self._anchor_files[written] = [
+                path for path in self._files.get(tail.rsplit("/", 1)[-1], ()) if path == written or path.endswith(tail)
+            ]
+        return self._anchor_files[written]
+
+    def defined_in(self, path: str, name: str) -> Symbol | None:
+        """The first symbol named ``name`` (last component) defined in ``path``."""
+        if self._at is None:
+            self._at = {}
+            for symbol in self.model.symbols():
+                self._at.setdefault((symbol.path, symbol.qualname.rsplit(".", 1)[-1]), symbol)
+        return self._at.get((path, name))
 
 
 # -- rules over the docs --------------------------------------------------------------------------
@@ -277,7 +404,7 @@ def rule_refs(ctx: AuditContext) -> Iterable[Finding]:
         if ref.kind not in _CODE_ROLES and ref.kind != "literal":
             continue
         target = ref.text.lstrip(".")
-        if not target or target.split(".")[0] in dir(builtins):
+        if not target or target.split(".")[0] in _BUILTINS:
             continue
         in_package = target == pkg or target.startswith(pkg + ".")
         if ref.kind == "literal" and not in_package:
@@ -342,7 +469,7 @@ def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
     documents = ctx.docs.documents
     for ref in ctx.docs.refs:
         if ref.kind == "ref" and ref.text not in ctx.docs.labels and ref.text not in _SPHINX_LABELS:
-            close = difflib.get_close_matches(ref.text, list(ctx.docs.labels), n=1, cutoff=0.6)
+            close = ctx.close_matches("labels", ref.text, 1, 0.6)
             hint = f"did you mean {close[0]}?" if close else "define the label (.. _name:) or fix the reference"
             yield Finding(
                 "broken-label",
@@ -384,23 +511,21 @@ def _normal(path: str) -> str:
 
 
 def rule_line_anchors(ctx: AuditContext) -> Iterable[Finding]:
-    files = {symbol.path for symbol in ctx.model.symbols() if symbol.kind == MODULE}
     for ref in ctx.docs.refs:
         if ref.kind != "anchor":
             continue
-        yield from _check_anchor(ctx, files, ref.path, ref.line, ref.text, ref.anchor_line, ref.beside)
+        yield from _check_anchor(ctx, ref.path, ref.line, ref.text, ref.anchor_line, ref.beside)
 
 
 def _check_anchor(
-    ctx: AuditContext, files: set[str], where: str, line: int, written: str, target_line: int, beside: str
+    ctx: AuditContext, where: str, line: int, written: str, target_line: int, beside: str
 ) -> Iterable[Finding]:
-    matches = [path for path in files if path == written or path.endswith("/" + written.lstrip("./"))]
+    matches = ctx.anchor_files(written)
     if len(matches) != 1:
         return
     path = matches[0]
-    try:
-        lines = (ctx.root / path).read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError):
+    lines = ctx.lines(path)
+    if lines is None:
         return
     name = f"{written}:{target_line}"
     if target_line > len(lines):
@@ -416,10 +541,10 @@ def _check_anchor(
         return
     if not beside or beside in lines[target_line - 1]:
         return
-    current = [s for s in ctx.model.symbols() if s.path == path and s.qualname.rsplit(".", 1)[-1] == beside]
-    if current:
-        public = ctx.public_or_qualname(current[0].qualname)
-        hint = f"{beside} is now at {path}:{current[0].line}; better, refer to {public} by name"
+    current = ctx.defined_in(path, beside)
+    if current is not None:
+        public = ctx.public_or_qualname(current.qualname)
+        hint = f"{beside} is now at {path}:{current.line}; better, refer to {public} by name"
     else:
         hint = f"{beside} is not defined in {path} any more; refer to code by name"
     yield Finding(
@@ -436,8 +561,13 @@ def _check_anchor(
 def rule_paths(ctx: AuditContext) -> Iterable[Finding]:
     if not ctx.is_checkout:
         return
+    exists: dict[str, bool] = {}
     for ref in ctx.docs.refs:
-        if ref.kind == "path" and not (ctx.root / ref.text).exists():
+        if ref.kind != "path":
+            continue
+        if ref.text not in exists:
+            exists[ref.text] = (ctx.root / ref.text).exists()
+        if not exists[ref.text]:
             yield Finding(
                 "missing-path",
                 ERROR,
@@ -452,16 +582,12 @@ def rule_paths(ctx: AuditContext) -> Iterable[Finding]:
 # -- rules over the code --------------------------------------------------------------------------
 
 
-def _docstring_node(tree: ast.Module, symbol: Symbol) -> tuple[ast.AST, ast.Constant] | None:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == symbol.line:
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                return node, first.value
+def _docstring_node(ctx: AuditContext, symbol: Symbol) -> tuple[ast.AST, ast.Constant] | None:
+    for node in ctx.definitions(symbol.path, symbol.line):
+        body = getattr(node, "body", [])
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            return node, first.value
     return None
 
 
@@ -512,8 +638,7 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
             continue
         if not symbol.qualname.startswith(ctx.focus):
             continue
-        tree = ctx.tree(symbol.path)
-        found = _docstring_node(tree, symbol) if tree is not None else None
+        found = _docstring_node(ctx, symbol)
         if found is None:
             continue
         definition, constant = found
@@ -527,7 +652,7 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
                     yield Finding(
                         "stale-docstring-ref",
                         ERROR,
-                        symbol.path,
+                        ctx.code_path(symbol.path),
                         line,
                         f"{symbol.qualname}.{name}",
                         f"the {short} docstring lists a method {name}() that no longer exists",
@@ -535,13 +660,12 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
                     )
                     continue
                 member_symbol = ctx.model.symbol(member)
-                member_tree = ctx.tree(member_symbol.path) if member_symbol else None
-                if member_symbol and member_tree is not None:
+                if member_symbol is not None:
                     node = next(
                         (
                             n
-                            for n in ast.walk(member_tree)
-                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == member_symbol.line
+                            for n in ctx.definitions(member_symbol.path, member_symbol.line)
+                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                         ),
                         None,
                     )
@@ -549,7 +673,7 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
                         yield Finding(
                             "stale-docstring-ref",
                             ERROR,
-                            symbol.path,
+                            ctx.code_path(symbol.path),
                             line,
                             f"{symbol.qualname}.{name}",
                             f"the {symbol.qualname.rsplit('.', 1)[-1]} docstring lists {name}(), which now only raises "
@@ -568,7 +692,7 @@ def rule_docstrings(ctx: AuditContext) -> Iterable[Finding]:
                 yield Finding(
                     "stale-docstring-ref",
                     ERROR,
-                    symbol.path,
+                    ctx.code_path(symbol.path),
                     constant.lineno + offset,
                     f"{symbol.qualname}({name})",
                     f"the docstring documents a parameter {name} that {owner_name} does not take",
@@ -588,7 +712,7 @@ def rule_aliases(ctx: AuditContext) -> Iterable[Finding]:
                 yield Finding(
                     "stale-alias",
                     WARNING,
-                    path,
+                    ctx.code_path(path),
                     first.line,
                     qualname,
                     f"{qualname.rsplit('.', 2)[-2]} still uses self.{old} ({len(accesses)} accesses); "
@@ -611,7 +735,7 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
                 yield Finding(
                     "orphaned-symbol",
                     WARNING,
-                    symbol.path,
+                    ctx.code_path(symbol.path),
                     symbol.line,
                     symbol.qualname,
                     f"{name} has {len(callers)} callers, no docstring, and no doc page mentions it",
@@ -621,7 +745,7 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
                 yield Finding(
                     "undocumented-helper",
                     NOTE,
-                    symbol.path,
+                    ctx.code_path(symbol.path),
                     symbol.line,
                     symbol.qualname,
                     f"{name} has no docstring ({len(callers)} caller{'s' if len(callers) != 1 else ''})",
@@ -634,7 +758,7 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
                 yield Finding(
                     "orphaned-symbol",
                     WARNING,
-                    symbol.path,
+                    ctx.code_path(symbol.path),
                     symbol.line,
                     symbol.qualname,
                     f"self.{name} is read or written {len(accesses)} times ({writers} writing methods) "

@@ -367,17 +367,18 @@ def audit(
     """Stale references in docs and docstrings, and central code nobody documents."""
     from rlmap.audit import NOTE, RULES, AuditContext, run_audit
     from rlmap.config import load_config
-    from rlmap.docscan import scan_docs
+    from rlmap.docscan import report_root, scan_docs
     from rlmap.profile import builtin_profile_path, load_profile
     from rlmap.report import (
         REPORT_FORMATS,
-        baseline_json,
+        check_baseline_target,
         explain,
         load_baseline,
         render_github,
         render_json,
         render_sarif,
         render_text,
+        save_baseline,
     )
 
     if explain_rule is not None:
@@ -396,10 +397,16 @@ def audit(
         if not root.exists():
             raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
+    if write_baseline is not None:
+        check_baseline_target(write_baseline)  # fail before the audit, not after it
     profile_path = settings.profile or builtin_profile_path(settings.package)
     topic_profile = load_profile(profile_path, profile_path.name) if profile_path is not None else None
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
-    scan = scan_docs(roots, Path.cwd())
+    # One root for every path in the report, whatever the working directory: see report_root.
+    root = report_root(roots or [loaded.source.root])
+    scan = scan_docs(roots, root)
+    source_root = loaded.source.root.resolve()
+    code_prefix = source_root.relative_to(root).as_posix() + "/" if source_root.is_relative_to(root) else ""
     focus = (settings.package,)
     if topic_profile is not None and topic_profile.page("helpers").get("scope"):
         focus = tuple(topic_profile.page("helpers")["scope"])
@@ -413,6 +420,7 @@ def audit(
         is_checkout=loaded.source.is_checkout,
         min_callers=settings.audit_min_callers,
         min_accesses=settings.audit_min_accesses,
+        code_prefix="" if code_prefix == "./" else code_prefix,
     )
     findings = run_audit(context, rule or ())
     if output_format == "text":
@@ -424,7 +432,7 @@ def audit(
     else:
         typer.echo(render_github(findings, known), nl=False)
     if write_baseline is not None:
-        write_baseline.write_text(baseline_json(findings), encoding="utf-8")
+        save_baseline(write_baseline, findings)
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
     incomplete = _report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
     if fail_on != "none" and failing:

@@ -1,19 +1,54 @@
-"""Audit output: text grouped by file, stable JSON, SARIF 2.1.0, GitHub annotations; baselines."""
+"""Audit output: text grouped by file, stable JSON, SARIF 2.1.0, GitHub annotations; baselines.
+
+Every path in every format (and in baseline fingerprints) is relative to one root, the
+*report root* (:func:`rlmap.docscan.report_root`: the repository holding the docs), so the
+same input gives the same bytes from any working directory, hash seed or ``-j``.  SARIF names
+that root ``%SRCROOT%`` (``originalUriBaseIds``) and percent-encodes every URI.
+
+Text and GitHub output go to terminals and log viewers: control characters that reach them
+from docs or code (escape sequences, carriage returns, bidi overrides) are shown as ``\\x1b``-
+style escapes, never emitted.  JSON and SARIF escape them as JSON does (``\\u001b``).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import stat
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from rlmap import __version__
 from rlmap.audit import NOTE, RULES, Finding
-from rlmap.errors import ConfigError
+from rlmap.errors import ConfigError, UsageError
 
 REPORT_FORMATS = ("text", "json", "sarif", "github")
+ROOT_ID = "%SRCROOT%"
+ROOT_DESCRIPTION = (
+    "The report root: the nearest directory at or above the docs that holds .git or pyproject.toml "
+    "(else the deepest directory holding every docs path). Files of the analysed package that lie "
+    "outside it are given by their path inside the package's own tree (e.g. torchrl/envs/common.py)."
+)
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
+_FINGERPRINT = re.compile(r"[0-9a-f]{20}")
+# C0 controls but tab, DEL, C1 controls, bidi overrides and Unicode line separators: what can
+# move a terminal's cursor, retitle its window, hide text or reorder it.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """``text`` with every control character made visible (``\\x1b``, ``\\u202e``) and inert."""
+    return _CONTROL.sub(
+        lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else f"\\u{ord(match.group()):04x}",
+        text,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,18 +56,110 @@ class Baseline:
     fingerprints: frozenset[str]
 
 
+def _fix_baseline(path: Path) -> str:
+    return f"regenerate it with 'rlmap audit --write-baseline {path}' (or pass another --baseline)"
+
+
 def load_baseline(path: Path) -> Baseline:
+    """The fingerprints recorded in a baseline file; :class:`ConfigError` when it is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise ConfigError(f"baseline '{path}' does not exist", "create it with --write-baseline FILE") from None
-    except (OSError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{path}: baseline does not exist", "create it with --write-baseline FILE") from None
+    except OSError as error:
         raise ConfigError(
-            f"baseline '{path}' is not readable JSON: {error}", "regenerate it with --write-baseline"
+            f"{path}: cannot read the baseline ({error.strerror})", "check the path and its permissions"
         ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
-        raise ConfigError(f"baseline '{path}' has no 'findings' list", "regenerate it with --write-baseline")
-    return Baseline(frozenset(str(item.get("fingerprint", "")) for item in data["findings"] if isinstance(item, dict)))
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise ConfigError(f"{path}: is a directory, not a baseline file", "pass --baseline the JSON file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: is not a regular file", "pass --baseline a JSON file")
+        try:
+            data = handle.read(MAX_BASELINE_BYTES + 1)
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read the baseline ({error.strerror})", _fix_baseline(path)) from None
+    if len(data) > MAX_BASELINE_BYTES:
+        raise ConfigError(
+            f"{path}: baseline is larger than {MAX_BASELINE_BYTES // (1024 * 1024)} MiB", _fix_baseline(path)
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: baseline is not UTF-8 text ({error.reason} at byte {error.start})", _fix_baseline(path)
+        ) from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"{path}: baseline is not valid JSON ({error.msg} at line {error.lineno} column {error.colno})",
+            _fix_baseline(path),
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: baseline is not valid JSON (nested too deeply)", _fix_baseline(path)) from None
+    return Baseline(_fingerprints(path, payload))
+
+
+def _fingerprints(path: Path, payload: Any) -> frozenset[str]:
+    """The fingerprints of a parsed baseline; :class:`ConfigError` naming the first thing wrong."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("findings"), list):
+        raise ConfigError(
+            f"{path}: not an rlmap baseline (expected an object with a 'findings' list)", _fix_baseline(path)
+        )
+    version = payload.get("version", 1)
+    if version != 1 or isinstance(version, bool):
+        raise ConfigError(f"{path}: baseline version {version!r} is not supported (expected 1)", _fix_baseline(path))
+    found: set[str] = set()
+    for position, entry in enumerate(payload["findings"]):
+        fingerprint = entry.get("fingerprint") if isinstance(entry, dict) else None
+        if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+            raise ConfigError(
+                f"{path}: findings[{position}] has no valid 'fingerprint' (20 lowercase hex digits)",
+                _fix_baseline(path),
+            )
+        found.add(fingerprint)
+    return frozenset(found)
+
+
+def check_baseline_target(path: Path) -> None:
+    """Fail before the audit runs when ``--write-baseline PATH`` cannot be written."""
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory", "pass --write-baseline a file path")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(
+            f"{path}: cannot write the baseline (directory '{folder}' does not exist)",
+            "create the directory or pass --write-baseline another path",
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"{path}: cannot write the baseline (directory '{folder}' is not writable)",
+            "pass --write-baseline a path in a writable directory",
+        )
+
+
+def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
+    """Write the baseline all-or-nothing: a new file renamed over the old (a symlink is replaced, not followed)."""
+    check_baseline_target(path)
+    temporary = None
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(baseline_json(findings))
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as error:
+        raise UsageError(
+            f"{path}: cannot write the baseline ({error.strerror or error})",
+            "pass --write-baseline a path in a writable directory",
+        ) from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def baseline_json(findings: Sequence[Finding]) -> str:
@@ -59,12 +186,12 @@ def render_text(findings: Sequence[Finding], known: frozenset[str]) -> str:
         if finding.path != current:
             if current is not None:
                 lines.append("")
-            lines.append(finding.path)
+            lines.append(inert(finding.path))
             current = finding.path
         mark = " (known)" if finding.fingerprint in known else ""
-        lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule:<19} {finding.message}{mark}")
+        lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule:<19} {inert(finding.message)}{mark}")
         if finding.suggestion:
-            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {finding.suggestion}")
+            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}")
     summary = _summary(findings, known)
     if lines:
         lines.append("")
@@ -121,7 +248,7 @@ def render_sarif(findings: Sequence[Finding], known: frozenset[str]) -> str:
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": f.path},
+                            "artifactLocation": {"uri": sarif_uri(f.path), "uriBaseId": ROOT_ID},
                             "region": {"startLine": max(1, f.line)},
                         }
                     }
@@ -143,11 +270,18 @@ def render_sarif(findings: Sequence[Finding], known: frozenset[str]) -> str:
                         "rules": rules,
                     }
                 },
+                "originalUriBaseIds": {ROOT_ID: {"description": {"text": ROOT_DESCRIPTION}}},
                 "results": results,
             }
         ],
     }
     return json.dumps(sarif, indent=2, sort_keys=True) + "\n"
+
+
+def sarif_uri(path: str) -> str:
+    """A relative path as a URI reference: every character outside RFC 3986's unreserved set and
+    ``/`` percent-encoded (``we ird #%?.rst`` -> ``we%20ird%20%23%25%3F.rst``)."""
+    return quote(path, safe="/", errors="backslashreplace")
 
 
 def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
@@ -156,9 +290,10 @@ def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
         if f.fingerprint in known:
             continue
         level = "notice" if f.severity == NOTE else ("error" if f.severity == "error" else "warning")
-        text = f.message + (f" - {f.suggestion}" if f.suggestion else "")
+        text = inert(f.message + (f" - {f.suggestion}" if f.suggestion else ""))
         text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        path = f.path.replace("%", "%25").replace(",", "%2C").replace(":", "%3A")
+        path = inert(f.path).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        path = path.replace(",", "%2C").replace(":", "%3A")
         lines.append(f"::{level} file={path},line={f.line},title=rlmap {f.rule}::{text}")
     return "\n".join(lines) + ("\n" if lines else "")
 
