@@ -67,7 +67,7 @@ class Refs:
         self.root = root
         self._lines: dict[str, list[str]] = {}
         self._public = _public_names(model)
-        self._trees: dict[str, ast.Module] = {}
+        self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
 
     # -- symbols ---------------------------------------------------------------------------
     def lookup(self, name: str, origin: str) -> str:
@@ -136,16 +136,23 @@ class Refs:
         return range(0)
 
     def _definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
-        if symbol.path not in self._trees:
+        """The class or function defined on the symbol's line (the first in ``ast.walk`` order).
+
+        Each file is parsed once and its definitions indexed by line once: looking up every
+        symbol of a file costs the file once, not once per symbol.
+        """
+        if symbol.path not in self._definitions:
             source = "\n".join(self.source_lines(symbol.path))
             try:
-                self._trees[symbol.path] = ast.parse(source)
-            except SyntaxError:
-                self._trees[symbol.path] = ast.Module(body=[], type_ignores=[])
-        for node in ast.walk(self._trees[symbol.path]):
-            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == symbol.line:
-                return node
-        return None
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = ast.Module(body=[], type_ignores=[])
+            index: dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = {}
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    index.setdefault(node.lineno, node)
+            self._definitions[symbol.path] = index
+        return self._definitions[symbol.path].get(symbol.line)
 
 
 def display_name(model: CodeModel, symbol: Symbol) -> str:
