@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import io
+import re
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
@@ -1005,11 +1006,40 @@ def decode_source(source: bytes) -> str:
     return text
 
 
+# A dotted name, ``a.b .c``; linear: possessive repeats, and it starts only at a word's start.
+_DOTTED = re.compile(r"(?<!\w)\w++(?:[ \t\f]*+\.[ \t\f]*+\w++)++")
+
+
+def _long_dotted_import(text: str) -> tuple[int, int]:
+    """``(line, dots)`` of an import whose dotted name has more than ``MAX_NESTING`` dots, else ``(0, 0)``.
+
+    CPython's parser joins such a name one part at a time: quadratic (``import a.a.a...``
+    100,000 parts long takes 30 s), so it is caught before ``ast.parse``.  Any dotted name on
+    a line holding ``import`` counts: a chain that long is too deep as an expression too.
+    """
+    if text.count(".") <= MAX_NESTING:
+        return 0, 0
+    parts: list[str] = []
+    first = 1
+    for number, line in enumerate(text.split("\n"), 1):
+        if not parts:
+            first = number
+        if line.endswith("\\"):  # a continuation line: ``import a.\\`` + ``b``
+            parts.append(line[:-1])
+            continue
+        logical = "".join([*parts, line]) if parts else line
+        parts = []
+        if logical.count(".") <= MAX_NESTING or "import" not in logical:
+            continue
+        dots = max((match.group().count(".") for match in _DOTTED.finditer(logical)), default=0)
+        if dots > MAX_NESTING:
+            return first, dots
+    return 0, 0
+
+
 def _too_deep_for_ast(text: str) -> bool:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
+        ast.parse(text)  # warnings are off (extract_module)
     except (RecursionError, MemoryError):
         return True
     except (SyntaxError, ValueError):
@@ -1059,7 +1089,11 @@ def extract_module(source: bytes, path: str, *, position_provider: bool = False)
     """
     module_name, is_package = module_name_for(path)
     try:
-        return _extract(source, path, module_name, is_package, position_provider)
+        with warnings.catch_warnings():
+            # ``ast.parse`` and libcst's ``evaluated_value`` warn on ``"\\d"``; under ``-W error``
+            # the warning would be raised in the middle of the walk
+            warnings.simplefilter("ignore")
+            return _extract(source, path, module_name, is_package, position_provider)
     except _Skip as skip:
         return ModuleIndex(module_name, path, is_package, diagnostics=(Diagnostic(path, skip.line, skip.message),))
     except (KeyboardInterrupt, SystemExit):
@@ -1070,10 +1104,11 @@ def extract_module(source: bytes, path: str, *, position_provider: bool = False)
 
 def _extract(source: bytes, path: str, module_name: str, is_package: bool, position_provider: bool) -> ModuleIndex:
     text = decode_source(source)
+    line, dots = _long_dotted_import(text)
+    if line:
+        raise _too_deep(line, f" ({dots} dots in a dotted name, limit {MAX_NESTING})")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # ``"\\d"`` warns; under ``-W error`` it would not parse
-            tree = ast.parse(text, filename=path)
+        tree = ast.parse(text, filename=path)
     except SyntaxError as error:
         raise _Skip(error.lineno or 1, f"syntax error: {error.msg}; file skipped") from None
     except (RecursionError, MemoryError):  # CPython's parser stops at ~3000 levels, or its stack

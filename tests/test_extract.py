@@ -273,3 +273,23 @@ def test_guards_after_early_exits_and_loop_else() -> None:
     assert guards["self.use"] == ("not (a or b)", "for x in a", "not (not x)")
     assert guards["self.done"] == ("not (a or b)", "else of for x in a (no break)")
     assert guards["self.last"] == ("not (a or b)",)  # ``if a: self.keep()`` does not exit
+
+
+@pytest.mark.parametrize(
+    ("code", "limit", "depth"),
+    [
+        ("x = a", 0, 4),  # Module > Assign > Name > Load
+        ("x = a or b or c or d", 0, 8),  # libcst nests BooleanOperation: three levels where ast has one
+        ("import a.b.c", 0, 5),  # Module > Import > alias, plus two nested Attribute
+        # ConcatenatedString("a", ConcatenatedString("b", "c")): counted when it could reach the limit
+        ('x = ("a" "b"\n     "c")', 5, 5),
+        ('x = ("a" "b"\n     "c")', 100, 4),  # far from the limit: not counted (x's Store is deepest)
+    ],
+)
+def test_nesting_counts_what_libcst_nests_and_ast_keeps_flat(code: str, limit: int, depth: int) -> None:
+    import ast
+
+    from rlmap.lines import index_ast
+
+    _, nesting = index_ast(ast.parse(code), code.encode(), limit)
+    assert (nesting.depth, nesting.line) == (depth, 1)

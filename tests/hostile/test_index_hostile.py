@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,20 +36,26 @@ FORKS = sys.platform == "linux" and multiprocessing.get_start_method(allow_none=
 needs_fork = pytest.mark.skipif(not FORKS, reason="the fault is injected into the parent and inherited by fork")
 
 
-@pytest.fixture
-def no_hang() -> Iterator[None]:
-    """Fail (instead of hanging the suite) when the test blocks for a minute."""
+@contextmanager
+def deadline(seconds: int, what: str) -> Iterator[None]:
+    """Fail (instead of hanging the suite) when the block takes longer than ``seconds``."""
 
     def expire(*_: object) -> None:
-        raise TimeoutError("blocked for 60 s: something read a FIFO or a device")
+        raise TimeoutError(f"still running after {seconds} s: {what}")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(60)
+    signal.alarm(seconds)
     try:
         yield
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def no_hang() -> Iterator[None]:
+    with deadline(60, "something read a FIFO or a device"):
+        yield
 
 
 def graph(run: Run, root: Path, *options: str) -> tuple[int, set[str], list[str]]:
@@ -121,7 +128,7 @@ DEEP_WARNINGS = [
     "pkg/ands.py:1: nesting too deep to index (100004 levels, limit 500); file skipped",
     "pkg/attributes.py:3: nesting too deep to index (deeper than Python's own parser allows); file skipped",
     "pkg/elifs.py:4002: nesting too deep to index (2004 levels, limit 500); file skipped",
-    "pkg/imports.py:1: nesting too deep to index (2002 levels, limit 500); file skipped",
+    "pkg/imports.py:1: nesting too deep to index (1999 dots in a dotted name, limit 500); file skipped",
     "pkg/lambdas.py:4: nesting too deep to index (deeper than Python's own parser allows); file skipped",
     "pkg/nots.py:2: nesting too deep to index (deeper than Python's own parser allows); file skipped",
     "pkg/strings.py:2: nesting too deep to index (5002 levels, limit 500); file skipped",
@@ -135,6 +142,18 @@ def test_deep_expressions_are_diagnosed_and_the_rest_indexed(run: Run, make_pack
     assert code == 3
     assert warnings == DEEP_WARNINGS
     assert nodes >= GOOD_NODES
+
+
+@pytest.mark.parametrize("continued", [False, True], ids=["one-line", "backslashes"])
+def test_long_dotted_import_is_refused_before_pythons_quadratic_parser(continued: bool) -> None:
+    """CPython's parser takes 30 s on ``import a.a.a...`` 100,000 parts long (quadratic)."""
+    separator = ".\\\n" if continued else "."
+    code = "ok = 1\n\nfrom " + separator.join(["a"] * 100_000) + " import b\nok = 2\n"
+    with deadline(10, "the dotted import reached ast.parse"):
+        index = extract_module(code.encode(), "pkg/m.py")
+    assert [str(diagnostic) for diagnostic in index.diagnostics] == [
+        "pkg/m.py:3: nesting too deep to index (99999 dots in a dotted name, limit 500); file skipped"
+    ]
 
 
 def test_deep_but_indexable_expressions_are_indexed() -> None:
@@ -297,8 +316,15 @@ def test_cr_and_crlf_line_endings_are_indexed_with_their_lines(
     code, out, err = run("graph", "--source", str(root / "pkg"), "--package", "pkg", "-q", "--no-cache")
     assert code == 0, err
     graph_data = json.loads(out)
-    lines_of = {node["qualname"]: node["line"] for node in graph_data["nodes"] if node["path"]}
-    assert lines_of == {"pkg": 1, "pkg.mac": 1, "pkg.mac.f": 3, "pkg.mac.g": 8, "pkg.mac.C": 12, "pkg.mac.C.m": 13}
+    lines_of = {node["qualname"]: (node["line"], node["end_line"]) for node in graph_data["nodes"] if node["path"]}
+    assert lines_of == {
+        "pkg": (1, 1),
+        "pkg.mac": (1, 14),
+        "pkg.mac.f": (3, 6),
+        "pkg.mac.g": (8, 10),
+        "pkg.mac.C": (12, 14),
+        "pkg.mac.C.m": (13, 14),
+    }
     edges = {(edge["caller"], edge["callee"]) for edge in graph_data["edges"]}
     assert ("pkg.mac.f", "pkg.mac.g") in edges
     assert ("pkg.mac.C.m", "pkg.mac.f") in edges
