@@ -70,10 +70,6 @@ def graph(run: Run, root: Path, *options: str) -> tuple[int, set[str], list[str]
     return code, nodes, warnings
 
 
-def skipped_files(count: int) -> str:
-    return f"rlmap: error: {count} file(s) could not be indexed and were skipped"
-
-
 # -- 1. a failure while extracting one file is that file's diagnostic ----------------------------
 
 
@@ -253,6 +249,23 @@ def test_special_entries_are_skipped_with_a_diagnostic_never_read(
         assert warnings == expected
         assert nodes >= {*GOOD_NODES, "pkg.inner.inner", "pkg.alias.good0"}
         assert not {"pkg.secret.secret", "pkg.outdir.leak.leak", "pkg.caf\udce9.cafe"} & nodes
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="session.project_key hashes python_files() only: a warm run reuses the cached model and "
+    "misses an entry skipped since; it should hash SourceTree.scan_files()[1] too (session.py)",
+)
+@pytest.mark.usefixtures("no_hang")
+def test_an_entry_skipped_after_a_cached_run_is_still_reported(
+    run: Run, make_package: MakePackage, tmp_path: Path
+) -> None:
+    root = make_package({"pkg/__init__.py": "", **GOOD})
+    cache = str(tmp_path / "cache")
+    assert graph(run, root, "--cache-dir", cache)[0] == 0
+    os.mkfifo(root / "pkg" / "fifo.py")
+    code, _, warnings = graph(run, root, "--cache-dir", cache)
+    assert (code, warnings) == (3, ["pkg/fifo.py:1: not a regular file (a FIFO); file skipped"])
 
 
 def test_unlistable_directory_is_a_diagnostic_even_for_root(run: Run, make_package: MakePackage) -> None:
