@@ -5,7 +5,7 @@ entry is plain data only: MessagePack decoded by msgspec into the exact record t
 hold (never pickle, never marshal), behind a magic line and a SHA-256 of the payload.  An entry
 that is truncated, corrupt, foreign, oversized, a link or not a regular file is a miss: it is
 counted in :attr:`Cache.rejected` (the CLI prints one note) and rebuilt.  Entries are named by a
-SHA-256 of what they were computed from (rlmap's version, the record schema, the file's path
+SHA-256 of what they were computed from (the code of rlmap that computed them, the file's path
 and bytes), so a stale entry is never looked up, only left behind.  Writes go to a temporary
 file that is renamed into place, so two processes racing on one directory each read either
 nothing or a whole entry.
@@ -33,24 +33,23 @@ _DIGEST = 32  # SHA-256 of the payload, stored right after the magic line
 MAX_ENTRY_BYTES = 1 << 30
 
 
-def _schema() -> str:
-    """The record layout: a change to any cached record type changes every key.
+def code_version(*modules: str) -> str:
+    """A digest of rlmap's own modules that compute what is cached (``"extract"``, ``"resolve"``...).
 
-    Computed from the types themselves (their field names and annotations) so that nobody has
-    to remember to bump a number when a record changes.
+    Cached records are a function of the input bytes and of the code that extracted them: keying
+    entries on that code means no change to an extraction or resolution rule can ever be served
+    stale records, and nobody has to remember to bump a schema number.
     """
-    from rlmap import records
-
-    parts = []
-    for name in sorted(dir(records)):
-        value = getattr(records, name)
-        fields = getattr(value, "__dataclass_fields__", None)
-        if fields:
-            parts.append(name + "(" + ",".join(f"{f}:{fields[f].type}" for f in fields) + ")")
-    return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16]
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for module in modules:
+        data = (package / f"{module.replace('.', '/')}.py").read_bytes()
+        digest.update(module.encode() + len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()[:16]
 
 
-SCHEMA = _schema()
+# What per-file index records depend on; the resolved model adds the resolver (session.py).
+SCHEMA = code_version("records", "extract", "lines", "indexer")
 
 
 def default_cache_dir() -> Path:

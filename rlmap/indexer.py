@@ -63,7 +63,7 @@ def _extract(job: tuple[bytes, str]) -> ModuleIndex:
         return internal_error(path, error)
 
 
-def _read(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diagnostic | None]:
+def read_file(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diagnostic | None]:
     """The bytes of a regular file; never blocks on a FIFO, never reads a device or a huge file."""
     try:
         descriptor = os.open(absolute, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -108,7 +108,7 @@ def build_index(
     keys: list[str] = []
     for absolute in files:
         path = source.relpath(absolute)
-        data, problem = _read(path, absolute)
+        data, problem = read_file(path, absolute)
         if data is None:
             from rlmap.extract import module_name_for
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from rlmap.cache import Cache, content_key
-from rlmap.indexer import FILES, IndexStats, Progress, build_index
+from rlmap.cache import Cache, code_version, content_key
+from rlmap.indexer import FILES, IndexStats, Progress, build_index, read_file
 from rlmap.model import STATE, CodeModel, build_model
 from rlmap.records import ModuleIndex
 from rlmap.source import SourceTree
@@ -26,17 +26,21 @@ class LoadedModel:
     source: SourceTree
 
 
+# What the resolved model depends on beyond the files: the resolver and the model's own code.
+_MODEL_CODE = code_version("resolve", "model", "session")
+
+
 def project_key(source: SourceTree) -> str:
-    """Hash of every file's path and bytes plus what permalinks depend on."""
-    parts: list[bytes | str] = [source.package, source.version, source.commit, source.repo_url]
-    for path in source.python_files():
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            data = b"<unreadable>"
-        parts.append(source.relpath(path))
-        parts.append(data)
+    """Hash of every file's path and bytes, every skipped entry, and what permalinks depend on."""
+    parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.commit, source.repo_url]
+    files, skipped = source.scan_files()
+    for path in files:
+        relative = source.relpath(path)
+        data, problem = read_file(relative, path)
+        parts.append(relative)
+        parts.append(data if data is not None else f"<unreadable: {problem}>")
+    for relative, why in skipped:  # an entry skipped since the last run changes the diagnostics
+        parts.append(f"<skipped {relative}: {why}>")
     return content_key(*parts)
 
 

@@ -38,7 +38,10 @@ def write(tmp_path: Path, text: str) -> Path:
             '[[term]]\nterm = "a"\ndefinition = "x"\nformer = ["b"]\n[[term]]\nterm = "c"\ndefinition = "y"\naliases = ["b"]\n',
             "data.toml: term 'c': 'b' is already a term or alias of 'a'",
         ),
-        ('[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n', "data.toml: term 'k'.keys[0]: expected `str | array`, got `int`"),
+        (
+            '[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n',
+            "data.toml: term 'k'.keys[0]: expected `str | array`, got `int`",
+        ),
         ("[terms]\nx = 1\n", "data.toml: unknown table(s) terms"),
     ],
 )

@@ -251,11 +251,6 @@ def test_special_entries_are_skipped_with_a_diagnostic_never_read(
         assert not {"pkg.secret.secret", "pkg.outdir.leak.leak", "pkg.caf\udce9.cafe"} & nodes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="session.project_key hashes python_files() only: a warm run reuses the cached model and "
-    "misses an entry skipped since; it should hash SourceTree.scan_files()[1] too (session.py)",
-)
 @pytest.mark.usefixtures("no_hang")
 def test_an_entry_skipped_after_a_cached_run_is_still_reported(
     run: Run, make_package: MakePackage, tmp_path: Path
