@@ -13,6 +13,7 @@ nothing or a whole entry.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import stat
@@ -128,7 +129,13 @@ class Cache:
         decoder = self._decoders.get(kind)
         if decoder is None:
             decoder = self._decoders[kind] = msgspec.msgpack.Decoder(kind)
-        value = decode_entry(data, decoder)
+        enabled = gc.isenabled()
+        gc.disable()  # decoding builds millions of tuples and no cycle: the collector only costs time
+        try:
+            value = decode_entry(data, decoder)
+        finally:
+            if enabled:
+                gc.enable()
         if value is None:
             self.rejected += 1
         return value
