@@ -23,6 +23,7 @@ import ctypes
 import errno
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -80,14 +81,29 @@ def _retained(previous: Manifest | None, wanted: dict[str, bytes]) -> tuple[dict
 
 
 def read_manifest(out: Path) -> Manifest | None:
-    """The manifest of ``out``; ``None`` when there is none or it is not one of ours."""
+    """The manifest of ``out``; ``None`` when there is none or it is not one of ours.
+
+    A manifest may come from a hostile branch: one that names anything but a plain relative path
+    inside ``out`` (``..``, absolute, backslashes, control characters) is not ours.
+    """
     path = out / MANIFEST
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode) or os.lstat(path).st_size > _MAX_MANIFEST:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST:
             return None
-        return msgspec.json.decode(path.read_bytes(), type=Manifest)
+        manifest = msgspec.json.decode(path.read_bytes(), type=Manifest)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
+    if manifest.generator != "rlmap" or not all(map(_inside, [*manifest.files, *manifest.artefacts])):
+        return None
+    return manifest
+
+
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_.+-]{1,200}(?:/[A-Za-z0-9_.+-]{1,200}){0,8}")
+
+
+def _inside(relative: str) -> bool:
+    return bool(_PLAIN_PATH.fullmatch(relative)) and all(part not in (".", "..") for part in relative.split("/"))
 
 
 def _digest(data: bytes) -> str:

@@ -4,6 +4,7 @@ nothing deleted that rlmap's manifest does not list."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -183,3 +184,21 @@ def test_an_unchanged_set_is_not_rewritten(tmp_path: Path, run: Run) -> None:
     assert code == 0
     assert "wrote 0 of" in err
     assert out.stat().st_ino == inode
+
+
+@pytest.mark.parametrize("entry", ["../victim.txt", "/tmp/victim.txt", "rst/../../victim.txt", "rst\\..\\x"])
+def test_a_tampered_manifest_cannot_reach_outside(tmp_path: Path, run: Run, entry: str) -> None:
+    """A manifest from a hostile branch naming paths outside the output directory is not ours."""
+    out = tmp_path / "out"
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n", encoding="utf-8")
+    manifest = (out / MANIFEST).read_text(encoding="utf-8")
+    tampered = manifest.replace('"files": {', '"files": {\n  ' + json.dumps(entry) + ': "0",', 1)
+    (out / MANIFEST).write_text(tampered, encoding="utf-8")
+    code, diff, _ = run(*_generate_args(FIXTURES, out), "--no-cache", "-q", "--check")
+    assert "victim" not in diff
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    assert victim.read_text(encoding="utf-8") == "keep\n"
+    assert (out / MANIFEST).read_text(encoding="utf-8") == manifest  # rewritten as rlmap's own
+    del code
