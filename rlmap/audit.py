@@ -46,7 +46,7 @@ _ROLE_KINDS: dict[str, tuple[str, ...]] = {
 _CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc"})
 _SPHINX_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
 _BUILTINS = frozenset(dir(builtins))
-SPELLING_BUDGET = 1_000_000  # candidate comparisons for "did you mean", per run (a few seconds)
+SPELLING_BUDGET = 250_000  # candidate comparisons for "did you mean", per run (at most a second or two)
 _MAX_PARTS = 64  # a dotted reference with more parts names nothing (no package nests that deep)
 _DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -71,16 +71,17 @@ class Speller:
         key = (word, n)
         if key not in self.memo:
             size = len(word)
-            pool = [
-                candidate
+            buckets = [
+                words
                 for length, words in self.by_length.items()
                 if length + size and 2.0 * min(length, size) / (length + size) >= self.cutoff
-                for candidate in words
             ]
-            if len(pool) > self.budget[0]:
+            cost = sum(map(len, buckets))
+            if cost > self.budget[0]:
                 self.memo[key] = []
             else:
-                self.budget[0] -= len(pool)
+                self.budget[0] -= cost
+                pool = [candidate for words in buckets for candidate in words]
                 self.memo[key] = difflib.get_close_matches(word, pool, n=n, cutoff=self.cutoff)
         return self.memo[key]
 
@@ -776,12 +777,24 @@ RULE_FUNCTIONS: tuple[Callable[[AuditContext], Iterable[Finding]], ...] = (
     rule_aliases,
     rule_orphans,
 )
+# The rules each function can report: ``--rule X`` runs only the functions that report X.
+_REPORTS: dict[Callable[[AuditContext], Iterable[Finding]], frozenset[str]] = {
+    rule_refs: frozenset({"stale-ref", "unlinkable-ref"}),
+    rule_labels: frozenset({"broken-label"}),
+    rule_line_anchors: frozenset({"stale-line-anchor"}),
+    rule_paths: frozenset({"missing-path"}),
+    rule_docstrings: frozenset({"stale-docstring-ref"}),
+    rule_aliases: frozenset({"stale-alias"}),
+    rule_orphans: frozenset({"orphaned-symbol", "undocumented-helper"}),
+}
 
 
 def run_audit(ctx: AuditContext, rules: Iterable[str] = ()) -> list[Finding]:
     wanted = set(rules)
     found: dict[tuple[str, str, int, str], Finding] = {}
     for function in RULE_FUNCTIONS:
+        if wanted and not wanted & _REPORTS.get(function, frozenset(RULES)):
+            continue
         for finding in function(ctx):
             if wanted and finding.rule not in wanted:
                 continue

@@ -126,10 +126,11 @@ def read_bounded(path: Path, shown: str, limit: int = MAX_DOC_BYTES) -> tuple[by
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
         return None, Diagnostic(shown, 1, f"cannot read file: {error.strerror}; file skipped")
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        return None, Diagnostic(shown, 1, "not a regular file; skipped")
     with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None, Diagnostic(shown, 1, "not a regular file; skipped")
         if info.st_size > limit:
             return None, Diagnostic(shown, 1, _too_large(info.st_size, limit))
         try:

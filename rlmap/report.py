@@ -70,12 +70,13 @@ def load_baseline(path: Path) -> Baseline:
         raise ConfigError(
             f"{path}: cannot read the baseline ({error.strerror})", "check the path and its permissions"
         ) from None
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
         if stat.S_ISDIR(info.st_mode):
             raise ConfigError(f"{path}: is a directory, not a baseline file", "pass --baseline the JSON file")
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{path}: is not a regular file", "pass --baseline a JSON file")
+        raise ConfigError(f"{path}: is not a regular file", "pass --baseline a JSON file")
+    with os.fdopen(descriptor, "rb") as handle:
         try:
             data = handle.read(MAX_BASELINE_BYTES + 1)
         except OSError as error:
@@ -128,6 +129,11 @@ def check_baseline_target(path: Path) -> None:
     if path.is_dir():
         raise UsageError(f"{path}: is a directory", "pass --write-baseline a file path")
     folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(
+            f"{path}: cannot write the baseline ('{folder}' is not a directory)",
+            "pass --write-baseline a path in an existing directory",
+        )
     if not folder.is_dir():
         raise UsageError(
             f"{path}: cannot write the baseline (directory '{folder}' does not exist)",
