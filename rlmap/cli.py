@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from rlmap import __version__
 from rlmap.cache import Cache, default_cache_dir
 from rlmap.errors import ExitCode, RlmapError, UsageError
 from rlmap.records import Diagnostic
+from rlmap.terminal import inert
 
 app = typer.Typer(
     name="rlmap",
@@ -54,14 +54,9 @@ PackageOption = Annotated[
 ]
 
 
-# C0 controls but tab and newline, DEL, C1 controls: what can move a terminal's cursor, retitle its
-# window or hide text.  Shown as ``\x1b``-style escapes instead of being obeyed.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def terminal_safe(text: str) -> str:
     """``text`` with every control character (tab and newline aside) made visible and inert."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return inert(text, keep_newlines=True)
 
 
 def _echo(text: str, err: bool = False, nl: bool = True) -> None:
@@ -144,7 +139,8 @@ def _report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
         _warn(str(diagnostic))
     files = len({diagnostic.path for diagnostic in diagnostics})
     _error(
-        f"{files} file(s) could not be indexed and were skipped - fix or exclude them; everything else was processed"
+        f"{files} file(s) could not be read or indexed and were skipped - "
+        "fix or exclude them; everything else was processed"
     )
     return ExitCode.INCOMPLETE_INPUT
 

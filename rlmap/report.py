@@ -27,6 +27,7 @@ from urllib.parse import quote
 from rlmap import __version__
 from rlmap.audit import NOTE, RULES, Finding
 from rlmap.errors import ConfigError, UsageError
+from rlmap.terminal import inert
 
 REPORT_FORMATS = ("text", "json", "sarif", "github")
 ROOT_ID = "%SRCROOT%"
@@ -38,17 +39,6 @@ ROOT_DESCRIPTION = (
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 _FINGERPRINT = re.compile(r"[0-9a-f]{20}")
-# C0 controls but tab, DEL, C1 controls, bidi overrides and Unicode line separators: what can
-# move a terminal's cursor, retitle its window, hide text or reorder it.
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def inert(text: str) -> str:
-    """``text`` with every control character made visible (``\\x1b``, ``\\u202e``) and inert."""
-    return _CONTROL.sub(
-        lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else f"\\u{ord(match.group()):04x}",
-        text,
-    )
 
 
 @dataclass(frozen=True, slots=True)

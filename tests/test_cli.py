@@ -142,7 +142,7 @@ def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_packa
     assert "rlmap: warning: bad/broken.py:1: syntax error" in err
     assert "rlmap: warning: bad/latin1.py:2: not valid UTF-8" in err
     assert "empty.py" not in err
-    assert "2 file(s) could not be indexed" in err
+    assert "2 file(s) could not be read or indexed" in err
 
 
 def test_version(run: Run) -> None:
