@@ -94,7 +94,7 @@ def _from_file(path: Path, required: bool) -> Config:
     config = Config(
         source=relative(parsed.source),
         package=parsed.package,
-        out=relative(parsed.out) or base / "generated_docs",
+        out=_confined(base, parsed.out, f"{path.name}: [tool.rlmap] out") or base / "generated_docs",
         formats=tuple(parsed.formats) if parsed.formats is not None else ("rst", "md"),
         templates=relative(parsed.templates),
         profile=relative(parsed.profile),
@@ -106,6 +106,24 @@ def _from_file(path: Path, required: bool) -> Config:
     )
     validate_formats(config.formats, config.origin)
     return config
+
+
+def _confined(base: Path, value: str | None, where: str) -> Path | None:
+    """A path the configuration file asks rlmap to *write*: it must stay inside that file's directory.
+
+    A configuration file may come from a stranger's branch; the command line may send output
+    anywhere, a file may not send it out of its own repository (``/etc``, ``../../``, a link).
+    """
+    if not value:
+        return None
+    target = base / value
+    root = base.resolve()
+    if Path(value).is_absolute() or not target.resolve().is_relative_to(root) or target.resolve() == root:
+        raise ConfigError(
+            f"{where} = {value!r} is not a subdirectory of the directory of the file that sets it",
+            "give a subdirectory of the repository, or pass --out on the command line",
+        )
+    return target
 
 
 def read_toml(path: Path, display: str) -> dict[str, Any]:

@@ -170,6 +170,11 @@ def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) 
         )
     if out.exists() and not out.is_dir():
         raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")
+    if Path.cwd().resolve().is_relative_to(out.resolve()):
+        raise OutputError(
+            f"the output directory '{out}' holds the current directory, and rlmap replaces it as a whole",
+            "pass --out a directory of its own, e.g. docs/generated",
+        )
     wanted = {**files, **artefacts}
     for relative in wanted:
         _refuse_links(out, relative)

@@ -100,3 +100,26 @@ def test_jobs_are_capped_at_the_cores(run: Run) -> None:
     code, _, err = run("graph", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "-j", "256")
     assert code == 0
     assert "rlmap: note: --jobs 256 is more than the" in err
+
+
+@pytest.mark.parametrize("out", ["/tmp/elsewhere", "../elsewhere", ".", "sub/../.."])
+def test_a_config_file_cannot_send_output_out_of_its_directory(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(f'[tool.rlmap]\nout = "{out}"\n', encoding="utf-8")
+    monkeypatch.chdir(repo)
+    code, _, err = run("generate", "--no-cache", "-q")
+    assert code == 2, err
+    assert "is not a subdirectory of the directory of the file that sets it" in err
+
+
+def test_the_output_directory_cannot_hold_the_working_directory(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(FIXTURES / "profile.toml")]
+    code, _, err = run(*args, "--out", ".", "--no-cache", "-q")
+    assert code == 2
+    assert "holds the current directory" in err
