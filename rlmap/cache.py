@@ -30,8 +30,9 @@ T = TypeVar("T")
 
 _MAGIC = b"rlmap-cache 1\n"
 _DIGEST = 32  # SHA-256 of the payload, stored right after the magic line
-# A resolved torchrl model is ~15 MB; nothing legitimate comes near this.
-MAX_ENTRY_BYTES = 1 << 30
+# A file's records are a fraction of its source (sources over 16 MB are not indexed); a resolved
+# torchrl model is ~25 MB, torch's a few hundred.  A larger entry is rejected unread.
+MAX_ENTRY_BYTES = {"files": 32 << 20, "models": 768 << 20}
 
 
 def code_version(*modules: str) -> str:
@@ -123,7 +124,7 @@ class Cache:
         """The entry of ``kind`` stored under ``key``, or ``None`` (missing or unusable)."""
         if self.directory is None:
             return None
-        data = _read_regular_file(self._path(namespace, key))
+        data = _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
         if data is None:
             return None
         decoder = self._decoders.get(kind)
@@ -158,7 +159,7 @@ class Cache:
             self.write_failed = True
 
 
-def _read_regular_file(path: Path) -> bytes | None:
+def _read_regular_file(path: Path, limit: int) -> bytes | None:
     """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of sane size.
 
     ``None`` when it does not exist; ``b""`` (an unusable entry) when it is anything else.
@@ -172,7 +173,7 @@ def _read_regular_file(path: Path) -> bytes | None:
         return b""
     try:
         info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return b""
         with os.fdopen(handle, "rb", closefd=False) as stream:
             return stream.read(info.st_size)

@@ -7,7 +7,9 @@ paths in a file are relative to that file's directory.
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,18 +20,22 @@ import msgspec
 from rlmap.errors import ConfigError
 from rlmap.pages import FORMATS
 
+# A path as a configuration file may write it: no control character (a NUL would reach the OS).
+_PathText = Annotated[str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]+$", max_length=1024)]
+PACKAGE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}$"
+
 
 class _Table(msgspec.Struct, forbid_unknown_fields=True, rename="kebab"):
     """``[tool.rlmap]`` as written: the schema every configuration file is validated against."""
 
-    source: str | None = None
-    package: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")] = "torchrl"
-    out: str | None = None
+    source: _PathText | None = None
+    package: Annotated[str, msgspec.Meta(pattern=PACKAGE_PATTERN)] = "torchrl"
+    out: _PathText | None = None
     formats: list[str] | None = None
-    templates: str | None = None
-    profile: str | None = None
+    templates: _PathText | None = None
+    profile: _PathText | None = None
     repo_url: Annotated[str, msgspec.Meta(pattern=r"^https://[A-Za-z0-9.:/_~-]+$", max_length=300)] | None = None
-    docs: list[str] = []
+    docs: list[_PathText] = []
     audit_min_callers: Annotated[int, msgspec.Meta(ge=0)] = 3
     audit_min_accesses: Annotated[int, msgspec.Meta(ge=0)] = 10
 
@@ -126,18 +132,43 @@ def _confined(base: Path, value: str | None, where: str) -> Path | None:
     return target
 
 
-def read_toml(path: Path, display: str) -> dict[str, Any]:
-    """A TOML file as data; every way it can be unreadable is a :class:`ConfigError` naming it."""
+MAX_CONFIG_BYTES = 4 << 20  # no profile, glossary or pyproject.toml comes near this
+
+
+def read_text(path: Path, display: str) -> str:
+    """A configuration file's text: a regular file of sane size, UTF-8, or a :class:`ConfigError`.
+
+    Opened without blocking and checked before reading, so a FIFO or ``/dev/zero`` named as a
+    profile or glossary is an error, not a hang or an exhausted memory.
+    """
     try:
-        data = path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "invalid path"
+        raise ConfigError(f"cannot read '{display}': {reason}", "check the path and its permissions") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"'{display}' is not a regular file", "point the setting at a TOML file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"'{display}' is larger than {MAX_CONFIG_BYTES >> 20} MiB", "is this the right file?")
+        data = os.read(descriptor, MAX_CONFIG_BYTES + 1)
     except OSError as error:
         raise ConfigError(f"cannot read '{display}': {error.strerror}", "check the path and its permissions") from None
+    finally:
+        os.close(descriptor)
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"{display}: not valid UTF-8 (byte {error.start})", "save the file as UTF-8, as TOML requires"
         ) from None
+
+
+def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, Any]:
+    """A TOML file as data; every way it can be unreadable is a :class:`ConfigError` naming it."""
+    try:
+        return tomllib.loads(read_text(path, display) if text is None else text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
 

@@ -200,7 +200,10 @@ def scan_file(path: Path, shown: str) -> tuple[list[DocRef], set[str], set[str],
         # line anchors inside URLs (a permalink's ``#L123``) are the link, not a second reference
         visible = _URL.sub(lambda url: " " * len(url.group()), line)
         for match in LINE_ANCHOR.finditer(visible):
-            value = int(match.group("line") or match.group("lline"))
+            digits = match.group("line") or match.group("lline")
+            if len(digits) > 9:  # no file has a billion lines; int() of 5,000 digits raises
+                continue
+            value = int(digits)
             beside = _beside(visible, match.start(), match.end(), is_rst)
             add(number, "anchor", match.group("path"), module, beside, value)
         for match in REPO_PATH.finditer(line):

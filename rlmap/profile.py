@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from rlmap.config import convert, read_toml
+from rlmap.config import convert, read_text, read_toml
 from rlmap.curated import Symptom, Term, load_glossary, load_symptoms
 from rlmap.errors import ConfigError
 from rlmap.pages import SECTIONS
@@ -125,14 +125,16 @@ class Profile:
 
 
 def builtin_profile_path(package: str) -> Path | None:
+    if len(package) > 200 or not package.replace(".", "_").isidentifier():
+        return None  # no profile file has that name; locate_source reports the bad name
     candidate = resources.files("rlmap.profiles").joinpath(f"{package}.toml")
     return Path(str(candidate)) if candidate.is_file() else None
 
 
 def load_profile(path: Path, display: str | None = None) -> Profile:
     origin = display or path.name
-    data = read_toml(path, origin)
-    raw_text = path.read_bytes().decode("utf-8")
+    raw_text = read_text(path, origin)
+    data = read_toml(path, origin, raw_text)
     unknown = set(data) - {"profile", "pages", "prose"}
     for table in ("profile", "pages", "prose"):
         if not isinstance(data.get(table, {}), dict):

@@ -115,7 +115,11 @@ def _fingerprints(path: Path, payload: Any) -> frozenset[str]:
 
 
 def check_baseline_target(path: Path) -> None:
-    """Fail before the audit runs when ``--write-baseline PATH`` cannot be written."""
+    """Fail before the audit runs when ``--write-baseline PATH`` cannot be written.
+
+    Only a missing path or a regular file is replaced: never a device (``/dev/null``), a FIFO,
+    a directory or a symbolic link, which a rename would destroy.
+    """
     if path.is_dir():
         raise UsageError(f"{path}: is a directory", "pass --write-baseline a file path")
     folder = path.parent
@@ -133,6 +137,18 @@ def check_baseline_target(path: Path) -> None:
         raise UsageError(
             f"{path}: cannot write the baseline (directory '{folder}' is not writable)",
             "pass --write-baseline a path in a writable directory",
+        )
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write the baseline ({error.strerror})", "pass another path") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise UsageError(
+            f"{path}: is {kind}; rlmap replaces only a regular file with a baseline",
+            "pass --write-baseline the path of a regular file (or a new one)",
         )
 
 

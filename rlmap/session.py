@@ -32,6 +32,11 @@ _MODEL_CODE = code_version("resolve", "model", "session")
 
 def project_key(source: SourceTree) -> str:
     """Hash of every file's path and bytes, every skipped entry, and what permalinks depend on."""
+    return _project_key(source)[0]
+
+
+def _project_key(source: SourceTree) -> tuple[str, set[str]]:
+    """:func:`project_key` and the repo-relative paths of the files it hashed."""
     parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.commit, source.repo_url]
     files, skipped = source.scan_files()
     for path in files:
@@ -41,7 +46,7 @@ def project_key(source: SourceTree) -> str:
         parts.append(data if data is not None else f"<unreadable: {problem}>")
     for relative, why in skipped:  # an entry skipped since the last run changes the diagnostics
         parts.append(f"<skipped {relative}: {why}>")
-    return content_key(*parts)
+    return content_key(*parts), {source.relpath(path) for path in files}
 
 
 def load_model(
@@ -50,10 +55,14 @@ def load_model(
     jobs: int | None = None,
     progress: Progress | None = None,
 ) -> LoadedModel:
-    key = project_key(source)
+    key, paths = _project_key(source)
     cached = cache.get(MODELS, key, STATE)
     if cached is not None:
-        return LoadedModel(CodeModel(cached), None, source)
+        # Later stages read the files a model names: an entry (valid checksum or not) that names
+        # anything but the files just hashed is not ours.
+        if {row[2] for row in cached["symbols"].values()} <= paths:
+            return LoadedModel(CodeModel(cached), None, source)
+        cache.rejected += 1
     index = build_index(source, cache, jobs=jobs, progress=progress)
     model = build_model(index, source)
     cache.put(MODELS, key, model.state)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
+import glob
 import hashlib
 import os
 import re
@@ -28,6 +30,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,8 +164,14 @@ def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | 
 
 def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
     out = Path(os.path.abspath(out))
+    _refuse_linked_parents(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    recover(out)
+    with _locked(out):
+        return _write_locked(out, files, artefacts)
+
+
+def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
+    recover(out, set(files) | set(artefacts))
     if out.is_symlink():
         raise OutputError(
             f"the output directory '{out}' is a symbolic link",
@@ -207,13 +216,15 @@ def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) 
     return changes
 
 
-def recover(out: Path) -> None:
-    """Undo what an interrupted run left: restore a moved-away directory, drop staging copies."""
+def recover(out: Path, wanted: set[str] | None = None) -> None:
+    """Undo what an interrupted run left: restore a moved-away directory, drop staging copies,
+    and the temporary files older rlmap versions left beside the files they were writing."""
     out = Path(os.path.abspath(out))
     parent = out.parent
     if not parent.is_dir():
         return
-    leftovers = sorted(parent.glob(f".{out.name}{_OLD}*")) + sorted(parent.glob(f".{out.name}{_NEW}*"))
+    name = glob.escape(out.name)
+    leftovers = sorted(parent.glob(f".{name}{_OLD}*")) + sorted(parent.glob(f".{name}{_NEW}*"))
     for leftover in leftovers:
         if leftover.name.startswith(f".{out.name}{_OLD}") and not os.path.lexists(out):
             os.rename(leftover, out)  # killed between the two renames of the fallback swap
@@ -221,9 +232,50 @@ def recover(out: Path) -> None:
         if leftover.is_dir() and not leftover.is_symlink():
             shutil.rmtree(leftover, ignore_errors=True)
     if out.is_dir() and not out.is_symlink():
-        for stale in out.rglob(".*.tmp"):  # temporary files of rlmap versions before the swap
-            if stale.is_file() and not stale.is_symlink() and stale.name.count(".") >= 3:
-                stale.unlink(missing_ok=True)
+        for relative in sorted(wanted or ()):
+            target = out / relative
+            if not target.parent.is_dir() or target.parent.is_symlink():
+                continue
+            pattern = f".{glob.escape(target.name)}.*.tmp"  # tempfile.mkstemp(prefix=".name.", suffix=".tmp")
+            for stale in target.parent.glob(pattern):
+                middle = stale.name[len(target.name) + 2 : -len(".tmp")]
+                if _MKSTEMP.fullmatch(middle) and stale.is_file() and not stale.is_symlink():
+                    stale.unlink(missing_ok=True)
+
+
+_MKSTEMP = re.compile(r"[a-z0-9_]{8}")
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """One writer per output directory at a time: a second run waits instead of taking the first
+    run's staging directory for a leftover."""
+    # held on the parent directory itself: no lock file is left in anyone's repository
+    descriptor = os.open(out.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _refuse_linked_parents(out: Path) -> None:
+    """No symbolic link between the working directory (the repository) and ``out``: a branch
+    that turns ``docs/source/reference`` into a link must not send the pages elsewhere.
+    Links above the working directory are the machine's (``/tmp`` -> ``/private/tmp``)."""
+    base = Path.cwd()
+    try:
+        relative = out.relative_to(base)
+    except ValueError:
+        return
+    current = base
+    for part in relative.parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            raise OutputError(
+                f"'{current}' is a symbolic link; rlmap writes nothing through a link",
+                "replace the link with a directory, or pass --out the real path",
+            )
 
 
 def _refuse_links(out: Path, relative: str) -> None:

@@ -488,10 +488,29 @@ def test_the_baseline_is_replaced_whole_and_never_written_through_a_link(run: Ru
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
     baseline = tmp_path / "baseline.json"
-    baseline.symlink_to(victim)  # planted in the checkout by a pull request
+    baseline.symlink_to(victim)  # planted in the checkout by a pull request: refused, neither followed nor replaced
+    code, _, err = run(*fixture_args(docs, "--rule", "stale-ref", "--write-baseline", str(baseline)))
+    assert code == 2
+    assert "is a symbolic link" in err
+    assert victim.read_text() == "keep me\n"
+    assert baseline.is_symlink()
+    baseline.unlink()
+    baseline.write_text("old\n")  # a regular file is replaced whole
     code, _, _ = run(*fixture_args(docs, "--rule", "stale-ref", "--write-baseline", str(baseline)))
     assert code == 1
-    assert victim.read_text() == "keep me\n"
-    assert not baseline.is_symlink()
     assert [entry["name"] for entry in json.loads(baseline.read_text())["findings"]] == ["Colector"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".baseline")] == []
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "fifo"])
+def test_write_baseline_never_replaces_a_device_or_fifo(run: Run, tmp_path: Path, target: str) -> None:
+    if target == "fifo":
+        target = str(tmp_path / "fifo")
+        os.mkfifo(target)
+    before = os.stat(target).st_mode
+    code, _, err = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--write-baseline", target
+    )
+    assert code == 2
+    assert "is not a regular file" in err
+    assert os.stat(target).st_mode == before

@@ -143,3 +143,22 @@ def test_two_processes_racing_on_one_cache_agree(tmp_path: Path) -> None:
         assert [process.returncode for process in runs] == [0, 0, 0], results
         assert all(out == expected for out, _ in results)
         assert all("rlmap:" not in err for _, err in results)
+
+
+@pytest.mark.parametrize("path", ["../../../../etc/passwd", "/etc/passwd", "/dev/zero", "pkg/not_a_file.py"])
+def test_an_intact_entry_naming_files_outside_the_tree_is_rejected(tmp_path: Path, run: Run, path: str) -> None:
+    """A crafted model entry with a correct checksum cannot make rlmap read or quote other files."""
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    args = ["graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q"]
+    code, expected, _ = run(*args)
+    assert code == 0
+    (entry,) = (cache_dir / "models").rglob("*.msgpack")
+    state = msgspec.msgpack.decode(entry.read_bytes()[46:])
+    for row in state["symbols"].values():
+        if row[2] == "pkg/rnn.py":
+            row[2] = path
+    entry.write_bytes(encode_entry(state))
+    code, again, err = run(*args)
+    assert (code, again) == (0, expected)
+    assert "rlmap: note: ignored 1 unusable cache entry" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -123,3 +124,47 @@ def test_the_output_directory_cannot_hold_the_working_directory(
     code, _, err = run(*args, "--out", ".", "--no-cache", "-q")
     assert code == 2
     assert "holds the current directory" in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+@pytest.mark.parametrize("which", ["profile", "glossary"])
+def test_a_profile_or_glossary_that_is_no_regular_file_is_refused(
+    run: Run, tmp_path: Path, kind: str, which: str
+) -> None:
+    special = tmp_path / "special.toml"
+    if kind == "fifo":
+        os.mkfifo(special)
+    else:
+        special.symlink_to("/dev/zero")
+    profile = special
+    if which == "glossary":
+        profile = tmp_path / "p.toml"
+        profile.write_text('[profile]\nglossary = "special.toml"\n', encoding="utf-8")
+    args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(profile)]
+    code, _, err = run(*args, "--out", str(tmp_path / "out"), "--no-cache", "-q")  # a hang here is the failure
+    assert code == 2
+    assert "'special.toml' is not a regular file" in err
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('profile = "p\\u0000x"', "[tool.rlmap].profile: expected `str` matching"),
+        ('out = "o\\u0000x"', "[tool.rlmap].out: expected `str` matching"),
+        ('package = "' + "a." * 3000 + 'a"', "[tool.rlmap].package: expected `str` matching"),
+    ],
+)
+def test_control_characters_and_huge_names_are_config_errors(
+    run: Run, tmp_path: Path, body: str, expected: str
+) -> None:
+    config = tmp_path / "rlmap.toml"
+    config.write_text(f"[tool.rlmap]\n{body}\n", encoding="utf-8")
+    code, _, err = run("generate", "--config", str(config), "--check", "-q")
+    assert code == 2
+    assert expected in err
+
+
+def test_a_huge_package_name_on_the_command_line_is_a_usage_error(run: Run) -> None:
+    code, _, err = run("graph", "--package", "a." * 3000 + "a", "-q")
+    assert code == 2
+    assert "internal error" not in err

@@ -101,9 +101,14 @@ def test_leftovers_of_an_interrupted_run_are_cleaned(
     staging = out.parent / f".{out.name}.rlmap-new-abc"
     staging.mkdir()
     (staging / "half.rst").write_text("half", encoding="utf-8")
-    (out / "rst" / ".glossary.rst.x1y2.tmp").write_text("half", encoding="utf-8")  # rlmap < 0.2's temporaries
+    (out / "rst" / ".glossary.rst.k3j9x_a2.tmp").write_text("half", encoding="utf-8")  # older rlmap's temporaries
+    (out / "rst" / ".notes.v1.tmp").write_text("mine", encoding="utf-8")  # not rlmap's: it stays
+    (out / ".draft.2024.tmp").write_text("mine", encoding="utf-8")
     assert run(*_generate_args(source, out), "--no-cache", "-q")[0] == 0
     assert not staging.exists()
+    assert not (out / "rst" / ".glossary.rst.k3j9x_a2.tmp").exists()
+    (out / "rst" / ".notes.v1.tmp").unlink()
+    (out / ".draft.2024.tmp").unlink()
     assert _snapshot(out) == new
 
 
@@ -174,6 +179,32 @@ def test_an_output_directory_that_is_a_link_is_refused(tmp_path: Path, run: Run)
     assert code == 2
     assert "symbolic link" in err
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["o[ab]", "*", "o?"])
+def test_glob_characters_in_the_output_name_touch_no_sibling(tmp_path: Path, run: Run, name: str) -> None:
+    siblings = [tmp_path / ".oa.rlmap-new-keep", tmp_path / ".victim.rlmap-old-x", tmp_path / ".other.rlmap-new-y"]
+    for sibling in siblings:
+        sibling.mkdir()
+        (sibling / "file").write_text("keep", encoding="utf-8")
+    assert run(*_generate_args(FIXTURES, tmp_path / name), "--no-cache", "-q")[0] == 0
+    assert all((sibling / "file").is_file() for sibling in siblings)
+
+
+def test_no_write_through_a_linked_directory_of_the_repository(
+    tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A branch that turns ``docs`` into a link cannot send ``--out docs/generated`` elsewhere."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "docs").symlink_to(victim)
+    monkeypatch.chdir(repo)
+    code, _, err = run(*_generate_args(FIXTURES, Path("docs") / "generated"), "--no-cache", "-q")
+    assert code == 2
+    assert "is a symbolic link" in err
+    assert list(victim.iterdir()) == []
 
 
 def test_an_unchanged_set_is_not_rewritten(tmp_path: Path, run: Run) -> None:
