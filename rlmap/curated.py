@@ -74,6 +74,30 @@ class Symptom:
     origin: str
 
 
+# What curated text may not hold: it is rendered into rst and Markdown pages that a docs build
+# turns into HTML, and a profile may come from a stranger's branch.  Words, ``literals``,
+# *emphasis* and sym()/key()/term() calls are all curated text needs.
+_FORBIDDEN_MARKUP = (
+    (re.compile(r"(?m)^[ \t]*\.\.(?:[ \t]|$)"), "an rst directive, comment or target ('..')"),
+    (re.compile(r"(?m)^[ \t]*(?:`{3,}|~{3,}|:{3,})"), "a Markdown fence or MyST directive"),
+    (re.compile(r":[A-Za-z][\w:+.-]{0,40}:`"), "a hand-written role (use sym(), key() or term())"),
+    (re.compile(r"\{[A-Za-z][\w:+.-]{0,40}\}`"), "a MyST role (use sym(), key() or term())"),
+    (re.compile(r"<[A-Za-z!/?]"), "HTML or a link target ('<...')"),
+    (re.compile(r"(?i)\b(?:javascript|vbscript|data|file):(?=\S)"), "a script or file URI"),
+    (re.compile(r"\]\("), "a Markdown link"),
+)
+
+
+def check_markup(text: str, where: str) -> None:
+    """Refuse curated text carrying markup that could inject into the built docs."""
+    for pattern, what in _FORBIDDEN_MARKUP:
+        if pattern.search(text):
+            raise ConfigError(
+                f"{where}: holds {what}, which curated text may not carry",
+                "write plain words; refer to code with sym(), key() and term() only",
+            )
+
+
 def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
@@ -123,6 +147,7 @@ def _text(entry: dict[str, Any], field: str, where: str) -> str:
     value = entry.get(field)
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where}: '{field}' is missing or empty", f"write the {field}")
+    check_markup(value, f"{where}: '{field}'")
     return " ".join(value.split())
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import msgspec
 
 from rlmap.config import convert, read_text, read_toml
-from rlmap.curated import Symptom, Term, load_glossary, load_symptoms
+from rlmap.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
 from rlmap.errors import ConfigError
 from rlmap.pages import SECTIONS
 
@@ -167,6 +167,7 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
                 raise ConfigError(
                     f"{origin}: [prose.{page}] {name} is empty or not text", "write the text or remove it"
                 )
+            check_markup(text, f"{origin}: [prose.{page}] {name}")
             prose[page][name] = Prose(page, name, text.strip(), f"{origin}:{_line_of(raw_text, page, name)}")
     name = str(header.get("name", path.stem))
     folder = origin.rpartition("/")[0]

@@ -141,3 +141,26 @@ def test_sandboxed_templates_still_render_the_shipped_pages(run: Run, tmp_path: 
     code, _, err = _generate(run, tmp_path / "out", "--profile", str(FIXTURES / "profile.toml"))
     assert code == 0, err
     assert "Fixture collector internals" in (tmp_path / "out" / "md" / "collectors_internals.md").read_text()
+
+
+MARKUP = [
+    "Hi.\n\n.. raw:: html\n\n   <script>alert(1)</script>\n",
+    "Hi.\n\n.. literalinclude:: ../../../../etc/hostname\n",
+    "Hi <script>alert(1)</script>",
+    "Where `click <javascript:alert(document.domain)>`__ items go",
+    "See :download:`/etc/passwd`.",
+    "See {raw}`<b>x</b>`.",
+    "Hi\n\n```{raw} html\n<b>x</b>\n```\n",
+    "A [link](javascript:alert(1)).",
+    "An image of data:text/html;base64,PHNjcmlwdD4=",
+]
+
+
+@pytest.mark.parametrize("text", MARKUP)
+@pytest.mark.parametrize("where", ["prose", "glossary"])
+def test_curated_text_cannot_carry_markup_into_the_docs(run: Run, tmp_path: Path, text: str, where: str) -> None:
+    profile = _profile(tmp_path, text, where=where)
+    code, _, err = _generate(run, tmp_path / "out", "--profile", str(profile))
+    assert code == 2, err
+    assert "which curated text may not carry" in err
+    assert not (tmp_path / "out").exists()
