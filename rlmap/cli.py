@@ -267,7 +267,7 @@ def generate(
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
-    from rlmap.generate import build_output, check_output, find_dot, render_svgs, write_output
+    from rlmap.generate import build_output_isolated, check_output, find_dot, render_svgs, write_output
     from rlmap.profile import builtin_profile_path, load_profile
 
     settings = load_config(config).override(
@@ -290,7 +290,7 @@ def generate(
     dot = find_dot() if render_svg and not check else None
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
     try:
-        output = build_output(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+        output = build_output_isolated(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
     except RlmapError:
         # a name the profile uses may be missing because its file could not be read: say that first
         _report_diagnostics(loaded.model.diagnostics)

@@ -9,8 +9,12 @@ template) leaves the previous files untouched; the set is then swapped in whole
 from __future__ import annotations
 
 import difflib
+import os
+import select
 import shutil
+import signal
 import subprocess  # graphviz raises subprocess.CalledProcessError subclasses
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +22,7 @@ from typing import Any
 import msgspec
 
 from rlmap.diagrams import Diagram
-from rlmap.errors import RlmapError
+from rlmap.errors import ExitCode, RlmapError
 from rlmap.model import CodeModel
 from rlmap.pages import INDEX, PAGE_KINDS
 from rlmap.profile import Profile
@@ -162,3 +166,130 @@ def render_svgs(output: Output) -> dict[str, bytes]:
             raise GenerateError(message, "report this with the .dot file") from None
         svgs[f"{fmt}/{diagram.name}.svg"] = svg
     return svgs
+
+
+# Bounds on rendering, which runs hostile templates and prose: the jinja sandbox keeps them from
+# Python's internals, these keep them from the machine's time and memory.
+RENDER_CPU_SECONDS = 60  # TorchRL's pages take ~3 s
+RENDER_MEMORY_BYTES = 2 << 30
+
+
+def _cpu_limit() -> int:
+    """The render CPU limit; ``RLMAP_RENDER_CPU_SECONDS`` lowers it (the tests use 3 s)."""
+    try:
+        return max(1, min(RENDER_CPU_SECONDS, int(os.environ.get("RLMAP_RENDER_CPU_SECONDS", RENDER_CPU_SECONDS))))
+    except ValueError:
+        return RENDER_CPU_SECONDS
+
+
+def build_output_isolated(
+    model: CodeModel,
+    source: SourceTree,
+    profile: Profile,
+    formats: tuple[str, ...],
+    templates: Path | None = None,
+) -> Output:
+    """:func:`build_output` in a forked child with a CPU-time and a memory limit.
+
+    A template that loops over a million-character string a million times, or builds a
+    gigabyte string through a filter, stops the child, not rlmap: the result is a clear error.
+    The child hands back plain data (MessagePack), never pickles.  Where ``fork`` does not
+    exist the pages are built in this process.
+    """
+    if not hasattr(os, "fork"):
+        return build_output(model, source, profile, formats, templates)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: render, send the result, never return into the caller's code
+        os.close(reader)
+        status = 0
+        try:
+            payload = _render_in_child(model, source, profile, formats, templates)
+            with os.fdopen(writer, "wb") as stream:
+                stream.write(msgspec.msgpack.encode(payload))
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(writer)
+    data = _read_all(reader, deadline=time.monotonic() + _cpu_limit() * 2 + 5)
+    if data is None:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    try:
+        result = msgspec.msgpack.decode(data) if data else None
+    except msgspec.DecodeError:  # killed while writing
+        result = None
+    if not isinstance(result, dict) or ("files" not in result and "error" not in result):
+        raise GenerateError(
+            f"rendering the pages stopped: it took over {_cpu_limit()} s of CPU or "
+            f"{RENDER_MEMORY_BYTES >> 30} GiB of memory (exit status {status})",
+            "a template or prose entry loops too long or builds huge values; fix it",
+        )
+    if "error" in result:
+        kind, message, hint, code = result["error"]
+        if kind == "internal":
+            raise RuntimeError(message)  # a bug in rlmap: reported as one, with exit 70
+        error = GenerateError(message, hint)
+        error.exit_code = ExitCode(code)
+        raise error
+    output = Output(files=dict(result["files"]))
+    output.diagrams = [(fmt, Diagram(name, dot, mermaid)) for fmt, name, dot, mermaid in result["diagrams"]]
+    return output
+
+
+def _render_in_child(
+    model: CodeModel, source: SourceTree, profile: Profile, formats: tuple[str, ...], templates: Path | None
+) -> dict[str, Any]:
+    try:
+        _limit_resources()
+        output = build_output(model, source, profile, formats, templates)
+    except RlmapError as error:
+        return {"error": ["user", error.message, error.hint, int(error.exit_code)]}
+    except MemoryError:
+        return {"error": ["user", "rendering the pages ran out of memory", _HUGE_HINT, int(ExitCode.USAGE)]}
+    except RecursionError:
+        return {"error": ["user", "rendering the pages recursed too deeply", _HUGE_HINT, int(ExitCode.USAGE)]}
+    except Exception as error:
+        return {"error": ["internal", f"{type(error).__name__}: {error}", "", int(ExitCode.INTERNAL)]}
+    diagrams = [(fmt, diagram.name, diagram.dot, diagram.mermaid) for fmt, diagram in output.diagrams]
+    return {"files": output.files, "diagrams": diagrams}
+
+
+_HUGE_HINT = "a template or prose entry loops too long or builds huge values; fix it"
+
+
+def _limit_resources() -> None:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = int(used.ru_utime + used.ru_stime) + _cpu_limit()
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            mapped = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return
+    limit = mapped + RENDER_MEMORY_BYTES
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _read_all(descriptor: int, deadline: float) -> bytes | None:
+    """Everything the child writes, or ``None`` when it is still writing at the deadline."""
+    chunks: list[bytes] = []
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([descriptor], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(descriptor)

@@ -164,3 +164,27 @@ def test_curated_text_cannot_carry_markup_into_the_docs(run: Run, tmp_path: Path
     assert code == 2, err
     assert "which curated text may not carry" in err
     assert not (tmp_path / "out").exists()
+
+
+EXHAUSTING = [
+    "{% for x in 'x'*1000000 %}{% for y in 'y'*1000000 %}{% endfor %}{% endfor %}",
+    "{% set l=[1] %}{% for x in l %}{{ l.append(x) or '' }}{% endfor %}",
+    "{% set a=[1]*1000000 %}{% set b=[a]*1000000 %}{{ b|string|length }}",
+    "{{ 'x'|center(900000000) }}",
+    "{{ '%900000000s'|format('x') }}",
+    "{{ 'x\\ny'|indent(900000000) }}",
+]
+
+
+@pytest.mark.parametrize("payload", EXHAUSTING)
+def test_templates_cannot_exhaust_time_or_memory(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, payload: str
+) -> None:
+    """Rendering runs in a child with CPU and memory limits: a runaway template is an error, not a hang."""
+    monkeypatch.setenv("RLMAP_RENDER_CPU_SECONDS", "3")
+    profile = _profile(tmp_path, payload)
+    code, _, err = _generate(run, tmp_path / "out", "--profile", str(profile))
+    assert code == 2, err
+    assert "rendering the pages stopped" in err or "MemoryError" in err or "out of memory" in err
+    assert "internal error" not in err
+    assert not (tmp_path / "out").exists()
