@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
-
 from rlmap.indexer import ProjectIndex
 from rlmap.records import (
     ATTRIBUTE,
@@ -141,7 +139,7 @@ class CodeModel:
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
         self._out: dict[str, list[int]] | None = None
         self._in: dict[str, list[int]] | None = None
-        self._graph: nx.DiGraph | None = None
+        self._graph: Any = None  # networkx.DiGraph, imported only when a caller asks for it
         self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
         self._descendants: dict[str, list[str]] = {}
 
@@ -217,8 +215,11 @@ class CodeModel:
     def edges(self) -> list[Edge]:
         return [Edge(*raw) for raw in self._edges]  # stored sorted by (caller, callee)
 
-    def graph(self) -> nx.DiGraph:
-        """The call graph as a networkx DiGraph (built on first use)."""
+    def graph(self) -> Any:
+        """The call graph as a networkx DiGraph (built on first use; networkx is imported here only,
+        so that a warm ``show`` never pays for it)."""
+        import networkx as nx
+
         if self._graph is None:
             graph: nx.DiGraph = nx.DiGraph()
             for qualname, raw in self._symbols.items():

@@ -170,3 +170,20 @@ def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> Non
     assert "torchrl.collectors._single.Collector.rollout  (method)" in out
     assert "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/collectors/_single.py#L2030" in out
     assert "torchrl.collectors._single.Collector._update_traj_ids  [self]" in out
+
+
+def test_show_and_graph_never_import_networkx_or_libcst_when_warm(tmp_path: Path) -> None:
+    """The warm path loads plain data: the graph library and the parser stay unimported."""
+    probe = (
+        "import sys\n"
+        "from rlmap.cli import main\n"
+        f"args = ['--source', {str(FIXTURES)!r}, '--package', 'pkg', '--cache-dir', {str(tmp_path)!r}, '-q']\n"
+        "main(['graph', *args])\n"  # cold: fills the cache
+        "for name in [m for m in sys.modules if m.startswith(('networkx', 'libcst'))]:\n"
+        "    del sys.modules[name]\n"
+        "main(['show', 'Collector.rollout', *args])\n"
+        "main(['graph', *args])\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith(('networkx', 'libcst'))}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
