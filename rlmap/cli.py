@@ -50,7 +50,17 @@ JobsOption = Annotated[
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
 PackageOption = Annotated[
-    str, typer.Option("--package", help="Top-level package to document.", rich_help_panel="Advanced")
+    str | None,
+    typer.Option(
+        "--package",
+        help="Top-level package to document. Default: [tool.rlmap] package, else torchrl.",
+        rich_help_panel="Advanced",
+        show_default=False,
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
 ]
 
 
@@ -101,12 +111,18 @@ def _progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
 
 
 def _load(
-    source: Path | None, package: str, cache_dir: Path | None, no_cache: bool, jobs: int | None, quiet: bool
+    source: Path | None,
+    package: str,
+    cache_dir: Path | None,
+    no_cache: bool,
+    jobs: int | None,
+    quiet: bool,
+    repo_url: str | None = None,
 ) -> Any:
     from rlmap.session import load_model
     from rlmap.source import locate_source
 
-    tree = locate_source(source, package=package)
+    tree = locate_source(source, package=package, repo_url=repo_url)
     for warning in tree.warnings:
         _warn(warning)
     if not tree.version and not tree.commit and tree.repo_url:
@@ -129,6 +145,13 @@ def _load(
             "(corrupt, truncated or not written by this rlmap) and rebuilt them"
         )
     return loaded
+
+
+def _settings(config: Path | None, source: Path | None, package: str | None) -> Any:
+    """``[tool.rlmap]`` (or ``--config``) with the command line's values on top."""
+    from rlmap.config import load_config
+
+    return load_config(config).override(source=source, package=package)
 
 
 def _report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
@@ -160,13 +183,16 @@ def show(
     no_cache: NoCacheOption = False,
     jobs: JobsOption = None,
     quiet: QuietOption = False,
-    package: PackageOption = "torchrl",
+    package: PackageOption = None,
+    config: ConfigOption = None,
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
     from rlmap.lookup import describe, describe_key, find_key, format_description
 
-    loaded = _load(source, package, cache_dir, no_cache, jobs, quiet)
+    settings = _settings(config, source, package)
+    package = settings.package
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
     model = loaded.model
     if key:
         found = find_key(model, name)
@@ -212,14 +238,16 @@ def graph(
     no_cache: NoCacheOption = False,
     jobs: JobsOption = None,
     quiet: QuietOption = False,
-    package: PackageOption = "torchrl",
+    package: PackageOption = None,
+    config: ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
     from rlmap.graphdump import graph_dot, graph_json
 
     if output_format not in ("json", "dot"):
         raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
-    loaded = _load(source, package, cache_dir, no_cache, jobs, quiet)
+    settings = _settings(config, source, package)
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
     scopes = tuple(scope or ())
     if output_format == "json":
         typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
@@ -288,7 +316,7 @@ def generate(
         )
     topic_profile = load_profile(profile_path, None if settings.profile else f"rlmap/profiles/{profile_path.name}")
     dot = find_dot() if render_svg and not check else None
-    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
     try:
         output = build_output_isolated(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
     except RlmapError:
@@ -397,7 +425,7 @@ def audit(
         check_baseline_target(write_baseline)  # fail before the audit, not after it
     profile_path = settings.profile or builtin_profile_path(settings.package)
     topic_profile = load_profile(profile_path, profile_path.name) if profile_path is not None else None
-    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet)
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
     # One root for every path in the report, whatever the working directory: see report_root.
     root = report_root(roots or [loaded.source.root])
     scan = scan_docs(roots, root)

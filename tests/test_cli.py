@@ -187,3 +187,22 @@ def test_show_and_graph_never_import_networkx_or_libcst_when_warm(tmp_path: Path
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_show_and_graph_honour_tool_rlmap_and_its_repo_url(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[tool.rlmap]`` sets source, package and the repository whose permalinks ``show`` prints."""
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.rlmap]\nsource = "{FIXTURES}"\npackage = "pkg"\nrepo-url = "https://example.org/acme/pkg"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("show", "Collector.rollout", "--json", "--no-cache", "-q")
+    assert code == 0, err
+    assert json.loads(out)["definition"]["permalink"].startswith(
+        "https://example.org/acme/pkg/blob/main/pkg/collector.py#L"
+    )
+    code, out, err = run("graph", "--no-cache", "-q")
+    assert code == 0, err
+    assert any(node["qualname"] == "pkg.collector.Collector.rollout" for node in json.loads(out)["nodes"])
