@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.nodes
 import jinja2.sandbox
 
 from rlmap import __version__
@@ -422,6 +423,12 @@ class Renderer:
 
         return term
 
+    def _prose_names(self, template_name: str) -> set[str] | None:
+        try:
+            return _prose_names_in(self.environment, template_name, set())
+        except (jinja2.TemplateError, OSError, RlmapError):
+            return None  # rendering reports the template's own problem, with its line
+
     def page(
         self,
         template_name: str,
@@ -481,7 +488,20 @@ class Renderer:
         except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError) as error:
             where = _template_location(error, template.filename or template_name)
             raise TemplateError(f"{where}: {type(error).__name__}: {error}", "fix the template") from None
+        self._check_prose_shown(template_name, prose)
         return _tidy(text)
+
+    def _check_prose_shown(self, template_name: str, prose: dict[str, Prose]) -> None:
+        """A prose entry that no template of the page shows would vanish silently: an error instead
+        (checked once the page rendered, so that a broken template reports itself first)."""
+        used = self._prose_names(template_name)
+        for name, entry in sorted(prose.items()):
+            if used is not None and name not in used:
+                raise TemplateError(
+                    f"{entry.origin}: [prose.{entry.page}] {name} is shown by no template of the page "
+                    f"(it shows: {', '.join(sorted(used)) or 'no prose'})",
+                    "fix the key in your profile, or show it from the page's template",
+                )
 
 
 def _name_argument(function: str, name: Any, origin: str) -> str:
@@ -489,6 +509,28 @@ def _name_argument(function: str, name: Any, origin: str) -> str:
     if not isinstance(name, str) or not name or len(name) > 500:
         raise TemplateError(f"{origin}: {function}() takes one name as a string", f'write {function}("Name")')
     return name
+
+
+def _prose_names_in(environment: jinja2.Environment, name: str, seen: set[str]) -> set[str]:
+    """Every ``prose.X`` / ``prose["X"]`` a template (and the templates it includes) shows."""
+    if name in seen or environment.loader is None:
+        return set()
+    seen.add(name)
+    source, _, _ = environment.loader.get_source(environment, name)
+    tree = environment.parse(source)
+    found: set[str] = set()
+    for node in tree.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem)):
+        owner: Any = node
+        if isinstance(owner.node, jinja2.nodes.Name) and owner.node.name == "prose":
+            if isinstance(owner, jinja2.nodes.Getattr):
+                found.add(owner.attr)
+            elif isinstance(owner.arg, jinja2.nodes.Const) and isinstance(owner.arg.value, str):
+                found.add(owner.arg.value)
+    for include in tree.find_all((jinja2.nodes.Include, jinja2.nodes.Extends, jinja2.nodes.Import)):
+        target = getattr(include, "template", None)
+        if isinstance(target, jinja2.nodes.Const) and isinstance(target.value, str):
+            found |= _prose_names_in(environment, target.value, seen)
+    return found
 
 
 class _OptionalProse:

@@ -48,7 +48,7 @@ def _profile(tmp_path: Path, text: str, where: str = "prose") -> Path:
     shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("pkg"))
     profile = folder / "profile.toml"
     if where == "prose":
-        body = profile.read_text(encoding="utf-8") + f"\n[prose.helpers]\nlead = {_toml_string(text)}\n"
+        body = profile.read_text(encoding="utf-8") + f"\n[prose.helpers]\nintro = {_toml_string(text)}\n"
         profile.write_text(body, encoding="utf-8")
     else:  # the glossary's first definition
         glossary = folder / "glossary.toml"
@@ -188,3 +188,16 @@ def test_templates_cannot_exhaust_time_or_memory(
     assert "rendering the pages stopped" in err or "MemoryError" in err or "out of memory" in err
     assert "internal error" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_misspelt_prose_key_is_an_error_naming_file_and_key(run: Run, tmp_path: Path) -> None:
+    """A prose entry no template shows would silently vanish from the page: it is an error instead."""
+    profile = tmp_path / "profile.toml"
+    shutil.copytree(FIXTURES, tmp_path / "copy", ignore=shutil.ignore_patterns("pkg"))
+    profile = tmp_path / "copy" / "profile.toml"
+    text = profile.read_text(encoding="utf-8") + '\n[prose.helpers]\nintor = "Helpers nobody documented."\n'
+    profile.write_text(text, encoding="utf-8")
+    code, _, err = _generate(run, tmp_path / "out", "--profile", str(profile))
+    assert code == 2
+    assert "profile.toml:" in err
+    assert "[prose.helpers] intor is shown by no template of the page (it shows: intro)" in err
