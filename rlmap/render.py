@@ -277,10 +277,17 @@ FORMATTERS: dict[str, type[Formatter]] = {"rst": RstFormatter, "md": MarkdownFor
 
 def template_dirs(extra: Path | None) -> list[str]:
     """A user's template directory first (it may override any template), then the shipped ones."""
-    shipped = resources.files("rlmap.templates")
     dirs = [str(extra)] if extra is not None else []
-    dirs.append(str(shipped))
+    dirs.append(str(shipped_templates()))
     return dirs
+
+
+def shipped_templates() -> Path:
+    """The templates rlmap ships: ``rlmap.templates`` once installed, ``templates/`` in a checkout."""
+    try:
+        return Path(str(resources.files("rlmap.templates")))
+    except ModuleNotFoundError:  # run from a checkout (PYTHONPATH=.) without installing
+        return Path(__file__).resolve().parent.parent / "templates"
 
 
 # Bounds on what a template or a prose entry may build: a hostile profile must not be able to
@@ -562,7 +569,7 @@ def _template_location(error: BaseException, filename: str) -> str:
 def _shown_template(filename: str) -> str:
     """A shipped template as ``templates/name.j2``; a user's as the path it was given by."""
     path = Path(filename)
-    shipped = Path(str(resources.files("rlmap.templates")))
+    shipped = shipped_templates()
     if path.parent == shipped:
         return f"templates/{path.name}"
     return filename

@@ -334,3 +334,26 @@ def test_every_anchor_points_at_a_line_holding_its_symbol(torchrl_source: Source
             checked += 1
     assert checked > 300
     assert not wrong, f"{len(wrong)} of {checked} anchors do not hold their symbol:\n" + "\n".join(wrong[:40])
+
+
+def test_generate_runs_from_a_checkout_without_installing(tmp_path: Path) -> None:
+    """``PYTHONPATH=. python -m rlmap`` in a checkout finds the templates in ``templates/``."""
+    import subprocess
+    import sys
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "rlmap", checkout / "rlmap", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "templates", checkout / "templates")
+    probe = (
+        "import sys\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, '__name__', '') != '_EditableFinder']\n"
+        f"sys.path.insert(0, {str(checkout)!r})\n"
+        "from rlmap.cli import main\n"
+        "import rlmap.render\n"
+        "assert rlmap.render.__file__.startswith(sys.path[0]), rlmap.render.__file__\n"
+        f"args = ['generate', '--source', {str(FIXTURES)!r}, '--package', 'pkg', '--profile', {str(FIXTURES / 'profile.toml')!r}]\n"
+        f"sys.exit(main([*args, '--out', {str(tmp_path / 'out')!r}, '--no-cache', '-q']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "rst" / "collectors_internals.rst").is_file()
