@@ -30,6 +30,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is literal: "[tool.rlmap]" must not be read as markup
 )
 
 SourceOption = Annotated[
@@ -459,6 +460,9 @@ def audit(
         save_baseline(write_baseline, findings)
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
     incomplete = _report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
+    if write_baseline is not None:  # the job was to record the findings, and they are recorded
+        _note(f"recorded {len(findings)} finding(s) in {write_baseline}")
+        raise typer.Exit(int(incomplete))
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))
     raise typer.Exit(int(incomplete))

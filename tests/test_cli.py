@@ -206,3 +206,13 @@ def test_show_and_graph_honour_tool_rlmap_and_its_repo_url(
     code, out, err = run("graph", "--no-cache", "-q")
     assert code == 0, err
     assert any(node["qualname"] == "pkg.collector.Collector.rollout" for node in json.loads(out)["nodes"])
+
+
+@pytest.mark.parametrize("command", ["generate", "audit", "show", "graph"])
+def test_help_keeps_its_text(run: Run, command: str) -> None:
+    """Help is literal text: no markup eats ``[tool.rlmap]``, no ``<bool>`` on flags."""
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    assert "<bool>" not in out
+    if command in ("generate", "audit"):
+        assert "[tool.rlmap]" in out
