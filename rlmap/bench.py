@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from rlmap.source import SourceTree, locate_source
+from rlmap.index.source import SourceTree, locate_source
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "shared" / "torchrl-docs"
 

@@ -19,9 +19,9 @@ from typing import Annotated, Any
 import typer
 
 from rlmap import __version__
-from rlmap.cache import Cache, default_cache_dir
 from rlmap.errors import ExitCode, RlmapError, UsageError
-from rlmap.records import Diagnostic
+from rlmap.index.cache import Cache, default_cache_dir
+from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
 app = typer.Typer(
@@ -120,8 +120,8 @@ def _load(
     quiet: bool,
     repo_url: str | None = None,
 ) -> Any:
-    from rlmap.session import load_model
-    from rlmap.source import locate_source
+    from rlmap.index.source import locate_source
+    from rlmap.model.session import load_model
 
     tree = locate_source(source, package=package, repo_url=repo_url)
     for warning in tree.warnings:
@@ -189,7 +189,7 @@ def show(
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
-    from rlmap.lookup import describe, describe_key, find_key, format_description
+    from rlmap.query.lookup import describe, describe_key, find_key, format_description
 
     settings = _settings(config, source, package)
     package = settings.package
@@ -219,7 +219,7 @@ def show(
 
 def _glossary(package: str) -> tuple[Any, ...]:
     """The built-in profile's glossary for ``package``, for ``rlmap show TERM``."""
-    from rlmap.profile import builtin_profile_path, load_profile
+    from rlmap.pages.profile import builtin_profile_path, load_profile
 
     path = builtin_profile_path(package)
     return load_profile(path, f"rlmap/profiles/{path.name}").glossary if path is not None else ()
@@ -243,7 +243,7 @@ def graph(
     config: ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
-    from rlmap.graphdump import graph_dot, graph_json
+    from rlmap.query.graphdump import graph_dot, graph_json
 
     if output_format not in ("json", "dot"):
         raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
@@ -296,8 +296,8 @@ def generate(
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
-    from rlmap.generate import build_output_isolated, check_output, find_dot, render_svgs, write_output
-    from rlmap.profile import builtin_profile_path, load_profile
+    from rlmap.output.generate import build_output_isolated, check_output, find_dot, render_svgs, write_output
+    from rlmap.pages.profile import builtin_profile_path, load_profile
 
     settings = load_config(config).override(
         source=source,
@@ -390,11 +390,8 @@ def audit(
     ] = None,
 ) -> None:
     """Stale references in docs and docstrings, and central code nobody documents."""
-    from rlmap.audit import NOTE, RULES, AuditContext, run_audit
-    from rlmap.config import load_config
-    from rlmap.docscan import report_root, scan_docs
-    from rlmap.profile import builtin_profile_path, load_profile
-    from rlmap.report import (
+    from rlmap.audit.docscan import report_root, scan_docs
+    from rlmap.audit.report import (
         REPORT_FORMATS,
         check_baseline_target,
         explain,
@@ -405,6 +402,9 @@ def audit(
         render_text,
         save_baseline,
     )
+    from rlmap.audit.rules import NOTE, RULES, AuditContext, run_audit
+    from rlmap.config import load_config
+    from rlmap.pages.profile import builtin_profile_path, load_profile
 
     if explain_rule is not None:
         typer.echo(explain(explain_rule), nl=False)

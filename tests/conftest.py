@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rlmap.cache import Cache
-from rlmap.model import CodeModel
-from rlmap.session import load_model
-from rlmap.source import SourceTree, locate_source
+from rlmap.index.cache import Cache
+from rlmap.index.source import SourceTree, locate_source
+from rlmap.model.codemodel import CodeModel
+from rlmap.model.session import load_model
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rlmap.audit import RULES
+from rlmap.audit.rules import RULES
 from rlmap.cli import main
 from tests.conftest import FIXTURES, Run
 

@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from rlmap.cache import Cache
-from rlmap.graphdump import graph_json
-from rlmap.session import load_model
-from rlmap.source import locate_source
+from rlmap.index.cache import Cache
+from rlmap.index.source import locate_source
+from rlmap.model.session import load_model
+from rlmap.query.graphdump import graph_json
 from tests.conftest import FIXTURES
 
 

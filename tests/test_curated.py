@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from rlmap.cli import main
-from rlmap.curated import load_glossary, load_symptoms
 from rlmap.errors import ConfigError
-from rlmap.pages import SECTIONS
+from rlmap.pages.curated import load_glossary, load_symptoms
+from rlmap.pages.kinds import SECTIONS
 from tests.conftest import FIXTURES
 
 
@@ -76,7 +76,7 @@ def test_symptom_validation(tmp_path: Path, text: str, message: str) -> None:
 
 
 def test_builtin_data_is_valid_and_covers_the_required_terms() -> None:
-    from rlmap.profile import builtin_profile_path, load_profile
+    from rlmap.pages.profile import builtin_profile_path, load_profile
 
     profile = load_profile(builtin_profile_path("torchrl"), "torchrl.toml")  # type: ignore[arg-type]
     names = {name.lower() for term in profile.glossary for name in term.names()}

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from rlmap.extract import extract_module
-from rlmap.records import ModuleIndex
-from rlmap.source import SourceTree
+from rlmap.index.extract import extract_module
+from rlmap.index.records import ModuleIndex
+from rlmap.index.source import SourceTree
 
 
 def extract(code: str, path: str = "pkg/mod.py") -> ModuleIndex:
@@ -289,7 +289,7 @@ def test_guards_after_early_exits_and_loop_else() -> None:
 def test_nesting_counts_what_libcst_nests_and_ast_keeps_flat(code: str, limit: int, depth: int) -> None:
     import ast
 
-    from rlmap.lines import index_ast
+    from rlmap.index.lines import index_ast
 
     _, nesting = index_ast(ast.parse(code), code.encode(), limit)
     assert (nesting.depth, nesting.line) == (depth, 1)

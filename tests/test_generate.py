@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rlmap.cli import main
-from rlmap.source import SourceTree
+from rlmap.index.source import SourceTree
 from tests.conftest import FIXTURES, Run
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -349,8 +349,8 @@ def test_generate_runs_from_a_checkout_without_installing(tmp_path: Path) -> Non
         "sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, '__name__', '') != '_EditableFinder']\n"
         f"sys.path.insert(0, {str(checkout)!r})\n"
         "from rlmap.cli import main\n"
-        "import rlmap.render\n"
-        "assert rlmap.render.__file__.startswith(sys.path[0]), rlmap.render.__file__\n"
+        "import rlmap.render.renderer\n"
+        "assert rlmap.render.renderer.__file__.startswith(sys.path[0]), rlmap.render.renderer.__file__\n"
         f"args = ['generate', '--source', {str(FIXTURES)!r}, '--package', 'pkg', '--profile', {str(FIXTURES / 'profile.toml')!r}]\n"
         f"sys.exit(main([*args, '--out', {str(tmp_path / 'out')!r}, '--no-cache', '-q']))\n"
     )

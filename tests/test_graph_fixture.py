@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlmap.model import CodeModel
+from rlmap.model.codemodel import CodeModel
 from tests.conftest import FIXTURES, model_of
 
 

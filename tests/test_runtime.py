@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from rlmap.model import CodeModel
-from rlmap.records import PROPERTY, Symbol
-from rlmap.source import SourceTree
+from rlmap.index.records import PROPERTY, Symbol
+from rlmap.index.source import SourceTree
+from rlmap.model.codemodel import CodeModel
 
 MIN_AGREEMENT = 0.85  # raise as resolution improves; never lower (measured 88.2 %)
 

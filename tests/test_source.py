@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlmap.errors import SourceError
-from rlmap.source import locate_source
+from rlmap.index.source import locate_source
 
 
 def make_checkout(root: Path, commit: str = "0123456789abcdef0123456789abcdef01234567") -> Path:
@@ -48,9 +48,9 @@ def test_indexing_the_installed_torchrl_never_imports_it() -> None:
     """Static means static: locating, parsing and resolving torchrl imports neither it nor torch."""
     script = (
         "import sys\n"
-        "from rlmap.cache import Cache\n"
-        "from rlmap.session import load_model\n"
-        "from rlmap.source import locate_source\n"
+        "from rlmap.index.cache import Cache\n"
+        "from rlmap.model.session import load_model\n"
+        "from rlmap.index.source import locate_source\n"
         "source = locate_source(None)\n"
         "model = load_model(source, Cache.disabled()).model\n"
         "assert model.symbol('torchrl.collectors._single.Collector.rollout') is not None\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlmap.model import CodeModel
-from rlmap.source import SourceTree
+from rlmap.index.source import SourceTree
+from rlmap.model.codemodel import CodeModel
 
 pytestmark = pytest.mark.torchrl
 

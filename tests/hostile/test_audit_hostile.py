@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from rlmap.audit import SPELLING_BUDGET
-from rlmap.docscan import MAX_DOC_BYTES
-from rlmap.resolve import Resolver
+from rlmap.audit.docscan import MAX_DOC_BYTES
+from rlmap.audit.rules import SPELLING_BUDGET
+from rlmap.model.resolve import Resolver
 from tests.conftest import FIXTURES, Run, model_of
 
 REPO = Path(__file__).parent.parent.parent

@@ -14,10 +14,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from rlmap.cache import Cache, encode_entry
-from rlmap.graphdump import graph_json
-from rlmap.session import load_model
-from rlmap.source import locate_source
+from rlmap.index.cache import Cache, encode_entry
+from rlmap.index.source import locate_source
+from rlmap.model.session import load_model
+from rlmap.query.graphdump import graph_json
 from tests.conftest import FIXTURES, Run
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from rlmap.indexer import _extract
-from rlmap.records import ModuleIndex
-from rlmap.source import SourceTree
+from rlmap.index.indexer import _extract
+from rlmap.index.records import ModuleIndex
+from rlmap.index.source import SourceTree
 from tests.conftest import Run, write_package
 
 SEED = 20240614

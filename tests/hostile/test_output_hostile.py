@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rlmap.write import MANIFEST
+from rlmap.output.write import MANIFEST
 from tests.conftest import FIXTURES, Run
 
 

@@ -19,10 +19,10 @@ import jinja2.nodes
 import jinja2.sandbox
 
 from rlmap import __version__
-from rlmap.diagrams import Diagram
 from rlmap.errors import RlmapError
-from rlmap.profile import Prose
-from rlmap.refs import Anchor, Ref, Refs
+from rlmap.pages.diagrams import Diagram
+from rlmap.pages.profile import Prose
+from rlmap.pages.refs import Anchor, Ref, Refs
 
 # Text copied from the analysed tree (docstring lines, code, keys) is one line and bounded on a
 # page: a hostile file cannot break out of its line or inflate the pages.
@@ -287,7 +287,7 @@ def shipped_templates() -> Path:
     try:
         return Path(str(resources.files("rlmap.templates")))
     except ModuleNotFoundError:  # run from a checkout (PYTHONPATH=.) without installing
-        return Path(__file__).resolve().parent.parent / "templates"
+        return Path(__file__).resolve().parent.parent.parent / "templates"
 
 
 # Bounds on what a template or a prose entry may build: a hostile profile must not be able to

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rlmap.records import (
+from rlmap.index.records import (
     ATTRIBUTE,
     CLASS,
     FUNCTION,

@@ -1,9 +1,9 @@
 """The resolved model of a package: symbols, call graph, attribute and tensordict-key flows.
 
-``build_model(index, source)`` resolves every call site with :class:`rlmap.resolve.Resolver`
+``build_model(index, source)`` resolves every call site with :class:`rlmap.model.resolve.Resolver`
 and groups attribute and key accesses.  The model keeps its records as plain tuples so that it
 loads from the cache in milliseconds (``state``/``STATE``, plain typed data); the accessors turn them
-back into the frozen records of :mod:`rlmap.records` one query at a time, and the networkx
+back into the frozen records of :mod:`rlmap.index.records` one query at a time, and the networkx
 graph is built only when a caller asks for it.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rlmap.indexer import ProjectIndex
-from rlmap.records import (
+from rlmap.index.indexer import ProjectIndex
+from rlmap.index.records import (
     ATTRIBUTE,
     METHOD,
     PROPERTY,
@@ -28,8 +28,8 @@ from rlmap.records import (
     ReturnSite,
     Symbol,
 )
-from rlmap.resolve import Resolver, Target
-from rlmap.source import SourceTree
+from rlmap.index.source import SourceTree
+from rlmap.model.resolve import Resolver, Target
 
 EXTERNAL = "external"
 UNRESOLVED = "unresolved"

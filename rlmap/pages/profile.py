@@ -18,9 +18,9 @@ from typing import Annotated, Any
 import msgspec
 
 from rlmap.config import convert, read_text, read_toml
-from rlmap.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
 from rlmap.errors import ConfigError
-from rlmap.pages import SECTIONS
+from rlmap.pages.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
+from rlmap.pages.kinds import SECTIONS
 
 PAGES = ("collectors", "recurrent", "advantages", "helpers", "glossary", "debugging", "index")
 

@@ -24,7 +24,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlmap.records import Diagnostic
+from rlmap.index.records import Diagnostic
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_REF_CHARS = 1000

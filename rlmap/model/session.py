@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from rlmap.cache import Cache, code_version, content_key
-from rlmap.indexer import FILES, IndexStats, Progress, build_index, read_file
-from rlmap.model import STATE, CodeModel, build_model
-from rlmap.records import ModuleIndex
-from rlmap.source import SourceTree
+from rlmap.index.cache import Cache, code_version, content_key
+from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, read_file
+from rlmap.index.records import ModuleIndex
+from rlmap.index.source import SourceTree
+from rlmap.model.codemodel import STATE, CodeModel, build_model
 
 MODELS = "models"
 
@@ -27,7 +27,7 @@ class LoadedModel:
 
 
 # What the resolved model depends on beyond the files: the resolver and the model's own code.
-_MODEL_CODE = code_version("resolve", "model", "session")
+_MODEL_CODE = code_version("model.resolve", "model.codemodel", "model.session")
 
 
 def project_key(source: SourceTree) -> str:

@@ -1,7 +1,7 @@
 """Audit output: text grouped by file, stable JSON, SARIF 2.1.0, GitHub annotations; baselines.
 
 Every path in every format (and in baseline fingerprints) is relative to one root, the
-*report root* (:func:`rlmap.docscan.report_root`: the repository holding the docs), so the
+*report root* (:func:`rlmap.audit.docscan.report_root`: the repository holding the docs), so the
 same input gives the same bytes from any working directory, hash seed or ``-j``.  SARIF names
 that root ``%SRCROOT%`` (``originalUriBaseIds``) and percent-encodes every URI.
 
@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from rlmap import __version__
-from rlmap.audit import NOTE, RULES, Finding
+from rlmap.audit.rules import NOTE, RULES, Finding
 from rlmap.errors import ConfigError, UsageError
 from rlmap.terminal import inert
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rlmap.curated import Term
-from rlmap.docscan import DocsScan, printable_path
-from rlmap.model import CodeModel
-from rlmap.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, Symbol
+from rlmap.audit.docscan import DocsScan, printable_path
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, Symbol
+from rlmap.model.codemodel import CodeModel
+from rlmap.pages.curated import Term
 
 ERROR = "error"
 WARNING = "warning"

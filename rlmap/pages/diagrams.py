@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rlmap.model import CodeModel
-from rlmap.records import MODULE
+from rlmap.index.records import MODULE
+from rlmap.model.codemodel import CodeModel
 
 
 @dataclass(frozen=True, slots=True)

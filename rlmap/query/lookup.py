@@ -11,11 +11,11 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from rlmap.curated import Term
 from rlmap.errors import SymbolNotFound, UsageError
-from rlmap.model import CodeModel
-from rlmap.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
-from rlmap.resolve import CERTAIN
+from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
+from rlmap.model.codemodel import CodeModel
+from rlmap.model.resolve import CERTAIN
+from rlmap.pages.curated import Term
 
 
 def find_symbols(model: CodeModel, query: str) -> list[str]:

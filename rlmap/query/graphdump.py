@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmap.model import CodeModel, Edge
+from rlmap.model.codemodel import CodeModel, Edge
 
 
 def _in_scope(qualname: str, scopes: tuple[str, ...]) -> bool:

@@ -13,9 +13,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from rlmap.cache import Cache, content_key
-from rlmap.records import Diagnostic, ModuleIndex
-from rlmap.source import SourceTree
+from rlmap.index.cache import Cache, content_key
+from rlmap.index.records import Diagnostic, ModuleIndex
+from rlmap.index.source import SourceTree
 
 FILES = "files"
 # Below this many files to parse, a process pool costs more than it saves.
@@ -52,7 +52,7 @@ class ProjectIndex:
 
 def _extract(job: tuple[bytes, str]) -> ModuleIndex:
     """Index one file (in a worker process or not); never raises."""
-    from rlmap.extract import extract_module, internal_error  # libcst is imported only where it is used
+    from rlmap.index.extract import extract_module, internal_error  # libcst is imported only where it is used
 
     source, path = job
     try:
@@ -110,7 +110,7 @@ def build_index(
         path = source.relpath(absolute)
         data, problem = read_file(path, absolute)
         if data is None:
-            from rlmap.extract import module_name_for
+            from rlmap.index.extract import module_name_for
 
             name, is_package = module_name_for(path)
             results[path] = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
@@ -184,7 +184,7 @@ def _result(future: Future[ModuleIndex] | None, path: str) -> ModuleIndex | None
     except BrokenProcessPool:
         return None
     except Exception as error:  # the result could not travel back (pickling), or the like
-        from rlmap.extract import internal_error
+        from rlmap.index.extract import internal_error
 
         return internal_error(path, error)
 
@@ -208,7 +208,7 @@ def _parse_alone(items: list[tuple[bytes, str, str]]) -> Iterator[tuple[ModuleIn
 
 
 def _crashed(path: str) -> ModuleIndex:
-    from rlmap.extract import module_name_for
+    from rlmap.index.extract import module_name_for
 
     name, is_package = module_name_for(path)
     message = "the indexing process died on this file (a crash in the parser); file skipped — please report"

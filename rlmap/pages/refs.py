@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.errors import RlmapError
-from rlmap.lookup import find_symbols
-from rlmap.model import CodeModel
-from rlmap.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
+from rlmap.model.codemodel import CodeModel
+from rlmap.query.lookup import find_symbols
 
 _ROLES = {
     CLASS: "class",

@@ -2,8 +2,8 @@
 
 ``extract_module(source, ...)`` parses the bytes with libcst once, walks the tree in source
 order with a hand-rolled walker (libcst's generic visitor rebuilds every node it passes and
-costs four times more), and returns a :class:`~rlmap.records.ModuleIndex`.  Line numbers come
-from :mod:`rlmap.lines`.  A file that cannot be decoded or parsed becomes a diagnostic.
+costs four times more), and returns a :class:`~rlmap.index.records.ModuleIndex`.  Line numbers come
+from :mod:`rlmap.index.lines`.  A file that cannot be decoded or parsed becomes a diagnostic.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from rlmap import lines as L
-from rlmap.records import (
+from rlmap.index import lines as L
+from rlmap.index.records import (
     ATTRIBUTE,
     AUGMENTED,
     CHECK,
@@ -276,7 +276,7 @@ class _Extractor:
         return ".".join(parts) if parts else self.text(node)
 
     def position(self, node: cst.CSTNode, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
-        """Line, end line and source texts (see :func:`rlmap.lines.ast_positions`) of ``node``."""
+        """Line, end line and source texts (see :func:`rlmap.index.lines.ast_positions`) of ``node``."""
         return self.positions.take(node, category, check)
 
     @property
@@ -909,7 +909,7 @@ class _Provided:
         return L.shorten(self.module.code_for_node(node)) if node is not None else ""
 
     def texts(self, node: cst.CSTNode) -> tuple[str, ...]:
-        """The same texts :func:`rlmap.lines.ast_positions` gives, by code generation."""
+        """The same texts :func:`rlmap.index.lines.ast_positions` gives, by code generation."""
         text = self.text
         if isinstance(node, (cst.If, cst.While)):
             return (text(node.test),)

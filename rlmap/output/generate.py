@@ -2,7 +2,7 @@
 
 Nothing is written until every page has rendered, so an error (a vanished symbol, a broken
 template) leaves the previous files untouched; the set is then swapped in whole
-(:mod:`rlmap.write`), so a kill leaves the old pages or the new ones, never a mix.
+(:mod:`rlmap.output.write`), so a kill leaves the old pages or the new ones, never a mix.
 ``--check`` writes nothing and reports a unified diff of what would change.
 """
 
@@ -21,16 +21,16 @@ from typing import Any
 
 import msgspec
 
-from rlmap.diagrams import Diagram
 from rlmap.errors import ExitCode, RlmapError
-from rlmap.model import CodeModel
-from rlmap.pages import INDEX, PAGE_KINDS
-from rlmap.profile import Profile
-from rlmap.refs import Refs
-from rlmap.render import Renderer, make_environment
-from rlmap.source import SourceTree
-from rlmap.topics import Topics
-from rlmap.write import MANIFEST, Manifest, manifest_bytes, read_manifest, write_set
+from rlmap.index.source import SourceTree
+from rlmap.model.codemodel import CodeModel
+from rlmap.output.write import MANIFEST, Manifest, manifest_bytes, read_manifest, write_set
+from rlmap.pages.diagrams import Diagram
+from rlmap.pages.kinds import INDEX, PAGE_KINDS
+from rlmap.pages.profile import Profile
+from rlmap.pages.refs import Refs
+from rlmap.pages.topics import Topics
+from rlmap.render.renderer import Renderer, make_environment
 
 
 class GenerateError(RlmapError):
@@ -135,7 +135,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
 
 
 def write_output(out: Path, output: Output, artefacts: dict[str, bytes] | None = None) -> list[str]:
-    """Replace the page set in ``out`` all at once (see :mod:`rlmap.write`). Returns what changed."""
+    """Replace the page set in ``out`` all at once (see :mod:`rlmap.output.write`). Returns what changed."""
     done = write_set(out, output.files, artefacts)
     return [*done.changed, *done.removed]
 

@@ -42,7 +42,7 @@ def code_version(*modules: str) -> str:
     entries on that code means no change to an extraction or resolution rule can ever be served
     stale records, and nobody has to remember to bump a schema number.
     """
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # rlmap/
     digest = hashlib.sha256()
     for module in modules:
         data = (package / f"{module.replace('.', '/')}.py").read_bytes()
@@ -51,7 +51,7 @@ def code_version(*modules: str) -> str:
 
 
 # What per-file index records depend on; the resolved model adds the resolver (session.py).
-SCHEMA = code_version("records", "extract", "lines", "indexer")
+SCHEMA = code_version("index.records", "index.extract", "index.lines", "index.indexer")
 
 
 def default_cache_dir() -> Path:

@@ -11,13 +11,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from rlmap.diagrams import Diagram, call_diagram, flow_diagram, key_diagram
 from rlmap.errors import ConfigError
-from rlmap.model import CodeModel
-from rlmap.pages import PAGE_KINDS, SECTIONS
-from rlmap.profile import Profile
-from rlmap.records import ATTRIBUTE, CHECK, FUNCTION, METHOD, PROPERTY, READ, WRITE, format_key
-from rlmap.refs import Anchor, Ref, Refs
+from rlmap.index.records import ATTRIBUTE, CHECK, FUNCTION, METHOD, PROPERTY, READ, WRITE, format_key
+from rlmap.model.codemodel import CodeModel
+from rlmap.pages.diagrams import Diagram, call_diagram, flow_diagram, key_diagram
+from rlmap.pages.kinds import PAGE_KINDS, SECTIONS
+from rlmap.pages.profile import Profile
+from rlmap.pages.refs import Anchor, Ref, Refs
 
 Context = dict[str, Any]
 
@@ -614,6 +614,6 @@ def _caveats(docstring: str) -> list[str]:
 
 
 def _edges_diagram(model: CodeModel, name: str, edges: list[tuple[str, str]]) -> Diagram:
-    from rlmap.diagrams import diagram_from_edges
+    from rlmap.pages.diagrams import diagram_from_edges
 
     return diagram_from_edges(model, name, sorted(set(edges)))

@@ -1,0 +1,1 @@
+"""Stage 2, model: resolve calls, attributes and tensordict keys into one queryable model (cached whole)."""

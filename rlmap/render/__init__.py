@@ -1,0 +1,1 @@
+"""Stage 4, render: page models to rst and Markdown through sandboxed jinja templates."""
