@@ -198,15 +198,7 @@ def key_literal(node: cst.BaseExpression) -> tuple[str, ...] | None:
     if text is not None:
         return (text,)
     if isinstance(node, cst.Tuple) and node.elements:
-        parts = []
-        for element in node.elements:
-            if not isinstance(element, cst.Element):
-                return None
-            value = _string_value(element.value)
-            if value is None:
-                return None
-            parts.append(value)
-        return tuple(parts)
+        return _literal_strings(node)
     return None
 
 

@@ -24,7 +24,7 @@ import msgspec
 from rlmap.errors import ExitCode, RlmapError
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
-from rlmap.output.write import MANIFEST, Manifest, manifest_bytes, read_manifest, write_set
+from rlmap.output.write import MANIFEST, manifest_of, read_manifest, write_set
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.kinds import INDEX, PAGE_KINDS
 from rlmap.pages.profile import Profile
@@ -127,7 +127,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
     obsolete = tuple(sorted(relative for relative in listed - set(output.files) if (out / relative).is_file()))
     for relative in obsolete:
         chunks.append(f"obsolete generated file: {out.name}/{relative}\n")
-    expected = msgspec.json.decode(manifest_bytes(output.files, None, previous), type=Manifest).files
+    expected = manifest_of(output.files, None, previous).files
     if previous is None or previous.files != expected:
         stale.append(MANIFEST)
         chunks.append(f"{'missing' if previous is None else 'outdated'} manifest: {out.name}/{MANIFEST}\n")

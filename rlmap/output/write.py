@@ -56,20 +56,25 @@ class Manifest(msgspec.Struct, forbid_unknown_fields=True):
     artefacts: dict[str, str] = {}  # written but not compared by --check (SVG layouts)
 
 
-def manifest_bytes(
+def manifest_of(
     files: dict[str, bytes], artefacts: dict[str, bytes] | None = None, previous: Manifest | None = None
-) -> bytes:
+) -> Manifest:
     """The manifest after writing ``files``: entries of ``previous`` in folders this run does not
     write (a format not generated this time) are kept, so a partial run forgets nothing."""
     kept_files, kept_artefacts = _retained(previous, {**files, **(artefacts or {})})
-    manifest = Manifest(
+    written_files = {path: _digest(data) for path, data in files.items()}
+    written_artefacts = {path: _digest(data) for path, data in (artefacts or {}).items()}
+    return Manifest(
         generator="rlmap",
-        files=dict(sorted({**kept_files, **{path: _digest(data) for path, data in files.items()}}.items())),
-        artefacts=dict(
-            sorted({**kept_artefacts, **{path: _digest(data) for path, data in (artefacts or {}).items()}}.items())
-        ),
+        files=dict(sorted({**kept_files, **written_files}.items())),
+        artefacts=dict(sorted({**kept_artefacts, **written_artefacts}.items())),
     )
-    return msgspec.json.format(msgspec.json.encode(manifest), indent=1) + b"\n"
+
+
+def manifest_bytes(
+    files: dict[str, bytes], artefacts: dict[str, bytes] | None = None, previous: Manifest | None = None
+) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(manifest_of(files, artefacts, previous)), indent=1) + b"\n"
 
 
 def _retained(previous: Manifest | None, wanted: dict[str, bytes]) -> tuple[dict[str, str], dict[str, str]]:
@@ -121,14 +126,18 @@ class Plan:
     removed: tuple[str, ...]
 
 
-def plan(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
-    previous = read_manifest(out)
-    wanted = {**files, **artefacts}
+def _replaced(previous: Manifest | None, wanted: dict[str, bytes]) -> set[str]:
+    """The previous manifest's entries this run replaces or drops (those it keeps aside)."""
+    if previous is None:
+        return set()
     kept_files, kept_artefacts = _retained(previous, wanted)
-    listed = set(previous.files) | set(previous.artefacts) if previous else set()
-    listed -= set(kept_files) | set(kept_artefacts)
+    return (set(previous.files) | set(previous.artefacts)) - set(kept_files) - set(kept_artefacts)
+
+
+def plan(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes], previous: Manifest | None) -> Plan:
+    wanted = {**files, **artefacts}
     changed = [relative for relative, data in sorted(wanted.items()) if _current(out / relative) != data]
-    removed = sorted(relative for relative in listed - set(wanted) if _is_file(out / relative))
+    removed = sorted(relative for relative in _replaced(previous, wanted) - set(wanted) if _is_file(out / relative))
     if _current(out / MANIFEST) != manifest_bytes(files, artefacts, previous):
         changed.append(MANIFEST)
     return Plan(tuple(changed), tuple(removed))
@@ -187,13 +196,11 @@ def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes
     wanted = {**files, **artefacts}
     for relative in wanted:
         _refuse_links(out, relative)
-    changes = plan(out, files, artefacts)
+    previous = read_manifest(out)
+    changes = plan(out, files, artefacts, previous)
     if not changes.changed and not changes.removed:
         return changes
-    previous = read_manifest(out)
-    kept_files, kept_artefacts = _retained(previous, wanted)
-    ours = (set(previous.files) | set(previous.artefacts) | {MANIFEST}) if previous else {MANIFEST}
-    ours -= set(kept_files) | set(kept_artefacts)
+    ours = _replaced(previous, wanted) | {MANIFEST}
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_NEW}"))
     try:
         if out.is_dir():
@@ -268,25 +275,21 @@ def _refuse_linked_parents(out: Path) -> None:
         relative = out.relative_to(base)
     except ValueError:
         return
-    current = base
-    for part in relative.parts[:-1]:
-        current = current / part
-        if current.is_symlink():
-            raise OutputError(
-                f"'{current}' is a symbolic link; rlmap writes nothing through a link",
-                "replace the link with a directory, or pass --out the real path",
-            )
+    _refuse_links_below(base, relative.parts[:-1], "replace the link with a directory, or pass --out the real path")
 
 
 def _refuse_links(out: Path, relative: str) -> None:
-    current = out
-    for part in Path(relative).parts:
+    hint = "remove the link (rlmap recreates the directory) or choose another --out"
+    _refuse_links_below(out, Path(relative).parts, hint)
+
+
+def _refuse_links_below(base: Path, parts: tuple[str, ...], hint: str) -> None:
+    """Walk ``base/parts[0]/parts[1]/...`` as far as it exists; a symbolic link on the way is an error."""
+    current = base
+    for part in parts:
         current = current / part
         if current.is_symlink():
-            raise OutputError(
-                f"'{current}' is a symbolic link; rlmap writes nothing through a link",
-                "remove the link (rlmap recreates the directory) or choose another --out",
-            )
+            raise OutputError(f"'{current}' is a symbolic link; rlmap writes nothing through a link", hint)
         if not current.exists():
             return
 

@@ -407,7 +407,7 @@ class Renderer:
             raise
         except jinja2.TemplateError as error:
             raise TemplateError(f"{entry.origin}: prose '{entry.name}': {error}", "fix the jinja text") from None
-        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError) as error:
+        except _RUNTIME_ERRORS as error:
             raise TemplateError(
                 f"{entry.origin}: prose '{entry.name}': {type(error).__name__}: {error}", "fix the jinja text"
             ) from None
@@ -492,7 +492,7 @@ class Renderer:
         except jinja2.TemplateError as error:
             where = _template_location(error, template.filename or template_name)
             raise TemplateError(f"{where}: {error}", "fix the template") from None
-        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError) as error:
+        except _RUNTIME_ERRORS as error:
             where = _template_location(error, template.filename or template_name)
             raise TemplateError(f"{where}: {type(error).__name__}: {error}", "fix the template") from None
         self._check_prose_shown(template_name, prose)
@@ -509,6 +509,11 @@ class Renderer:
                     f"(it shows: {', '.join(sorted(used)) or 'no prose'})",
                     "fix the key in your profile, or show it from the page's template",
                 )
+
+
+# What a template or prose entry can raise at run time from Python itself (a division by zero,
+# a missing key, a runaway recursion): the user's text to fix, never a bug in rlmap.
+_RUNTIME_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError)
 
 
 def _name_argument(function: str, name: Any, origin: str) -> str:
