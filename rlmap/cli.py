@@ -205,7 +205,8 @@ def show(
         result = describe_key(model, found)
         result["query"] = name
     else:
-        result = describe(model, name, _glossary(package))
+        chosen = _profile(settings.profile, package)
+        result = describe(model, name, chosen.glossary if chosen is not None else ())
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
     else:
@@ -217,12 +218,14 @@ def show(
     raise typer.Exit(int(code))
 
 
-def _glossary(package: str) -> tuple[Any, ...]:
-    """The built-in profile's glossary for ``package``, for ``rlmap show TERM``."""
+def _profile(profile: Path | None, package: str) -> Any:
+    """The profile to use: the one configured or passed, else rlmap's own for ``package``, else None."""
     from rlmap.pages.profile import builtin_profile_path, load_profile
 
+    if profile is not None:
+        return load_profile(profile)
     path = builtin_profile_path(package)
-    return load_profile(path, f"rlmap/profiles/{path.name}").glossary if path is not None else ()
+    return load_profile(path, f"rlmap/profiles/{package}/{path.name}", builtin=True) if path is not None else None
 
 
 @app.command()
@@ -297,7 +300,6 @@ def generate(
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
     from rlmap.output.generate import build_output_isolated, check_output, find_dot, render_svgs, write_output
-    from rlmap.pages.profile import builtin_profile_path, load_profile
 
     settings = load_config(config).override(
         source=source,
@@ -310,12 +312,12 @@ def generate(
     validate_formats(settings.formats, "--format" if formats is not None else settings.origin)
     if settings.templates is not None and not settings.templates.is_dir():
         raise UsageError(f"templates directory '{settings.templates}' does not exist", "pass --templates a directory")
-    profile_path = settings.profile or builtin_profile_path(settings.package)
-    if profile_path is None:
+    topic_profile = _profile(settings.profile, settings.package)
+    if topic_profile is None:
         raise UsageError(
-            f"no built-in profile for '{settings.package}'", "pass --profile FILE (see rlmap/profiles/torchrl.toml)"
+            f"no built-in profile for '{settings.package}'",
+            "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
-    topic_profile = load_profile(profile_path, None if settings.profile else f"rlmap/profiles/{profile_path.name}")
     dot = find_dot() if render_svg and not check else None
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
     try:
@@ -404,7 +406,6 @@ def audit(
     )
     from rlmap.audit.rules import NOTE, RULES, AuditContext, run_audit
     from rlmap.config import load_config
-    from rlmap.pages.profile import builtin_profile_path, load_profile
 
     if explain_rule is not None:
         typer.echo(explain(explain_rule), nl=False)
@@ -424,17 +425,14 @@ def audit(
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
-    profile_path = settings.profile or builtin_profile_path(settings.package)
-    topic_profile = load_profile(profile_path, profile_path.name) if profile_path is not None else None
+    topic_profile = _profile(settings.profile, settings.package)
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
     # One root for every path in the report, whatever the working directory: see report_root.
     root = report_root(roots or [loaded.source.root])
     scan = scan_docs(roots, root)
     source_root = loaded.source.root.resolve()
     code_prefix = source_root.relative_to(root).as_posix() + "/" if source_root.is_relative_to(root) else ""
-    focus = (settings.package,)
-    if topic_profile is not None and topic_profile.page("helpers").get("scope"):
-        focus = tuple(topic_profile.page("helpers")["scope"])
+    focus = (topic_profile.focus if topic_profile is not None else ()) or (settings.package,)
     context = AuditContext(
         model=loaded.model,
         docs=scan,

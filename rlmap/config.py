@@ -18,7 +18,8 @@ from typing import Annotated, Any
 import msgspec
 
 from rlmap.errors import ConfigError
-from rlmap.pages.kinds import FORMATS
+
+FORMATS = ("rst", "md")  # the pages in reStructuredText for Sphinx, and Markdown for GitHub / MyST
 
 # A path as a configuration file may write it: no control character (a NUL would reach the OS).
 _PathText = Annotated[str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]+$", max_length=1024)]

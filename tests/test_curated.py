@@ -9,7 +9,6 @@ import pytest
 from rlmap.cli import main
 from rlmap.errors import ConfigError
 from rlmap.pages.curated import load_glossary, load_symptoms
-from rlmap.pages.kinds import SECTIONS
 from tests.conftest import FIXTURES
 
 
@@ -70,15 +69,16 @@ def test_glossary_validation(tmp_path: Path, text: str, message: str) -> None:
     ],
 )
 def test_symptom_validation(tmp_path: Path, text: str, message: str) -> None:
+    sections = {"collectors": {"flags": "Device-cast flags"}, "recurrent": {"keys": "Key flow"}}
     with pytest.raises(ConfigError) as caught:
-        load_symptoms(write(tmp_path, text), "data.toml", SECTIONS)
+        load_symptoms(write(tmp_path, text), "data.toml", sections)
     assert message in str(caught.value)
 
 
 def test_builtin_data_is_valid_and_covers_the_required_terms() -> None:
     from rlmap.pages.profile import builtin_profile_path, load_profile
 
-    profile = load_profile(builtin_profile_path("torchrl"), "torchrl.toml")  # type: ignore[arg-type]
+    profile = load_profile(builtin_profile_path("torchrl"), "profile.toml")  # type: ignore[arg-type]
     names = {name.lower() for term in profile.glossary for name in term.names()}
     required = [
         "carrier",

@@ -157,24 +157,32 @@ def test_renamed_flag_fails_generation(run: Run, tmp_path: Path) -> None:
         "-q",
     )
     assert code == 2
-    assert "profile.toml [pages.collectors] device_flags: 'pkg.collector.Collector._cast' names no symbol" in err
+    text = (FIXTURES / "profile.toml").read_text().splitlines()
+    flag = text.index('attributes = ["_cast"]')
+    header = max(n for n, line in enumerate(text[:flag]) if line == "[[pages.collectors.sections]]") + 1
+    expected = f"profile.toml:{header}: [pages.collectors] section 6 (accesses) attributes: 'pkg.collector.Collector._cast' names no symbol"
+    assert expected in err
     assert not out.exists()  # nothing half-written
 
 
 def test_template_naming_a_vanished_symbol_fails(run: Run, tmp_path: Path) -> None:
     templates = tmp_path / "templates"
-    templates.mkdir()
-    (templates / "helpers.j2").write_text('{{ f.heading(title) }}\n\nSee {{ sym("Collector.no_longer_here") }}.\n')
+    (templates / "sections").mkdir(parents=True)
+    inventory = templates / "sections" / "inventory.j2"
+    inventory.write_text('{{ f.heading(title) }}\n\nSee {{ sym("Collector.no_longer_here") }}.\n')
     out = tmp_path / "out"
     code, _, err = run(*fixture_generate(out, "--templates", str(templates)))
     assert code == 2
-    assert f"{templates / 'helpers.j2'}:3: 'Collector.no_longer_here' names no symbol of pkg" in err
+    assert f"{inventory}:3: 'Collector.no_longer_here' names no symbol of pkg" in err
     assert not out.exists()
 
 
 def test_prose_naming_a_vanished_symbol_names_file_and_line(run: Run, tmp_path: Path) -> None:
     profile = tmp_path / "profile.toml"
-    profile.write_text((FIXTURES / "profile.toml").read_text().replace("Collector._carrier", "Collector._gone"))
+    prose = "carrier = \"The carrier is {{ sym('Collector._carrier') }}.\""
+    text = (FIXTURES / "profile.toml").read_text()
+    assert prose in text
+    profile.write_text(text.replace(prose, prose.replace("Collector._carrier", "Collector._gone")))
     for name in ("glossary.toml", "symptoms.toml"):
         shutil.copy(FIXTURES / name, tmp_path / name)
     code, _, err = run(

@@ -25,11 +25,11 @@ from rlmap.errors import ExitCode, RlmapError
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.output.write import MANIFEST, manifest_of, read_manifest, write_set
+from rlmap.pages.compose import build_pages
 from rlmap.pages.diagrams import Diagram
-from rlmap.pages.kinds import INDEX, PAGE_KINDS
 from rlmap.pages.profile import Profile
 from rlmap.pages.refs import Refs
-from rlmap.pages.topics import Topics
+from rlmap.pages.sections.curated import listed_pages
 from rlmap.render.renderer import Renderer, make_environment
 
 
@@ -53,51 +53,31 @@ def build_output(
     templates: Path | None = None,
 ) -> Output:
     refs = Refs(model, source.root)
-    topics = Topics(model, refs, profile)
-    environment = make_environment(templates)
-    kinds = [name for name in PAGE_KINDS if name in profile.pages]
-    contexts: dict[str, dict[str, Any]] = {}
-    for name in kinds:
-        contexts[name] = getattr(topics, f"{name}_page")()
-    pages = [
-        {"title": contexts[name]["title"], "slug": PAGE_KINDS[name].slug, "summary": PAGE_KINDS[name].summary}
-        for name in kinds
-    ]
+    pages = build_pages(model, refs, profile)
+    environment = make_environment(templates, profile.templates)
+    listed = listed_pages(profile)
     output = Output()
     stamp = source.stamp()
     terms = {name.lower(): term.term for term in profile.glossary for name in term.names()}
     for fmt in formats:
         renderer = Renderer(environment, refs, fmt, stamp, terms)
-        for name in kinds:
-            kind = PAGE_KINDS[name]
-            context = dict(contexts[name])
-            context["see_also"] = [page for page in pages if page["slug"] != kind.slug]
-            context["label"] = f"rlmap_{kind.slug}"
-            text = renderer.page(kind.template, context, profile.prose.get(name, {}), kind.slug, kind.sections)
-            output.files[f"{fmt}/{kind.slug}.{fmt}"] = text.encode("utf-8")
-            for diagram in _diagrams(context):
+        for built in pages:
+            page = built.page
+            context = {
+                "title": page.title,
+                "label": f"rlmap_{page.slug}",
+                "sections": built.sections,
+                "leads": [renderer.prose(section.declared.lead) for section in built.sections],
+                "see_also": [link for link in listed if link.slug != page.slug] if page.see_also else [],
+            }
+            shown = {section.prose for section in built.sections if section.prose}
+            prose = profile.prose.get(page.name, {})
+            text = renderer.page(page.template, context, prose, page.slug, page.titles(), shown)
+            output.files[f"{fmt}/{page.slug}.{fmt}"] = text.encode("utf-8")
+            for diagram in built.diagrams:
                 output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
                 output.diagrams.append((fmt, diagram))
-        index = profile.page("index")
-        index_context = {
-            "title": index.get("title", "Debugging and internals"),
-            "pages": pages,
-            "related": index.get("related", []),
-            "label": f"rlmap_{INDEX.slug}",
-        }
-        text = renderer.page(INDEX.template, index_context, profile.prose.get("index", {}), INDEX.slug)
-        output.files[f"{fmt}/{INDEX.slug}.{fmt}"] = text.encode("utf-8")
     return output
-
-
-def _diagrams(context: dict[str, Any]) -> list[Diagram]:
-    found: list[Diagram] = []
-    for value in context.values():
-        if isinstance(value, Diagram):
-            found.append(value)
-        elif isinstance(value, list):
-            found.extend(item for item in value if isinstance(item, Diagram))
-    return sorted(found, key=lambda diagram: diagram.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,7 @@ class Term:
     former_attributes: tuple[str, ...]  # the old names as written in code (``_shuttle``)
     symbols: tuple[str, ...]
     keys: tuple[tuple[str, ...], ...]
-    origin: str  # "torchrl_glossary.toml: term 'carrier'"
+    origin: str  # "rlmap/profiles/torchrl/glossary.toml: term 'carrier'"
 
     @property
     def slug(self) -> str:

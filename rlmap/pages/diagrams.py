@@ -110,38 +110,35 @@ def call_diagram(model: CodeModel, name: str, root: str, scope: tuple[str, ...],
     return render(name, nodes, [(ids[a], ids[b], label) for (a, b), label in sorted(edges.items())])
 
 
-def flow_diagram(name: str, title: str, loop: str, steps: Sequence[dict[str, Any]]) -> Diagram:
-    """The loop body as a numbered chain of calls, closing back on itself."""
-    nodes = [("start", f"{title}: {loop}", "ellipse")]
+def flow_diagram(name: str, title: str, loop: str | None, steps: Sequence[Any]) -> Diagram:
+    """The calls as a numbered chain; the body of a loop closes back on its header."""
+    nodes = [("start", f"{title}: {loop}" if loop else title, "ellipse")]
     edges = []
     previous = "start"
     for step in steps:
-        node_id = f"s{step['number']}"
-        label = f"{step['number']}. {step['text']}"
-        nodes.append((node_id, label, "box"))
-        edges.append((previous, node_id, step["guard"][:60]))
+        node_id = f"s{step.number}"
+        nodes.append((node_id, f"{step.number}. {step.text}", "box"))
+        edges.append((previous, node_id, step.guard[:60]))
         previous = node_id
-    if steps:
+    if steps and loop:
         edges.append((previous, "start", "next iteration"))
     return render(name, nodes, edges, direction="TB")
 
 
-def key_diagram(model: CodeModel, name: str, keys: Sequence[str], flows: Sequence[dict[str, Any]]) -> Diagram:
-    """Writers -> key -> readers for each key (functions by short name)."""
-    del model
+def key_diagram(name: str, flows: Sequence[Any]) -> Diagram:
+    """Writers -> key -> readers for each key (functions by short name); ``flows`` have
+    ``key``, ``writers`` and ``readers`` (rows with a ``function``)."""
     nodes: dict[str, tuple[str, str]] = {}
     edges: set[tuple[str, str]] = set()
-    for key, flow in zip(keys, flows, strict=False):
-        key_id = f"key:{key}"
-        nodes[key_id] = (key, "ellipse")
-        for row in flow["writers"]:
-            if row["function"] is not None:
-                nodes[row["function"].qualname] = (row["function"].display, "box")
-                edges.add((row["function"].qualname, key_id))
-        for row in flow["readers"]:
-            if row["function"] is not None:
-                nodes[row["function"].qualname] = (row["function"].display, "box")
-                edges.add((key_id, row["function"].qualname))
+    for flow in flows:
+        key_id = f"key:{flow.key}"
+        nodes[key_id] = (flow.key, "ellipse")
+        for rows, outgoing in ((flow.writers, False), (flow.readers, True)):
+            for row in rows:
+                if row.function is None:
+                    continue
+                nodes[row.function.qualname] = (row.function.display, "box")
+                edges.add((key_id, row.function.qualname) if outgoing else (row.function.qualname, key_id))
     names = sorted(nodes)
     ids = {node: f"n{index}" for index, node in enumerate(names)}
     return render(

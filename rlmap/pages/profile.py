@@ -1,10 +1,14 @@
-"""Profiles: what the generated pages cover (symbols by name) and the curated prose they carry.
+"""Profiles: which pages exist, the sections each is made of, and the curated prose they carry.
 
-A profile is a TOML file.  ``[pages.<page>]`` tables name the code each page is about;
-``[prose.<page>]`` tables hold the words no code can say, written as jinja text that refers
-to code only through ``sym("Name")`` / ``key("name")``.  rlmap ships the TorchRL profile
-(``rlmap/profiles/torchrl.toml``); a documented repository can point ``[tool.rlmap] profile``
-at its own.  Validation happens on load and names the file and the entry at fault.
+A profile is a TOML file (or a directory holding ``profile.toml``, glossary and symptom files
+and an optional ``templates/`` folder of overrides).  ``[pages.<page>]`` declares a page (its
+file name, title and summary) and, in ``[[pages.<page>.sections]]``, the generic sections it is
+made of (:mod:`rlmap.pages.sections.specs`); ``[prose.<page>]`` tables hold the words no code
+can say, written as jinja text that refers to code only through ``sym("Name")``/``key("name")``.
+rlmap ships the TorchRL profile (``rlmap/profiles/torchrl/``); a documented repository can point
+``[tool.rlmap] profile`` at its own.  Validation happens on load and names the file, the line
+and the entry at fault; nothing here resolves names against the code (see
+:mod:`rlmap.pages.compose`).
 """
 
 from __future__ import annotations
@@ -20,82 +24,29 @@ import msgspec
 from rlmap.config import convert, read_text, read_toml
 from rlmap.errors import ConfigError
 from rlmap.pages.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
-from rlmap.pages.kinds import SECTIONS
+from rlmap.pages.sections.specs import SECTION_SPECS, Name, Spec
 
-PAGES = ("collectors", "recurrent", "advantages", "helpers", "glossary", "debugging", "index")
-
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
-Names = list[Name]
-KeyNames = list[Name | list[Name]]  # "is_init" or ["collector", "traj_ids"]
+PROFILE_FILE = "profile.toml"
+_SLUG = r"^[a-z][a-z0-9_]{0,60}$"
 
 
-class _Page(msgspec.Struct, forbid_unknown_fields=True):
+class _PageTable(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A ``[pages.<page>]`` table as written (its sections are checked one by one after)."""
+
     title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    slug: Annotated[str, msgspec.Meta(pattern=_SLUG)]
+    summary: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+    template: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,100}\.j2$")] = "page.j2"
+    listed: bool = True  # shown in the contents and in other pages' "see also"
+    see_also: bool = True  # ends with links to the listed pages
+    sections: list[dict[str, Any]] = []
 
 
-class _Collectors(_Page, forbid_unknown_fields=True):
-    class_: Name | None = msgspec.field(default=None, name="class")
-    rollout: Name | None = None
-    loop: Name | None = None
-    carrier: Name | None = None
-    former_carrier_names: Names = []
-    sync_attributes: Names = []
-    sync_selector: Name | None = None
-    device_flags: Names = []
-    traj_symbols: Names = []
-    traj_key: Names = []
-    hooks: Names = []
-    scope: Names = []
-
-
-class _Recurrent(_Page, forbid_unknown_fields=True):
-    modules: Names = []
-    entry: Name | None = None
-    helpers_of: dict[str, Names] = {}
-    # Substrings that make a line worth quoting (no regular expression: a profile cannot make
-    # rlmap backtrack over a long source line).
-    quote_markers: Names = []
-    mode_symbols: Names = []
-    mode_readers_of: Names = []
-    keys: KeyNames = []
-    caveats_of: Names = []
-    scope: Names = []
-
-
-class _Advantages(_Page, forbid_unknown_fields=True):
-    estimators: Names = []
-    entry_points: Names = []
-    kernels_module: Name | None = None
-    mask_key: Names = []
-    mask_scope: Names = []
-    symbols: Names = []
-
-
-class _Helpers(_Page, forbid_unknown_fields=True):
-    scope: Names = []
-    limit: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 50
-
-
-class _Link(msgspec.Struct, forbid_unknown_fields=True):
-    title: Name
-    doc: Name | None = None
-    url: Annotated[str, msgspec.Meta(pattern=r"^https://[^\s<>`]+$", max_length=500)] | None = None
-
-
-class _Index(_Page, forbid_unknown_fields=True):
-    related: list[_Link] = []
-
-
-# The schema of each ``[pages.<page>]`` table.
-_PAGE_SCHEMAS: dict[str, type[_Page]] = {
-    "collectors": _Collectors,
-    "recurrent": _Recurrent,
-    "advantages": _Advantages,
-    "helpers": _Helpers,
-    "glossary": _Page,
-    "debugging": _Page,
-    "index": _Index,
-}
+class _Header(msgspec.Struct, forbid_unknown_fields=True):
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)] | None = None
+    glossary: Name | None = None
+    symptoms: Name | None = None
+    focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,63 +56,127 @@ class Prose:
     page: str
     name: str
     text: str
-    origin: str  # "profiles/torchrl.toml:42"
+    origin: str  # "profiles/torchrl/profile.toml:42"
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One declared section: its kind, its checked parameters and where it was written."""
+
+    kind: str
+    spec: Spec
+    where: str  # "profile.toml:57 [pages.collectors] section 3 (accesses)"
+    lead: Prose | None
+
+    @property
+    def id(self) -> str | None:
+        return self.spec.id
+
+    @property
+    def title(self) -> str | None:
+        return self.spec.title
+
+    @property
+    def prose(self) -> str | None:
+        return self.spec.prose
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    name: str
+    slug: str
+    title: str
+    summary: str
+    template: str
+    listed: bool
+    see_also: bool
+    sections: tuple[Section, ...]
+
+    def titles(self) -> dict[str, str]:
+        """Section id -> title, for headings and links."""
+        return {s.spec.id: s.spec.title for s in self.sections if s.spec.id and s.spec.title}
 
 
 @dataclass(frozen=True, slots=True)
 class Profile:
     name: str
     origin: str  # file name shown in messages, never an absolute path
-    pages: dict[str, dict[str, Any]]
+    pages: dict[str, Page]
     prose: dict[str, dict[str, Prose]]
     glossary: tuple[Term, ...] = ()
     symptoms: tuple[Symptom, ...] = ()
-
-    def page(self, name: str) -> dict[str, Any]:
-        return self.pages.get(name, {})
-
-    def text(self, page: str, name: str) -> Prose | None:
-        return self.prose.get(page, {}).get(name)
+    focus: tuple[str, ...] = ()
+    templates: Path | None = None  # the profile's own template overrides
+    builtin: bool = False
 
 
 def builtin_profile_path(package: str) -> Path | None:
+    """``rlmap/profiles/<package>/profile.toml`` when rlmap ships a profile for ``package``."""
     if len(package) > 200 or not package.replace(".", "_").isidentifier():
-        return None  # no profile file has that name; locate_source reports the bad name
-    candidate = resources.files("rlmap.profiles").joinpath(f"{package}.toml")
+        return None  # no profile has that name; locate_source reports the bad name
+    candidate = resources.files("rlmap.profiles").joinpath(package, PROFILE_FILE)
     return Path(str(candidate)) if candidate.is_file() else None
 
 
-def load_profile(path: Path, display: str | None = None) -> Profile:
+def load_profile(path: Path, display: str | None = None, builtin: bool = False) -> Profile:
+    """The profile at ``path`` (a file, or a directory holding ``profile.toml``)."""
+    if path.is_dir():
+        display = f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
+        path = path / PROFILE_FILE
     origin = display or path.name
     raw_text = read_text(path, origin)
     data = read_toml(path, origin, raw_text)
     unknown = set(data) - {"profile", "pages", "prose"}
-    for table in ("profile", "pages", "prose"):
-        if not isinstance(data.get(table, {}), dict):
-            raise ConfigError(f"{origin}: '{table}' must be a table", f"write it as [{table}] or [{table}.<page>]")
-    header = data.get("profile", {})
-    bad = set(header) - {"name", "glossary", "symptoms"}
-    if bad:
-        raise ConfigError(
-            f"{origin}: [profile] has unknown key(s) {', '.join(sorted(bad))}", "allowed: name, glossary, symptoms"
-        )
     if unknown:
         raise ConfigError(
             f"{origin}: unknown table(s) {', '.join(sorted(unknown))}",
             "a profile holds only [profile], [pages.*] and [prose.*] tables",
         )
-    pages = data.get("pages", {})
-    for page, table in pages.items():
-        if not isinstance(table, dict):
-            raise ConfigError(f"{origin}: pages.{page} must be a table", f"write it as [pages.{page}]")
-        _validate_page(origin, page, table)
+    for table in ("profile", "pages", "prose"):
+        if not isinstance(data.get(table, {}), dict):
+            raise ConfigError(f"{origin}: '{table}' must be a table", f"write it as [{table}] or [{table}.<page>]")
+    header = convert(data.get("profile", {}), _Header, f"{origin}: [profile]")
+    prose = _load_prose(origin, raw_text, data.get("prose", {}))
+    pages = {
+        name: _load_page(origin, raw_text, name, table, prose.get(name, {}))
+        for name, table in data.get("pages", {}).items()
+    }
+    for page in prose:
+        if page not in pages:
+            raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(pages) or '(none)'}")
+    folder = origin.rpartition("/")[0]
+    glossary: tuple[Term, ...] = ()
+    symptoms: tuple[Symptom, ...] = ()
+    if header.glossary:
+        glossary = load_glossary(path.parent / header.glossary, _join(folder, header.glossary))
+    if header.symptoms:
+        sections = {name: page.titles() for name, page in pages.items()}
+        symptoms = load_symptoms(path.parent / header.symptoms, _join(folder, header.symptoms), sections)
+    templates = path.parent / "templates"
+    default_name = path.parent.name if path.name == PROFILE_FILE else path.stem
+    return Profile(
+        name=header.name or default_name,
+        origin=origin,
+        pages=pages,
+        prose=prose,
+        glossary=glossary,
+        symptoms=symptoms,
+        focus=tuple(header.focus),
+        templates=templates if templates.is_dir() and not templates.is_symlink() else None,
+        builtin=builtin,
+    )
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _load_prose(origin: str, raw_text: str, tables: dict[str, Any]) -> dict[str, dict[str, Prose]]:
     prose: dict[str, dict[str, Prose]] = {}
-    for page, entries in data.get("prose", {}).items():
-        if page not in PAGES:
-            raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(PAGES)}")
-        prose[page] = {}
+    for page, entries in tables.items():
         if not isinstance(entries, dict):
             raise ConfigError(f"{origin}: prose.{page} must be a table", f"write it as [prose.{page}]")
+        prose[page] = {}
         for name, text in entries.items():
             if not isinstance(text, str) or not text.strip():
                 raise ConfigError(
@@ -169,29 +184,52 @@ def load_profile(path: Path, display: str | None = None) -> Profile:
                 )
             check_markup(text, f"{origin}: [prose.{page}] {name}")
             prose[page][name] = Prose(page, name, text.strip(), f"{origin}:{_line_of(raw_text, page, name)}")
-    name = str(header.get("name", path.stem))
-    folder = origin.rpartition("/")[0]
-    glossary: tuple[Term, ...] = ()
-    symptoms: tuple[Symptom, ...] = ()
-    for entry in ("glossary", "symptoms", "name"):
-        if entry in header and not isinstance(header[entry], str):
-            raise ConfigError(f"{origin}: [profile] {entry} must be a string", 'write e.g. glossary = "glossary.toml"')
-    if header.get("glossary"):
-        glossary = load_glossary(path.parent / header["glossary"], _join(folder, header["glossary"]))
-    if header.get("symptoms"):
-        symptoms = load_symptoms(path.parent / header["symptoms"], _join(folder, header["symptoms"]), SECTIONS)
-    return Profile(name=name, origin=origin, pages=pages, prose=prose, glossary=glossary, symptoms=symptoms)
+    return prose
 
 
-def _join(folder: str, name: str) -> str:
-    return f"{folder}/{name}" if folder else name
-
-
-def _validate_page(origin: str, page: str, table: dict[str, Any]) -> None:
-    """``table`` checked against its page's schema; the table itself is kept as written."""
-    if page not in _PAGE_SCHEMAS:
-        raise ConfigError(f"{origin}: [pages.{page}] is not a page rlmap knows", f"pages are {', '.join(PAGES)}")
-    convert(table, _PAGE_SCHEMAS[page], f"{origin}: [pages.{page}]")
+def _load_page(origin: str, raw_text: str, name: str, table: Any, prose: dict[str, Prose]) -> Page:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{origin}: pages.{name} must be a table", f"write it as [pages.{name}]")
+    page = convert(table, _PageTable, f"{origin}: [pages.{name}]")
+    lines = _section_lines(raw_text, name)
+    sections = []
+    seen: set[str] = set()
+    for index, raw in enumerate(page.sections, start=1):
+        line = lines[index - 1] if index <= len(lines) else _page_line(raw_text, name)
+        kind = raw.get("kind")
+        where = f"{origin}:{line}: [pages.{name}] section {index}" + (f" ({kind})" if isinstance(kind, str) else "")
+        if kind not in SECTION_SPECS:
+            close = [k for k in SECTION_SPECS if isinstance(kind, str) and k.startswith(kind[:3])]
+            raise ConfigError(
+                f"{where}: 'kind' is {kind!r}, not a section kind",
+                (f"did you mean '{close[0]}'? " if close else "") + f"kinds are {', '.join(SECTION_SPECS)}",
+            )
+        spec = convert({k: v for k, v in raw.items() if k != "kind"}, SECTION_SPECS[kind], where)
+        if spec.title and not spec.id:
+            raise ConfigError(f"{where}: a section with a title needs an id", 'add id = "..." (used in its label)')
+        if spec.id in seen:
+            raise ConfigError(f"{where}: id '{spec.id}' is used twice in the page", "give each section its own id")
+        if spec.id:
+            seen.add(spec.id)
+        if spec.prose and spec.prose not in prose:
+            raise ConfigError(
+                f"{where}: prose '{spec.prose}' is not in [prose.{name}]",
+                f"add it there or fix the name (the page has: {', '.join(sorted(prose)) or 'no prose'})",
+            )
+        lead = None
+        if spec.lead:
+            check_markup(spec.lead, f"{where} lead")
+            lead = Prose(name, f"section {index} lead", spec.lead.strip(), where.removesuffix(":"))
+        sections.append(Section(kind, spec, where, lead))
+    shown = {s.spec.prose for s in sections if s.spec.prose} | {"intro"}
+    for entry in sorted(set(prose) - shown):
+        if page.template == "page.j2":
+            raise ConfigError(
+                f"{prose[entry].origin}: [prose.{name}] {entry} is shown by no section of the page",
+                f'name it in a section\'s prose = "{entry}", or fix the key (the page shows: '
+                f"{', '.join(sorted(shown & set(prose))) or 'no prose'})",
+            )
+    return Page(name, page.slug, page.title, page.summary, page.template, page.listed, page.see_also, tuple(sections))
 
 
 def _line_of(text: str, page: str, name: str) -> int:
@@ -206,3 +244,14 @@ def _line_of(text: str, page: str, name: str) -> int:
         if inside and entry.match(line):
             return number
     return 1
+
+
+def _section_lines(text: str, page: str) -> list[int]:
+    """The line of each ``[[pages.<page>.sections]]`` header, in order."""
+    header = re.compile(rf"^\s*\[\[\s*pages\.{re.escape(page)}\.sections\s*\]\]\s*(#.*)?$")
+    return [number for number, line in enumerate(text.splitlines(), start=1) if header.match(line)]
+
+
+def _page_line(text: str, page: str) -> int:
+    header = re.compile(rf"^\s*\[\s*pages\.{re.escape(page)}\s*\]")
+    return next((n for n, line in enumerate(text.splitlines(), start=1) if header.match(line)), 1)

@@ -275,9 +275,10 @@ def heading_anchor(title: str) -> str:
 FORMATTERS: dict[str, type[Formatter]] = {"rst": RstFormatter, "md": MarkdownFormatter}
 
 
-def template_dirs(extra: Path | None) -> list[str]:
-    """A user's template directory first (it may override any template), then the shipped ones."""
-    dirs = [str(extra)] if extra is not None else []
+def template_dirs(extra: Path | None, profile: Path | None = None) -> list[str]:
+    """A user's template directory first (it may override any template), then the profile's
+    own overrides, then the shipped ones."""
+    dirs = [str(folder) for folder in (extra, profile) if folder is not None]
     dirs.append(str(shipped_templates()))
     return dirs
 
@@ -364,9 +365,9 @@ _WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5})")
 _WIDE_FIELD = re.compile(r"\{[^{}]{0,100}?:[^{}]{0,20}?[0-9]{5}")
 
 
-def make_environment(extra: Path | None = None) -> jinja2.Environment:
+def make_environment(extra: Path | None = None, profile: Path | None = None) -> jinja2.Environment:
     return _Sandbox(
-        loader=_ConfinedLoader(template_dirs(extra)),
+        loader=_ConfinedLoader(template_dirs(extra, profile)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -401,7 +402,12 @@ class Renderer:
         try:
             self._prose_environment.reset_budget()
             template = self._prose_environment.from_string(entry.text)
-            functions = {"sym": self._prose_sym(entry.origin), "key": self._key, "term": self._term(entry.origin)}
+            functions = {
+                "sym": self._prose_sym(entry.origin),
+                "name": self._prose_name(entry.origin),
+                "key": self._key,
+                "term": self._term(entry.origin),
+            }
             return template.render(**functions).strip()
         except RlmapError:
             raise
@@ -417,6 +423,14 @@ class Renderer:
             return self.f.sym(self.refs.ref(self.refs.lookup(_name_argument("sym", name, origin), origin)))
 
         return sym
+
+    def _prose_name(self, origin: str) -> Any:
+        """``name("Collector.rollout")``: the symbol's short name as code, checked, without a link."""
+
+        def name(value: str) -> str:
+            return self.f.code(self.refs.ref(self.refs.lookup(_name_argument("name", value, origin), origin)).display)
+
+        return name
 
     def _key(self, name: str) -> str:
         return self.f.code(_name_argument("key", name, "a key() call"))
@@ -443,6 +457,7 @@ class Renderer:
         prose: dict[str, Prose],
         slug: str = "",
         sections: dict[str, str] | None = None,
+        shown: set[str] | None = None,
     ) -> str:
         self.f.slug = slug
         self.f.sections = sections or {}
@@ -495,13 +510,16 @@ class Renderer:
         except _RUNTIME_ERRORS as error:
             where = _template_location(error, template.filename or template_name)
             raise TemplateError(f"{where}: {type(error).__name__}: {error}", "fix the template") from None
-        self._check_prose_shown(template_name, prose)
+        self._check_prose_shown(template_name, prose, shown or set())
         return _tidy(text)
 
-    def _check_prose_shown(self, template_name: str, prose: dict[str, Prose]) -> None:
-        """A prose entry that no template of the page shows would vanish silently: an error instead
-        (checked once the page rendered, so that a broken template reports itself first)."""
+    def _check_prose_shown(self, template_name: str, prose: dict[str, Prose], shown: set[str]) -> None:
+        """A prose entry that neither a section nor a template of the page shows would vanish
+        silently: an error instead (checked once the page rendered, so that a broken template
+        reports itself first)."""
         used = self._prose_names(template_name)
+        if used is not None:
+            used |= shown
         for name, entry in sorted(prose.items()):
             if used is not None and name not in used:
                 raise TemplateError(
@@ -560,12 +578,14 @@ class _OptionalProse:
 
 
 def _template_location(error: BaseException, filename: str) -> str:
-    """``path/to/template.j2:LINE`` from a rendering error (jinja rewrites its traceback to template lines)."""
+    """``path/to/template.j2:LINE`` from a rendering error: the innermost template frame (jinja
+    rewrites its traceback to template lines), which may be a template the page includes."""
     line = 0
     trace = error.__traceback__
     while trace is not None:
-        if trace.tb_frame.f_code.co_filename == filename:
-            line = trace.tb_lineno
+        code = trace.tb_frame.f_code.co_filename
+        if code == filename or code.endswith(".j2"):
+            filename, line = code, trace.tb_lineno
         trace = trace.tb_next
     shown = _shown_template(filename)
     return f"{shown}:{line}" if line else shown
@@ -575,8 +595,8 @@ def _shown_template(filename: str) -> str:
     """A shipped template as ``templates/name.j2``; a user's as the path it was given by."""
     path = Path(filename)
     shipped = shipped_templates()
-    if path.parent == shipped:
-        return f"templates/{path.name}"
+    if path.is_relative_to(shipped):
+        return f"templates/{path.relative_to(shipped).as_posix()}"
     return filename
 
 

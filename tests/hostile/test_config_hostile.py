@@ -41,27 +41,37 @@ def test_bad_config_is_exit_2_naming_the_key(run: Run, tmp_path: Path, case: str
     assert "internal error" not in err
 
 
+PAGE = '[pages.helpers]\ntitle = "x"\nslug = "h"\nsummary = "s"\n'
+HELPERS = PAGE + '[[pages.helpers.sections]]\nkind = "inventory"\n'
 PROFILE_CASES = {
     "pages-int": ("pages = 3\n", "'pages' must be a table"),
     "page-int": ("[pages]\nhelpers = 3\n", "pages.helpers must be a table"),
     "title-int": ("[pages.helpers]\ntitle = 3\n", "[pages.helpers].title: expected `str`, got `int`"),
-    "scope-int": ('[pages.helpers]\ntitle = "x"\nscope = 3\n', "[pages.helpers].scope: expected `array`, got `int`"),
-    "scope-ints": ('[pages.helpers]\ntitle = "x"\nscope = [1]\n', "[pages.helpers].scope[0]: expected `str`"),
+    "scope-int": (HELPERS + "scope = 3\n", "section 1 (inventory).scope: expected `array`, got `int`"),
+    "scope-ints": (HELPERS + "scope = [1]\n", "section 1 (inventory).scope[0]: expected `str`"),
     "prose-int": ("[prose]\nhelpers = 3\n", "prose.helpers must be a table"),
-    "glossary-int": ("[profile]\nglossary = 3\n", "[profile] glossary must be a string"),
+    "glossary-int": ("[profile]\nglossary = 3\n", "[profile].glossary: expected `str"),
     "glossary-missing": ('[profile]\nglossary = "nope.toml"\n', "cannot read 'nope.toml'"),
     "glossary-terms-int": ('[profile]\nglossary = "g.toml"\n', "g.toml: 'term' must be an array of tables"),
-    "misspelt-page-key": (
-        '[pages.helpers]\ntitle = "x"\nscopes = ["a"]\n',
-        "unknown key 'scopes' - did you mean 'scope'?",
-    ),
+    "misspelt-section-key": (HELPERS + 'scopes = ["a"]\n', "unknown key 'scopes' - did you mean 'scope'?"),
+    "misspelt-page-key": (PAGE + 'titel = "x"\n', "unknown key 'titel' - did you mean 'title'?"),
     "script-link": (
-        '[pages.index]\ntitle = "x"\nrelated = [{ title = "t", url = "javascript:alert(1)" }]\n',
-        "[pages.index].related[0].url: expected `str` matching",
+        PAGE
+        + '[[pages.helpers.sections]]\nkind = "contents"\nrelated = [{ title = "t", url = "javascript:alert(1)" }]\n',
+        "p.toml:5: [pages.helpers] section 1 (contents).related[0].url: expected `str` matching",
     ),
-    "unknown-page": ('[pages.nonsense]\ntitle = "x"\n', "[pages.nonsense] is not a page"),
+    "unknown-kind": (PAGE + '[[pages.helpers.sections]]\nkind = "flw"\n', "'kind' is 'flw', not a section kind"),
+    "no-slug": (
+        '[pages.helpers]\ntitle = "x"\nsummary = "s"\n',
+        "[pages.helpers]: object missing required field `slug`",
+    ),
+    "prose-of-no-page": ('[prose.nonsense]\nintro = "x"\n', "[prose.nonsense] is not a page"),
+    "unshown-prose": (
+        PAGE + '[prose.helpers]\nintor = "x"\n',
+        "p.toml:6: [prose.helpers] intor is shown by no section",
+    ),
     "not-utf8": (b"[pages.helpers]\ntitle = '\xfe'\n", "not valid UTF-8"),
-    "bad-jinja": ('[prose.index]\nintro = "{{ sym( }}"\n', "prose 'intro'"),
+    "bad-jinja": (PAGE + '[prose.helpers]\nintro = "{{ sym( }}"\n', "prose 'intro'"),
 }
 
 

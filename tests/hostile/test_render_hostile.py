@@ -84,14 +84,15 @@ def test_prose_cannot_escape_the_sandbox(run: Run, tmp_path: Path, payload: str)
 def test_user_template_cannot_escape_the_sandbox(run: Run, tmp_path: Path, payload: str) -> None:
     marker = tmp_path / "marker"
     templates = tmp_path / "templates"
-    templates.mkdir()
-    (templates / "index.j2").write_text(payload.replace("CMD", TOUCH.format(marker=marker)) + "\n", encoding="utf-8")
+    (templates / "sections").mkdir(parents=True)
+    page = templates / "sections" / "contents.j2"  # the index page's one section
+    page.write_text(payload.replace("CMD", TOUCH.format(marker=marker)) + "\n", encoding="utf-8")
     code, _, err = _generate(
         run, tmp_path / "out", "--profile", str(FIXTURES / "profile.toml"), "--templates", str(templates)
     )
     assert not marker.exists()
     assert code == 2, err
-    assert "index.j2" in err
+    assert "contents.j2" in err
 
 
 def test_glossary_definition_is_not_a_template_that_runs(run: Run, tmp_path: Path) -> None:
@@ -126,8 +127,8 @@ def test_template_symlink_out_of_its_directory_is_refused(run: Run, tmp_path: Pa
     secret = tmp_path / "secret.txt"
     secret.write_text("TOPSECRET\n", encoding="utf-8")
     templates = tmp_path / "templates"
-    templates.mkdir()
-    (templates / "index.j2").symlink_to(secret)
+    (templates / "sections").mkdir(parents=True)
+    (templates / "sections" / "contents.j2").symlink_to(secret)
     out = tmp_path / "out"
     code, stdout, err = _generate(run, out, "--profile", str(FIXTURES / "profile.toml"), "--templates", str(templates))
     assert code == 2, err
@@ -191,7 +192,7 @@ def test_templates_cannot_exhaust_time_or_memory(
 
 
 def test_a_misspelt_prose_key_is_an_error_naming_file_and_key(run: Run, tmp_path: Path) -> None:
-    """A prose entry no template shows would silently vanish from the page: it is an error instead."""
+    """A prose entry no section shows would silently vanish from the page: it is an error instead."""
     profile = tmp_path / "profile.toml"
     shutil.copytree(FIXTURES, tmp_path / "copy", ignore=shutil.ignore_patterns("pkg"))
     profile = tmp_path / "copy" / "profile.toml"
@@ -200,4 +201,5 @@ def test_a_misspelt_prose_key_is_an_error_naming_file_and_key(run: Run, tmp_path
     code, _, err = _generate(run, tmp_path / "out", "--profile", str(profile))
     assert code == 2
     assert "profile.toml:" in err
-    assert "[prose.helpers] intor is shown by no template of the page (it shows: intro)" in err
+    assert "[prose.helpers] intor is shown by no section of the page" in err
+    assert "or fix the key (the page shows: no prose)" in err

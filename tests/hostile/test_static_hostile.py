@@ -49,7 +49,9 @@ def trap(tmp_path: Path) -> tuple[Path, Path]:
             'def f():\n    """Doc."""\n    return g()\n\n\ndef g():\n    return 1\n',
         },
     )
-    (tmp_path / "profile.toml").write_text('[pages.helpers]\ntitle = "Helpers"\nscope = ["a.b"]\n', encoding="utf-8")
+    profile = '[pages.helpers]\ntitle = "Helpers"\nslug = "helpers"\nsummary = "helpers"\n'
+    profile += '[[pages.helpers.sections]]\nkind = "inventory"\nscope = ["a.b"]\n'
+    (tmp_path / "profile.toml").write_text(profile, encoding="utf-8")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "page.rst").write_text("See :func:`a.b.f` and :func:`a.b.gone`.\n", encoding="utf-8")
     return site, marker

@@ -1,0 +1,210 @@
+"""What every section builder shares: name resolution against the profile, and the typed rows.
+
+A builder turns one ``[[pages.<page>.sections]]`` table (already checked against its kind's
+schema) into a frozen body the section's template renders.  Names are resolved here, so a
+symbol that vanished from the code fails generation with the profile file, page and parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rlmap.errors import ConfigError
+from rlmap.index.records import ATTRIBUTE, CHECK, READ, WRITE, format_key
+from rlmap.model.codemodel import CodeModel
+from rlmap.pages.diagrams import Diagram
+from rlmap.pages.refs import Anchor, Ref, Refs
+
+BUILTIN_NOISE = ("builtins.",)
+KeyName = str | list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """One place in the code a section lists: where, in which function, under which condition."""
+
+    anchor: Anchor | None
+    function: Ref | None = None
+    guard: str = ""
+    how: str = ""
+    kind: str = ""
+    value: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Calls of one function to the same targets under the same condition (every line kept)."""
+
+    anchor: Anchor | None
+    anchors: tuple[Anchor | None, ...]
+    text: str
+    targets: tuple[Ref | str, ...]
+    overrides: int
+    guard: str
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The model, the references and where the section was declared (for error messages)."""
+
+    model: CodeModel
+    refs: Refs
+    where: str  # "profile.toml [pages.collectors] section 3 (accesses)"
+
+    def fail(self, message: str, hint: str = "update your profile to the code") -> ConfigError:
+        return ConfigError(f"{self.where}: {message}", hint)
+
+    # -- names -----------------------------------------------------------------------------
+    def name(self, value: str, parameter: str) -> str:
+        return self.refs.lookup(value, f"{self.where} {parameter}")
+
+    def member(self, cls: str | None, name: str, parameter: str) -> str:
+        """``name`` as written, or, unqualified, as defined in ``cls`` or its nearest base."""
+        if cls is None or "." in name:
+            return self.name(name, parameter)
+        found = self.model.find_member(cls, name)
+        if found is not None:
+            return found
+        return self.name(f"{cls}.{name}", parameter)  # fails naming the profile and parameter
+
+    def attribute(self, cls: str | None, name: str, parameter: str) -> str:
+        qualname = self.member(cls, name, parameter)
+        if not self.model.attribute_accesses(qualname) and self.model.node_kind(qualname) == ATTRIBUTE:
+            raise self.fail(f"{parameter}: '{name}' is never accessed")
+        return qualname
+
+    def key(self, raw: KeyName, parameter: str) -> tuple[str, ...]:
+        key = tuple(raw) if isinstance(raw, list) else (raw,)
+        if not self.model.key_accesses(key):
+            raise self.fail(f"{parameter}: {format_key(key)} is used nowhere", "update the key")
+        return key
+
+    def ref(self, qualname: str) -> Ref:
+        return self.refs.ref(qualname)
+
+    def ref_or_none(self, qualname: str) -> Ref | None:
+        return self.ref(qualname) if qualname and self.model.has_symbol(qualname) else None
+
+    def targets(self, targets: list[str]) -> tuple[Ref | str, ...]:
+        return tuple(self.ref(t) if self.model.has_symbol(t) else t for t in targets)
+
+    def anchor(self, function: str, name: str, line: int) -> Anchor | None:
+        return self.refs.anchor(name, self.model.path_of(function), line)
+
+    # -- rows ------------------------------------------------------------------------------
+    def accesses(self, attribute: str, kinds: tuple[str, ...]) -> list[Site]:
+        return [
+            Site(
+                anchor=self.anchor(access.function, access.attribute, access.line),
+                function=self.ref_or_none(access.function),
+                kind=access.kind,
+                value=access.value,
+                guard=" / ".join(access.guards),
+            )
+            for access in self.model.attribute_accesses(attribute)
+            if access.kind in kinds
+        ]
+
+    def key_sites(self, key: tuple[str, ...], kinds: tuple[str, ...], scope: tuple[str, ...] = ()) -> list[Site]:
+        rows = []
+        seen: set[tuple[str, int, str, str]] = set()
+        for access in self.model.key_accesses(key):
+            if access.kind not in kinds or (scope and not access.function.startswith(scope)):
+                continue
+            identity = (access.function, access.line, access.kind, access.how)
+            if identity in seen:
+                continue  # the same key read twice on one line (``td["k"] ... td["k"]``)
+            seen.add(identity)
+            name = access.expression.rsplit(".", 1)[-1] if access.expression else key[-1]
+            rows.append(
+                Site(
+                    anchor=self.anchor(access.function, name, access.line),
+                    function=self.ref_or_none(access.function),
+                    how=access.how + (f" via {access.expression}" if access.expression else ""),
+                    kind=access.kind,
+                    guard=" / ".join(access.guards),
+                )
+            )
+        return rows
+
+    def key_functions(self, key: tuple[str, ...], kinds: tuple[str, ...]) -> list[Site]:
+        """One row per function touching ``key`` (its first line), sorted by function."""
+        first: dict[str, Site] = {}
+        for row in self.key_sites(key, kinds):
+            if row.function is not None and row.function.qualname not in first:
+                first[row.function.qualname] = row
+        return [first[name] for name in sorted(first)]
+
+    def calls_to(self, callee: str, scope: tuple[str, ...]) -> list[Site]:
+        """Every call site (with its condition) whose target is ``callee``, in callers within ``scope``."""
+        rows = []
+        for edge in self.model.callers(callee):
+            if scope and not edge.caller.startswith(scope):
+                continue
+            for site in self.model.call_sites(edge.caller):
+                if callee in site.targets:
+                    rows.append(
+                        Site(
+                            anchor=self.anchor(edge.caller, site.callee_text.rsplit(".", 1)[-1], site.line),
+                            function=self.ref_or_none(edge.caller),
+                            guard=" / ".join(site.guards),
+                            text=site.callee_text,
+                        )
+                    )
+        return rows
+
+    def readers(self, target: str) -> list[Site]:
+        """Every line of every function that calls ``target`` (from the call graph)."""
+        rows = []
+        for edge in self.model.callers(target):
+            if not self.model.has_symbol(edge.caller):
+                continue
+            for line in edge.lines:
+                rows.append(
+                    Site(
+                        anchor=self.anchor(edge.caller, target.rsplit(".", 1)[-1], line),
+                        function=self.ref(edge.caller),
+                        how=", ".join(edge.how),
+                    )
+                )
+        return rows
+
+    def calls_of(self, function: str) -> list[Call]:
+        """Calls of ``function`` to named targets, one row per (targets, condition) with every line."""
+        rows: dict[tuple[tuple[str, ...], str], dict[str, Any]] = {}
+        for site in self.model.call_sites(function):
+            targets = [t for t in primary(site.targets, site.how) if not t.startswith(BUILTIN_NOISE)]
+            if not targets:
+                continue
+            guard = " / ".join(site.guards)
+            anchor = self.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line)
+            group = (tuple(targets), guard)
+            if group in rows:
+                rows[group]["anchors"].append(anchor)
+                continue
+            rows[group] = {
+                "anchor": anchor,
+                "anchors": [anchor],
+                "text": site.callee_text,
+                "targets": self.targets(targets),
+                "overrides": overrides(site.how),
+                "guard": guard,
+            }
+        return [Call(**{**row, "anchors": tuple(row["anchors"])}) for row in rows.values()]
+
+
+def primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:
+    """The targets a call names (overrides in subclasses are counted, not listed)."""
+    return [t for t, how in zip(targets, hows, strict=False) if how != "override" and not t.startswith("?:")]
+
+
+def overrides(hows: tuple[str, ...]) -> int:
+    return sum(1 for how in hows if how == "override")
+
+
+READERS = (READ, CHECK)
+WRITERS = (WRITE,)
+ALL_KEY_ACCESSES = (READ, WRITE, CHECK)
+EMPTY: tuple[Diagram, ...] = ()

@@ -1,0 +1,368 @@
+"""Sections about functions and classes: flow, callees, calls, quotes, returns, subclasses,
+inventory, symbols and caveats.  Each ``build_<kind>`` takes the section's checked parameters
+and a :class:`Context`, and returns the frozen body its template renders."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rlmap.index.records import FUNCTION, METHOD, PROPERTY
+from rlmap.pages.diagrams import Diagram, call_diagram, diagram_from_edges, flow_diagram
+from rlmap.pages.refs import Anchor, Ref
+from rlmap.pages.sections import specs
+from rlmap.pages.sections.base import BUILTIN_NOISE, Call, Context, Site, overrides, primary
+
+# Lines worth quoting by default: shape changes and time/batch indexing.
+DEFAULT_MARKERS = (
+    *(f".{method}(" for method in ("reshape", "transpose", "permute", "view", "unsqueeze", "squeeze")),
+    *(f".{method}(" for method in ("flatten", "unflatten", "movedim", "expand", "flip")),
+    "[...",
+    *(f"[:,{space}{start}" for space in ("", " ") for start in "-:0123456789"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    number: int
+    anchor: Anchor | None
+    text: str
+    targets: tuple[Ref | str, ...]
+    overrides: int
+    guard: str
+
+
+@dataclass(frozen=True, slots=True)
+class FlowBody:
+    function: Ref
+    loop: str | None
+    steps: tuple[Step, ...]
+    before: tuple[Step, ...]
+    after: tuple[Step, ...]
+    diagrams: tuple[Diagram, ...]
+
+
+def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    function = ctx.member(cls, spec.function, "function")
+    before: list[Step] = []
+    steps: list[Step] = []
+    after: list[Step] = []
+    for site in ctx.model.call_sites(function):
+        if site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets):
+            continue
+        inside = spec.loop is None or spec.loop in site.guards
+        guards = site.guards[site.guards.index(spec.loop) + 1 :] if spec.loop and inside else site.guards
+        bucket = steps if inside else (after if steps else before)
+        bucket.append(
+            Step(
+                number=len(bucket) + 1,
+                anchor=ctx.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
+                text=site.callee_text,
+                targets=ctx.targets(primary(site.targets, site.how)),
+                overrides=overrides(site.how),
+                guard=" / ".join(guards),
+            )
+        )
+    if spec.loop and not steps:
+        raise ctx.fail(
+            f"loop '{spec.loop}' encloses no call in {function}",
+            "the loop header changed: update it to the loop's text as written in the code",
+        )
+    ref = ctx.ref(function)
+    diagrams = (flow_diagram(spec.diagram, ref.display, spec.loop, steps),) if spec.diagram else ()
+    return FlowBody(ref, spec.loop, tuple(steps), tuple(before), tuple(after), diagrams)
+
+
+@dataclass(frozen=True, slots=True)
+class CalleesBody:
+    function: Ref
+    diagrams: tuple[Diagram, ...]
+
+
+def build_callees(spec: specs.Callees, ctx: Context) -> CalleesBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    function = ctx.member(cls, spec.function, "function")
+    diagram = call_diagram(ctx.model, spec.diagram, function, tuple(spec.scope), depth=spec.depth)
+    return CalleesBody(ctx.ref(function), (diagram,))
+
+
+def _functions(
+    ctx: Context, classes: list[str], members: list[str], members_of: dict[str, list[str]], own_only: bool = False
+) -> list[tuple[str, list[str]]]:
+    """(class, its functions) for each class: ``members``, then ``members_of[<class name>]``."""
+    short_names = {name.rsplit(".", 1)[-1] for name in classes}
+    for name in members_of:
+        if name not in short_names:
+            raise ctx.fail(
+                f"members_of: '{name}' is not one of classes", f"use one of {', '.join(sorted(short_names))}"
+            )
+    found = []
+    for class_name in classes:
+        cls = ctx.name(class_name, "classes")
+        functions = []
+        for member in [*members, *members_of.get(class_name.rsplit(".", 1)[-1], [])]:
+            if own_only:
+                qualname = f"{cls}.{member}"
+                if ctx.model.node_kind(qualname) in (METHOD, FUNCTION):
+                    functions.append(qualname)
+            else:
+                functions.append(ctx.member(cls, member, "members"))
+        found.append((cls, functions))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    ref: Ref
+    calls: tuple[Call, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    ref: Ref
+    members: tuple[Member, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallsBody:
+    groups: tuple[Group, ...]
+    none: str
+    diagrams: tuple[Diagram, ...]
+
+
+def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
+    into = tuple(spec.into)
+    groups = []
+    diagrams = []
+    edges: list[tuple[str, str]] = []
+    for cls, functions in _functions(ctx, spec.classes, spec.members, spec.members_of, spec.own_only):
+        members = []
+        for function in functions:
+            calls = [
+                call
+                for call in ctx.calls_of(function)
+                if any(isinstance(t, Ref) and (not into or t.qualname.startswith(into)) for t in call.targets)
+            ]
+            edges.extend((function, t.qualname) for call in calls for t in call.targets if isinstance(t, Ref))
+            members.append(Member(ctx.ref(function), tuple(calls)))
+        groups.append(Group(ctx.ref(cls), tuple(members)))
+        if spec.diagram and spec.diagram_style == "calls" and functions:
+            name = spec.diagram.replace("{class}", cls.rsplit(".", 1)[-1].lower())
+            diagrams.append(call_diagram(ctx.model, name, functions[0], into, depth=spec.depth))
+    if spec.diagram and spec.diagram_style == "edges":
+        diagrams.append(diagram_from_edges(ctx.model, spec.diagram.replace("{class}", ""), edges))
+    return CallsBody(tuple(groups), spec.none or "", tuple(diagrams))
+
+
+@dataclass(frozen=True, slots=True)
+class Quoted:
+    ref: Ref
+    lines: tuple[Site, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QuotesBody:
+    functions: tuple[Quoted, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_quotes(spec: specs.Quotes, ctx: Context) -> QuotesBody:
+    markers = tuple(spec.markers) or DEFAULT_MARKERS
+    quoted = []
+    for _, functions in _functions(ctx, spec.classes, spec.members, spec.members_of):
+        for function in functions:
+            symbol = ctx.model.symbol(function)
+            if symbol is None:
+                continue
+            docstring = ctx.refs.docstring_lines(symbol)
+            lines = []
+            for line in range(symbol.line + 1, symbol.end_line + 1):
+                text = ctx.refs.line_text(symbol.path, line)
+                stripped = text.strip()
+                if line in docstring or stripped.startswith("#") or not any(marker in text for marker in markers):
+                    continue
+                lines.append(Site(anchor=ctx.refs.anchor(stripped, symbol.path, line), text=stripped))
+            if lines:
+                quoted.append(Quoted(ctx.ref(function), tuple(lines)))
+    return QuotesBody(tuple(quoted))
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnsBody:
+    function: Ref
+    returns: tuple[Site, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_returns(spec: specs.Returns, ctx: Context) -> ReturnsBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    function = ctx.member(cls, spec.function, "function")
+    rows = tuple(
+        Site(
+            anchor=ctx.anchor(function, "return", site.line),
+            value=site.value or "None",
+            guard=" / ".join(site.guards) or "(no enclosing condition)",
+        )
+        for site in ctx.model.returns(function)
+    )
+    return ReturnsBody(ctx.ref(function), rows)
+
+
+@dataclass(frozen=True, slots=True)
+class Subclass:
+    ref: Ref
+    override: Ref | None
+    former: tuple[Site, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SubclassesBody:
+    subclasses: tuple[Subclass, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_subclasses(spec: specs.Subclasses, ctx: Context) -> SubclassesBody:
+    cls = ctx.name(spec.class_, "class")
+    method = ctx.member(cls, spec.method, "method").rsplit(".", 1)[-1]
+    rows = []
+    for sub in ctx.model.subclasses_of(cls):
+        override = f"{sub}.{method}"
+        former: list[Site] = []
+        for old in spec.former_names:
+            for qualname in ctx.model.attribute_names():
+                if qualname.endswith(f".{old}") and qualname.startswith(sub + "."):
+                    former.extend(ctx.accesses(qualname, ("write", "read")))
+        has_override = ctx.model.node_kind(override) in (METHOD, FUNCTION, PROPERTY)
+        if has_override or former:
+            rows.append(Subclass(ctx.ref(sub), ctx.ref(override) if has_override else None, tuple(former)))
+    return SubclassesBody(tuple(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class Helper:
+    ref: Ref
+    callers: tuple[Ref, ...]  # the callers rlmap knows as symbols
+    count: int  # every distinct caller
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryBody:
+    owner: Ref | None
+    scope: tuple[str, ...]
+    helpers: tuple[Helper, ...]
+    total: int
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
+    if (spec.class_ is None) == (not spec.scope):
+        raise ctx.fail("give either 'class' or 'scope'", "class lists a class's helpers, scope ranks a package's")
+    if spec.class_ is not None:
+        cls = ctx.name(spec.class_, "class")
+        prefix = cls + "."
+        rows = []
+        for name in ctx.model.qualnames():
+            member = name[len(prefix) :] if name.startswith(prefix) else ""
+            if not _private(member) or "." in member or ctx.model.node_kind(name) not in (METHOD, PROPERTY, FUNCTION):
+                continue
+            callers = sorted({edge.caller for edge in ctx.model.callers(name)})
+            known = tuple(ctx.ref(c) for c in callers if ctx.model.has_symbol(c))
+            rows.append(Helper(ctx.ref(name), known, len(callers)))
+        rows.sort(key=lambda row: row.ref.anchor.line if row.ref.anchor else 0)
+        return InventoryBody(ctx.ref(cls), (), tuple(rows), len(rows))
+    scope = tuple(spec.scope)
+    rows = []
+    for symbol in ctx.model.symbols():
+        if symbol.kind not in (FUNCTION, METHOD) or symbol.has_docstring or not symbol.qualname.startswith(scope):
+            continue
+        if not _private(symbol.qualname.rsplit(".", 1)[-1]):
+            continue
+        count = len({edge.caller for edge in ctx.model.callers(symbol.qualname)})
+        rows.append(Helper(ctx.ref(symbol.qualname), (), count))
+    rows.sort(key=lambda row: (-row.count, row.ref.qualname))
+    return InventoryBody(None, scope, tuple(rows[: spec.limit]), len(rows))
+
+
+def _private(name: str) -> bool:
+    """A private helper's name: one leading underscore (dunders are protocol, not helpers)."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    ref: Ref
+    callers: tuple[Site, ...]
+    calls: tuple[Call, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolsBody:
+    symbols: tuple[Described, ...]
+    detail: bool
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_symbols(spec: specs.Symbols, ctx: Context) -> SymbolsBody:
+    detail = spec.layout == "detail"
+    rows = []
+    for name in spec.symbols:
+        qualname = ctx.name(name, "symbols")
+        callers = tuple(ctx.readers(qualname)) if detail else ()
+        calls = tuple(c for c in ctx.calls_of(qualname) if any(isinstance(t, Ref) for t in c.targets)) if detail else ()
+        rows.append(Described(ctx.ref(qualname), callers, calls))
+    return SymbolsBody(tuple(rows), detail)
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    ref: Ref
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CaveatsBody:
+    caveats: tuple[Caveat, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_caveats(spec: specs.Caveats, ctx: Context) -> CaveatsBody:
+    rows = []
+    for name in spec.symbols:
+        qualname = ctx.name(name, "symbols")
+        symbol = ctx.model.symbol(qualname)
+        notes = _caveats(ctx.refs.docstring(symbol)) if symbol is not None else []
+        if notes:
+            rows.append(Caveat(ctx.ref(qualname), tuple(notes)))
+    return CaveatsBody(tuple(rows))
+
+
+_NOTE = re.compile(r"(\s*)\.\. (note|warning|caution|important)::\s*(.*)")
+_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?: <[^>]*>)?`")
+
+
+def _caveats(docstring: str) -> list[str]:
+    """``.. note::`` / ``.. warning::`` blocks of a docstring, as plain text.
+
+    A block ends at the first non-blank line indented no deeper than its directive.
+    """
+    notes = []
+    lines = docstring.splitlines()
+    index = 0
+    while index < len(lines):
+        match = _NOTE.match(lines[index])
+        if not match:
+            index += 1
+            continue
+        indent = len(match.group(1))
+        body = [match.group(3)] if match.group(3) else []
+        index += 1
+        while index < len(lines):
+            line = lines[index]
+            if line.strip() and len(line) - len(line.lstrip()) <= indent:
+                break
+            body.append(line.strip())
+            index += 1
+        text = _ROLE.sub(r"\1", " ".join(part for part in body if part))
+        notes.append(f"{match.group(2).capitalize()}: {text.replace('``', '')}")
+    return notes

@@ -1,0 +1,169 @@
+"""Sections made of curated data: the glossary, the symptoms and the contents of the profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rlmap.index.records import format_key
+from rlmap.model.codemodel import CodeModel
+from rlmap.pages.diagrams import Diagram
+from rlmap.pages.refs import Ref
+from rlmap.pages.sections import specs
+from rlmap.pages.sections.base import READERS, WRITERS, Context, Site
+
+if TYPE_CHECKING:
+    from rlmap.pages.profile import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolUse:
+    ref: Ref
+    places: int
+    files: int
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFlow:
+    key: str
+    writers: tuple[Site, ...]
+    readers: tuple[Site, ...]
+    places: int
+    files: int
+
+
+@dataclass(frozen=True, slots=True)
+class GlossaryTerm:
+    term: str
+    slug: str
+    aliases: tuple[str, ...]
+    former: tuple[str, ...]
+    definition: str
+    symbols: tuple[SymbolUse, ...]
+    key_flows: tuple[KeyFlow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GlossaryBody:
+    terms: tuple[GlossaryTerm, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> GlossaryBody:
+    del spec
+    entries = []
+    for term in sorted(profile.glossary, key=lambda t: t.term.lower()):
+        symbols = []
+        for name in term.symbols:
+            qualname = ctx.refs.lookup(name, term.origin)
+            places, files = usage(ctx.model, qualname)
+            symbols.append(SymbolUse(ctx.ref(qualname), places, files))
+        keys = []
+        for key in term.keys:
+            accesses = ctx.model.key_accesses(key)
+            if not accesses:
+                raise ctx.fail(f"{term.origin}: key {format_key(key)} is used nowhere", "update the key")
+            keys.append(
+                KeyFlow(
+                    key=format_key(key),
+                    writers=tuple(ctx.key_functions(key, WRITERS)),
+                    readers=tuple(ctx.key_functions(key, READERS)),
+                    places=len(accesses),
+                    files=len({ctx.model.path_of(a.function) for a in accesses}),
+                )
+            )
+        entries.append(
+            GlossaryTerm(term.term, term.slug, term.aliases, term.former, term.definition, tuple(symbols), tuple(keys))
+        )
+    return GlossaryBody(tuple(entries))
+
+
+@dataclass(frozen=True, slots=True)
+class SectionLink:
+    title: str
+    slug: str
+    section: str
+
+
+@dataclass(frozen=True, slots=True)
+class SymptomRow:
+    id: str
+    symptom: str
+    cause: str
+    look: tuple[Ref, ...]
+    key_names: tuple[str, ...]
+    see: tuple[SectionLink, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SymptomsBody:
+    symptoms: tuple[SymptomRow, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_symptoms(spec: specs.Symptoms, ctx: Context, profile: Profile) -> SymptomsBody:
+    del spec
+    rows = []
+    for symptom in profile.symptoms:
+        look = tuple(ctx.ref(ctx.refs.lookup(name, symptom.origin)) for name in symptom.look)
+        keys = []
+        for key in symptom.keys:
+            if not ctx.model.key_accesses(key):
+                raise ctx.fail(f"{symptom.origin}: key {format_key(key)} is used nowhere", "update the key")
+            keys.append(format_key(key))
+        see = tuple(
+            SectionLink(profile.pages[page].titles()[section], profile.pages[page].slug, section)
+            for page, section in symptom.see
+        )
+        rows.append(SymptomRow(symptom.id, symptom.symptom, symptom.cause, look, tuple(keys), see))
+    return SymptomsBody(tuple(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class PageLink:
+    title: str
+    slug: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContentsBody:
+    pages: tuple[PageLink, ...]
+    related: tuple[specs.Link, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_contents(spec: specs.Contents, ctx: Context, profile: Profile) -> ContentsBody:
+    del ctx
+    return ContentsBody(listed_pages(profile), tuple(spec.related))
+
+
+def listed_pages(profile: Profile) -> tuple[PageLink, ...]:
+    return tuple(PageLink(page.title, page.slug, page.summary) for page in profile.pages.values() if page.listed)
+
+
+def usage(model: CodeModel, qualname: str) -> tuple[int, int]:
+    """(places, files): call sites and attribute accesses that use a symbol, and their files.
+
+    A class is used where it is constructed: calls that resolve to the ``__init__`` it runs
+    (its own or a base's) and are written with the class's name.
+    """
+    places = 0
+    files: set[str] = set()
+    if model.node_kind(qualname) == "class":
+        init = model.find_member(qualname, "__init__") or ""
+        name = qualname.rsplit(".", 1)[-1]
+        for edge in model.callers(init) if init else ():
+            for site in model.call_sites(edge.caller):
+                if init in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
+                    places += 1
+                    files.add(model.path_of(edge.caller))
+    else:
+        for edge in model.callers(qualname):
+            places += len(edge.lines)
+            files.add(model.path_of(edge.caller))
+    for access in model.attribute_accesses(qualname):
+        places += 1
+        files.add(model.path_of(access.function))
+    files.discard("")
+    return places, len(files)

@@ -1,0 +1,124 @@
+"""Sections about data: attribute accesses, tensordict keys, and the callers of a symbol."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rlmap.index.records import format_key
+from rlmap.pages.diagrams import Diagram, key_diagram
+from rlmap.pages.refs import Ref
+from rlmap.pages.sections import specs
+from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Context, Site
+
+
+@dataclass(frozen=True, slots=True)
+class ByFunction:
+    function: Ref | None
+    writes: tuple[Site, ...]
+    reads: tuple[Site, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    ref: Ref
+    assigned: tuple[Site, ...]
+    set: tuple[Site, ...]
+    called: tuple[Site, ...]
+    read: tuple[Site, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AccessesBody:
+    attributes: tuple[Attribute, ...]
+    by_function: tuple[ByFunction, ...]
+    show: tuple[str, ...]
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_accesses(spec: specs.Accesses, ctx: Context) -> AccessesBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    scope = tuple(spec.scope)
+    attributes = []
+    grouped: dict[str, list[Site]] = defaultdict(list)
+    for name in spec.attributes:
+        qualname = ctx.attribute(cls, name, "attributes")
+        if spec.layout == "by-function":
+            for row in ctx.accesses(qualname, ("write", "read", "augmented", "delete")):
+                grouped[row.function.qualname if row.function else ""].append(row)
+        attributes.append(
+            Attribute(
+                ref=ctx.ref(qualname),
+                assigned=tuple(ctx.accesses(qualname, ("write",))) if "assigned" in spec.show else (),
+                set=tuple(ctx.accesses(qualname, ("write", "augmented"))) if "set" in spec.show else (),
+                called=tuple(ctx.calls_to(qualname, scope)) if "called" in spec.show else (),
+                read=tuple(ctx.accesses(qualname, ("read",))) if "read" in spec.show else (),
+            )
+        )
+    by_function = tuple(
+        ByFunction(
+            ctx.ref(function) if function else None,
+            tuple(row for row in rows if row.kind != "read"),
+            tuple(row for row in rows if row.kind == "read"),
+        )
+        for function, rows in sorted(grouped.items(), key=lambda item: min(_line(r) for r in item[1]))
+    )
+    return AccessesBody(tuple(attributes), by_function, tuple(spec.show))
+
+
+def _line(site: Site) -> int:
+    return site.anchor.line if site.anchor else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    key: str
+    writers: tuple[Site, ...]
+    readers: tuple[Site, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KeysBody:
+    keys: tuple[Key, ...]
+    sites: tuple[Site, ...]  # every access, for the one-table layout
+    layout: str
+    diagrams: tuple[Diagram, ...]
+
+
+def build_keys(spec: specs.Keys, ctx: Context) -> KeysBody:
+    scope = tuple(spec.scope)
+    keys = []
+    sites: list[Site] = []
+    for raw in spec.keys:
+        key = ctx.key(raw, "keys")
+        if spec.layout == "table":
+            sites.extend(ctx.key_sites(key, ALL_KEY_ACCESSES, scope))
+        keys.append(
+            Key(format_key(key), tuple(ctx.key_sites(key, WRITERS, scope)), tuple(ctx.key_sites(key, READERS, scope)))
+        )
+    diagrams = (key_diagram(spec.diagram, keys),) if spec.diagram else ()
+    return KeysBody(tuple(keys), tuple(sites), spec.layout, diagrams)
+
+
+@dataclass(frozen=True, slots=True)
+class Called:
+    ref: Ref
+    sites: tuple[Site, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallersBody:
+    targets: tuple[Called, ...]
+    layout: str
+    diagrams: tuple[Diagram, ...] = ()
+
+
+def build_callers(spec: specs.Callers, ctx: Context) -> CallersBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    scope = tuple(spec.scope)
+    rows = []
+    for name in spec.targets:
+        target = ctx.member(cls, name, "targets")
+        sites = ctx.calls_to(target, scope) if spec.layout == "sites" else ctx.readers(target)
+        rows.append(Called(ctx.ref(target), tuple(sites)))
+    return CallersBody(tuple(rows), spec.layout)

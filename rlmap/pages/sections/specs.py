@@ -1,0 +1,195 @@
+"""The parameters of each section kind, as the profile writes them (``[[pages.<page>.sections]]``).
+
+Every kind is a msgspec Struct that forbids unknown fields, so a misspelt parameter is an error
+naming the profile file, the page, the section and the field (with a suggestion), never a
+silently empty section.  The common fields (``kind``, ``id``, ``title``, ``prose``, ``lead``)
+are on :class:`Spec`; what each kind shows is documented on its class.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+Names = list[Name]
+KeyNames = list[Name | list[Name]]  # "is_init" or ["collector", "traj_ids"]
+Ident = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_]{0,60}$")]
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=5000)]
+Depth = Annotated[int, msgspec.Meta(ge=1, le=6)]
+
+
+class Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Fields every section has.  ``title`` gives it a heading and a label (``rlmap_<slug>_<id>``),
+    which needs an ``id``; without a title the section continues the one before it.  ``prose``
+    names a ``[prose.<page>]`` entry shown under the heading; ``lead`` is a short curated line
+    (jinja, ``sym()``/``name()``/``key()``/``term()``) shown before the section's content."""
+
+    id: Ident | None = None
+    title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    prose: Ident | None = None
+    lead: Text | None = None
+
+
+class Flow(Spec, kw_only=True):
+    """Every call of ``function`` in code order with its condition; with ``loop`` (the loop's
+    header as written) the calls inside the loop are numbered and drawn, the rest listed as
+    before and after it."""
+
+    function: Name
+    class_: Name | None = msgspec.field(default=None, name="class")
+    loop: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
+    diagram: Ident | None = None
+
+
+class Callees(Spec, kw_only=True):
+    """A diagram of the calls from ``function`` into ``scope``, breadth first to ``depth``."""
+
+    function: Name
+    class_: Name | None = msgspec.field(default=None, name="class")
+    scope: Names = []
+    depth: Depth = 1
+    diagram: Ident
+
+
+class Calls(Spec, kw_only=True):
+    """For each class of ``classes``: its ``members`` (and ``members_of[<class name>]``) with the
+    calls each makes into ``into``.  ``own_only`` skips members the class does not define itself;
+    ``none`` is said of a member that makes no such call.  ``diagram`` names one diagram of all
+    the calls (``diagram_style = "edges"``) or, with ``{class}`` in it, one call diagram per class
+    from its first member, ``depth`` deep (``diagram_style = "calls"``)."""
+
+    classes: Names
+    members: Names = msgspec.field(default_factory=lambda: ["forward"])
+    members_of: dict[Name, Names] = {}
+    own_only: bool = False
+    into: Names = []
+    none: Text | None = None
+    diagram: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_{}]{0,80}$")] | None = None
+    diagram_style: Literal["calls", "edges"] = "edges"
+    depth: Depth = 2
+
+
+class Quotes(Spec, kw_only=True):
+    """The source lines of the same functions as :class:`Calls` that hold one of ``markers``
+    (substrings, not regular expressions); default markers are reshapes and time indexing."""
+
+    classes: Names
+    members: Names = msgspec.field(default_factory=lambda: ["forward"])
+    members_of: dict[Name, Names] = {}
+    markers: Names = []
+
+
+class Returns(Spec, kw_only=True):
+    """A table of what ``function`` returns, branch by branch, with the condition of each."""
+
+    function: Name
+    class_: Name | None = msgspec.field(default=None, name="class")
+
+
+class Accesses(Spec, kw_only=True):
+    """Every access to ``attributes`` (members of ``class``).  ``layout = "by-function"`` groups
+    writes and reads by the function that makes them; ``"by-attribute"`` gives each attribute a
+    heading and lists what ``show`` asks for: ``assigned`` (plain assignments and their value),
+    ``set`` (assignments and augmented ones, with value and condition), ``called`` (calls of the
+    attribute's value from ``scope``, with condition), ``read`` (reads, with condition)."""
+
+    attributes: Names
+    class_: Name | None = msgspec.field(default=None, name="class")
+    layout: Literal["by-function", "by-attribute"] = "by-attribute"
+    show: list[Literal["assigned", "set", "called", "read"]] = msgspec.field(default_factory=lambda: ["set", "read"])
+    scope: Names = []
+
+
+class Keys(Spec, kw_only=True):
+    """Writers and readers of tensordict ``keys`` within ``scope``: ``layout = "list"`` (where
+    each key is written, then read), ``"tables"`` (a table per key, and a diagram named
+    ``diagram``), ``"table"`` (one table of every access)."""
+
+    keys: KeyNames
+    scope: Names = []
+    layout: Literal["list", "tables", "table"] = "tables"
+    diagram: Ident | None = None
+
+
+class Callers(Spec, kw_only=True):
+    """Who calls each of ``targets`` (members of ``class``): ``layout = "sites"`` lists every
+    call site within ``scope`` with its condition; ``"readers"`` every calling line from the
+    call graph."""
+
+    targets: Names
+    class_: Name | None = msgspec.field(default=None, name="class")
+    scope: Names = []
+    layout: Literal["sites", "readers"] = "sites"
+
+
+class Symbols(Spec, kw_only=True):
+    """``symbols`` with their docstring summary; ``layout = "detail"`` adds a heading, callers
+    and calls for each."""
+
+    symbols: Names
+    layout: Literal["list", "detail"] = "list"
+
+
+class Caveats(Spec, kw_only=True):
+    """The ``.. note::`` and ``.. warning::`` blocks of the docstrings of ``symbols``."""
+
+    symbols: Names
+
+
+class Subclasses(Spec, kw_only=True):
+    """Subclasses of ``class`` that override ``method`` or still use one of ``former_names``."""
+
+    class_: Name = msgspec.field(name="class")
+    method: Name
+    former_names: Names = []
+
+
+class Inventory(Spec, kw_only=True):
+    """Private helpers: of ``class`` (every private method, docstring status and callers), or in
+    ``scope`` (those without a docstring, ranked by callers, at most ``limit``)."""
+
+    class_: Name | None = msgspec.field(default=None, name="class")
+    scope: Names = []
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+
+
+class Glossary(Spec, kw_only=True):
+    """The profile's glossary: each term with its symbols' use and its keys' writers and readers."""
+
+
+class Symptoms(Spec, kw_only=True):
+    """The profile's symptoms: cause, symbols and keys to inspect, internals sections to read."""
+
+
+class Link(msgspec.Struct, forbid_unknown_fields=True):
+    title: Name
+    doc: Name | None = None
+    url: Annotated[str, msgspec.Meta(pattern=r"^https://[^\s<>`]+$", max_length=500)] | None = None
+
+
+class Contents(Spec, kw_only=True):
+    """Every listed page of the profile with its summary (a toctree in rst), then ``related`` links."""
+
+    related: list[Link] = []
+
+
+# ``kind = "..."`` -> the schema of that section's table
+SECTION_SPECS: dict[str, type[Spec]] = {
+    "flow": Flow,
+    "callees": Callees,
+    "calls": Calls,
+    "quotes": Quotes,
+    "returns": Returns,
+    "accesses": Accesses,
+    "keys": Keys,
+    "callers": Callers,
+    "symbols": Symbols,
+    "caveats": Caveats,
+    "subclasses": Subclasses,
+    "inventory": Inventory,
+    "glossary": Glossary,
+    "symptoms": Symptoms,
+    "contents": Contents,
+}
