@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -47,6 +47,7 @@ class _Header(msgspec.Struct, forbid_unknown_fields=True):
     glossary: Name | None = None
     symptoms: Name | None = None
     focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
+    extensions: list[Literal["tensordict"]] = []  # analyses beyond plain Python the profile turns on
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,7 @@ class Profile:
     glossary: tuple[Term, ...] = ()
     symptoms: tuple[Symptom, ...] = ()
     focus: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
     templates: Path | None = None  # the profile's own template overrides
     builtin: bool = False
 
@@ -162,6 +164,7 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         glossary=glossary,
         symptoms=symptoms,
         focus=tuple(header.focus),
+        extensions=tuple(header.extensions),
         templates=templates if templates.is_dir() and not templates.is_symlink() else None,
         builtin=builtin,
     )
