@@ -81,6 +81,7 @@ class Key:
 class KeysBody:
     keys: tuple[Key, ...]
     sites: tuple[Site, ...]  # every access, for the one-table layout
+    scope: tuple[str, ...]
     layout: str
     diagrams: tuple[Diagram, ...]
 
@@ -97,7 +98,7 @@ def build_keys(spec: specs.Keys, ctx: Context) -> KeysBody:
             Key(format_key(key), tuple(ctx.key_sites(key, WRITERS, scope)), tuple(ctx.key_sites(key, READERS, scope)))
         )
     diagrams = (key_diagram(spec.diagram, keys),) if spec.diagram else ()
-    return KeysBody(tuple(keys), tuple(sites), spec.layout, diagrams)
+    return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, diagrams)
 
 
 @dataclass(frozen=True, slots=True)
