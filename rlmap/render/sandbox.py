@@ -1,0 +1,120 @@
+"""The jinja2 environment every template and prose entry renders in: a bounded sandbox, and
+a loader confined to its template directories (a user's, the profile's, then rlmap's own)."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+
+from rlmap.render.formatters import TemplateError
+
+
+def template_dirs(extra: Path | None, profile: Path | None = None) -> list[str]:
+    """A user's template directory first (it may override any template), then the profile's
+    own overrides, then the shipped ones."""
+    dirs = [str(folder) for folder in (extra, profile) if folder is not None]
+    dirs.append(str(shipped_templates()))
+    return dirs
+
+
+def shipped_templates() -> Path:
+    """The templates rlmap ships: ``rlmap.templates`` once installed, ``templates/`` in a checkout."""
+    try:
+        return Path(str(resources.files("rlmap.templates")))
+    except ModuleNotFoundError:  # run from a checkout (PYTHONPATH=.) without installing
+        return Path(__file__).resolve().parent.parent.parent / "templates"
+
+
+# Bounds on what a template or a prose entry may build: a hostile profile must not be able to
+# exhaust memory or time with ``"x" * 10**12`` or nested loops over ``range``.
+MAX_STRING = 1_000_000
+MAX_RANGE_TOTAL = 1_000_000
+MAX_EXPONENT = 256
+
+
+class _ConfinedLoader(jinja2.FileSystemLoader):
+    """A FileSystemLoader that refuses a template whose real path leaves its search directory.
+
+    jinja2 already rejects ``..`` in template names; this also stops a symlink inside a user's
+    template directory from reading any other file of the machine into a page.
+    """
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        source, filename, uptodate = super().get_source(environment, template)
+        real = Path(filename).resolve()
+        if not any(real.is_relative_to(Path(base).resolve()) for base in self.searchpath):
+            raise TemplateError(
+                f"template '{template}' is a link to a file outside its template directory",
+                "replace the symlink with the template itself",
+            )
+        return source, filename, uptodate
+
+
+class Sandbox(jinja2.sandbox.SandboxedEnvironment):
+    """jinja2's sandbox (no attribute starting with ``_``, no unsafe callables, no ``str.format``
+    escapes) plus bounds on string size, exponents and the total length of ``range`` loops.
+
+    Every template and every prose entry is rendered here, shipped or not: the same rules
+    everywhere, so a user template cannot rely on anything the shipped ones do not need.
+    """
+
+    intercepted_binops = frozenset({"*", "**", "%"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._range_budget = MAX_RANGE_TOTAL
+        self.globals.pop("lipsum", None)
+        self.globals["range"] = self._range
+
+    def _range(self, *args: int) -> range:
+        numbers = jinja2.sandbox.safe_range(*args)
+        self._range_budget -= len(numbers)
+        if self._range_budget < 0:
+            raise jinja2.sandbox.SecurityError(f"loops over range() exceed {MAX_RANGE_TOTAL} steps in one page")
+        return numbers
+
+    def reset_budget(self) -> None:
+        self._range_budget = MAX_RANGE_TOTAL
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for sized, count in ((left, right), (right, left)):
+                repeated = isinstance(sized, str | list | tuple) and isinstance(count, int)
+                if repeated and len(sized) * max(count, 0) > MAX_STRING:
+                    raise jinja2.sandbox.SecurityError(f"a repeated value longer than {MAX_STRING} characters")
+        if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
+            raise jinja2.sandbox.SecurityError(f"an exponent above {MAX_EXPONENT}")
+        if operator == "%" and isinstance(left, str) and _WIDE_FORMAT.search(left):
+            raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
+        return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: Any) -> Any:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is not None and _WIDE_FIELD.search(value.__self__):
+            raise jinja2.sandbox.SecurityError("a format field wider than 9999 characters")
+        return wrapped
+
+
+_WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5})")
+_WIDE_FIELD = re.compile(r"\{[^{}]{0,100}?:[^{}]{0,20}?[0-9]{5}")
+
+
+def make_environment(extra: Path | None = None, profile: Path | None = None) -> jinja2.Environment:
+    return Sandbox(
+        loader=_ConfinedLoader(template_dirs(extra, profile)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # rst and Markdown, not HTML
+    )
+
+
+def prose_environment() -> Sandbox:
+    """Where curated prose renders: the sandbox with no loader, so no include/import/extends."""
+    return Sandbox(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
