@@ -35,14 +35,25 @@ class Site:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """Calls of one function to the same targets under the same condition (every line kept)."""
+    """A call a function makes: the callee as written, what it resolves to, its condition.
+
+    Grouped (``calls_of``): every line making the same call under the same condition is in
+    ``anchors``.  In a flow, each call is one numbered step (``number``)."""
 
     anchor: Anchor | None
-    anchors: tuple[Anchor | None, ...]
     text: str
     targets: tuple[Ref | str, ...]
-    overrides: int
+    overrides: int  # how many overriding methods a call on ``self`` may also reach
     guard: str
+    anchors: tuple[Anchor | None, ...] = ()
+    number: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Body:
+    """What every section body has: the diagrams it draws (written beside the page)."""
+
+    diagrams: tuple[Diagram, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,4 +218,3 @@ def overrides(hows: tuple[str, ...]) -> int:
 READERS = (READ, CHECK)
 WRITERS = (WRITE,)
 ALL_KEY_ACCESSES = (READ, WRITE, CHECK)
-EMPTY: tuple[Diagram, ...] = ()

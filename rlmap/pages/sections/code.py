@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 
 from rlmap.index.records import FUNCTION, METHOD, PROPERTY
-from rlmap.pages.diagrams import Diagram, call_diagram, diagram_from_edges, flow_diagram
-from rlmap.pages.refs import Anchor, Ref
+from rlmap.pages.diagrams import call_diagram, diagram_from_edges, flow_diagram
+from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import BUILTIN_NOISE, Call, Context, Site, overrides, primary
+from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, Site, overrides, primary
 
 # Lines worth quoting by default: shape changes and time/batch indexing.
 DEFAULT_MARKERS = (
@@ -23,31 +23,20 @@ DEFAULT_MARKERS = (
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
-    number: int
-    anchor: Anchor | None
-    text: str
-    targets: tuple[Ref | str, ...]
-    overrides: int
-    guard: str
-
-
-@dataclass(frozen=True, slots=True)
-class FlowBody:
+class FlowBody(Body):
     function: Ref
     loop: str | None
-    steps: tuple[Step, ...]
-    before: tuple[Step, ...]
-    after: tuple[Step, ...]
-    diagrams: tuple[Diagram, ...]
+    steps: tuple[Call, ...]
+    before: tuple[Call, ...]
+    after: tuple[Call, ...]
 
 
 def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
     cls = ctx.name(spec.class_, "class") if spec.class_ else None
     function = ctx.member(cls, spec.function, "function")
-    before: list[Step] = []
-    steps: list[Step] = []
-    after: list[Step] = []
+    before: list[Call] = []
+    steps: list[Call] = []
+    after: list[Call] = []
     for site in ctx.model.call_sites(function):
         if site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets):
             continue
@@ -55,7 +44,7 @@ def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
         guards = site.guards[site.guards.index(spec.loop) + 1 :] if spec.loop and inside else site.guards
         bucket = steps if inside else (after if steps else before)
         bucket.append(
-            Step(
+            Call(
                 number=len(bucket) + 1,
                 anchor=ctx.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
                 text=site.callee_text,
@@ -71,20 +60,19 @@ def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
         )
     ref = ctx.ref(function)
     diagrams = (flow_diagram(spec.diagram, ref.display, spec.loop, steps),) if spec.diagram else ()
-    return FlowBody(ref, spec.loop, tuple(steps), tuple(before), tuple(after), diagrams)
+    return FlowBody(ref, spec.loop, tuple(steps), tuple(before), tuple(after), diagrams=diagrams)
 
 
 @dataclass(frozen=True, slots=True)
-class CalleesBody:
+class CalleesBody(Body):
     function: Ref
-    diagrams: tuple[Diagram, ...]
 
 
 def build_callees(spec: specs.Callees, ctx: Context) -> CalleesBody:
     cls = ctx.name(spec.class_, "class") if spec.class_ else None
     function = ctx.member(cls, spec.function, "function")
     diagram = call_diagram(ctx.model, spec.diagram, function, tuple(spec.scope), depth=spec.depth)
-    return CalleesBody(ctx.ref(function), (diagram,))
+    return CalleesBody(ctx.ref(function), diagrams=(diagram,))
 
 
 def _functions(
@@ -125,10 +113,9 @@ class Group:
 
 
 @dataclass(frozen=True, slots=True)
-class CallsBody:
+class CallsBody(Body):
     groups: tuple[Group, ...]
     none: str
-    diagrams: tuple[Diagram, ...]
 
 
 def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
@@ -152,7 +139,7 @@ def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
             diagrams.append(call_diagram(ctx.model, name, functions[0], into, depth=spec.depth))
     if spec.diagram and spec.diagram_style == "edges":
         diagrams.append(diagram_from_edges(ctx.model, spec.diagram.replace("{class}", ""), edges))
-    return CallsBody(tuple(groups), spec.none or "", tuple(diagrams))
+    return CallsBody(tuple(groups), spec.none or "", diagrams=tuple(diagrams))
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +149,8 @@ class Quoted:
 
 
 @dataclass(frozen=True, slots=True)
-class QuotesBody:
+class QuotesBody(Body):
     functions: tuple[Quoted, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_quotes(spec: specs.Quotes, ctx: Context) -> QuotesBody:
@@ -189,10 +175,9 @@ def build_quotes(spec: specs.Quotes, ctx: Context) -> QuotesBody:
 
 
 @dataclass(frozen=True, slots=True)
-class ReturnsBody:
+class ReturnsBody(Body):
     function: Ref
     returns: tuple[Site, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_returns(spec: specs.Returns, ctx: Context) -> ReturnsBody:
@@ -217,9 +202,8 @@ class Subclass:
 
 
 @dataclass(frozen=True, slots=True)
-class SubclassesBody:
+class SubclassesBody(Body):
     subclasses: tuple[Subclass, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_subclasses(spec: specs.Subclasses, ctx: Context) -> SubclassesBody:
@@ -247,12 +231,11 @@ class Helper:
 
 
 @dataclass(frozen=True, slots=True)
-class InventoryBody:
+class InventoryBody(Body):
     owner: Ref | None
     scope: tuple[str, ...]
     helpers: tuple[Helper, ...]
     total: int
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
@@ -297,10 +280,9 @@ class Described:
 
 
 @dataclass(frozen=True, slots=True)
-class SymbolsBody:
+class SymbolsBody(Body):
     symbols: tuple[Described, ...]
     detail: bool
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_symbols(spec: specs.Symbols, ctx: Context) -> SymbolsBody:
@@ -321,9 +303,8 @@ class Caveat:
 
 
 @dataclass(frozen=True, slots=True)
-class CaveatsBody:
+class CaveatsBody(Body):
     caveats: tuple[Caveat, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_caveats(spec: specs.Caveats, ctx: Context) -> CaveatsBody:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rlmap.errors import ConfigError
 from rlmap.index.records import format_key
 from rlmap.model.codemodel import CodeModel
-from rlmap.pages.diagrams import Diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import READERS, WRITERS, Context, Site
+from rlmap.pages.sections.base import READERS, WRITERS, Body, Context, Site
 
 if TYPE_CHECKING:
+    from rlmap.pages.curated import Symptom, Term
     from rlmap.pages.profile import Profile
 
 
@@ -34,19 +35,14 @@ class KeyFlow:
 
 @dataclass(frozen=True, slots=True)
 class GlossaryTerm:
-    term: str
-    slug: str
-    aliases: tuple[str, ...]
-    former: tuple[str, ...]
-    definition: str
+    entry: Term  # as the glossary file has it
     symbols: tuple[SymbolUse, ...]
     key_flows: tuple[KeyFlow, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class GlossaryBody:
+class GlossaryBody(Body):
     terms: tuple[GlossaryTerm, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> GlossaryBody:
@@ -62,7 +58,7 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
         for key in term.keys:
             accesses = ctx.model.key_accesses(key)
             if not accesses:
-                raise ctx.fail(f"{term.origin}: key {format_key(key)} is used nowhere", "update the key")
+                raise ConfigError(f"{term.origin}: key {format_key(key)} is used nowhere", "update the key")
             keys.append(
                 KeyFlow(
                     key=format_key(key),
@@ -72,9 +68,7 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
                     files=len({ctx.model.path_of(a.function) for a in accesses}),
                 )
             )
-        entries.append(
-            GlossaryTerm(term.term, term.slug, term.aliases, term.former, term.definition, tuple(symbols), tuple(keys))
-        )
+        entries.append(GlossaryTerm(term, tuple(symbols), tuple(keys)))
     return GlossaryBody(tuple(entries))
 
 
@@ -87,18 +81,15 @@ class SectionLink:
 
 @dataclass(frozen=True, slots=True)
 class SymptomRow:
-    id: str
-    symptom: str
-    cause: str
+    entry: Symptom  # as the symptoms file has it
     look: tuple[Ref, ...]
     key_names: tuple[str, ...]
     see: tuple[SectionLink, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class SymptomsBody:
+class SymptomsBody(Body):
     symptoms: tuple[SymptomRow, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_symptoms(spec: specs.Symptoms, ctx: Context, profile: Profile) -> SymptomsBody:
@@ -109,13 +100,13 @@ def build_symptoms(spec: specs.Symptoms, ctx: Context, profile: Profile) -> Symp
         keys = []
         for key in symptom.keys:
             if not ctx.model.key_accesses(key):
-                raise ctx.fail(f"{symptom.origin}: key {format_key(key)} is used nowhere", "update the key")
+                raise ConfigError(f"{symptom.origin}: key {format_key(key)} is used nowhere", "update the key")
             keys.append(format_key(key))
         see = tuple(
             SectionLink(profile.pages[page].titles()[section], profile.pages[page].slug, section)
             for page, section in symptom.see
         )
-        rows.append(SymptomRow(symptom.id, symptom.symptom, symptom.cause, look, tuple(keys), see))
+        rows.append(SymptomRow(symptom, look, tuple(keys), see))
     return SymptomsBody(tuple(rows))
 
 
@@ -127,10 +118,9 @@ class PageLink:
 
 
 @dataclass(frozen=True, slots=True)
-class ContentsBody:
+class ContentsBody(Body):
     pages: tuple[PageLink, ...]
     related: tuple[specs.Link, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_contents(spec: specs.Contents, ctx: Context, profile: Profile) -> ContentsBody:

@@ -6,10 +6,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from rlmap.index.records import format_key
-from rlmap.pages.diagrams import Diagram, key_diagram
+from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Context, Site
+from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Site
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +29,10 @@ class Attribute:
 
 
 @dataclass(frozen=True, slots=True)
-class AccessesBody:
+class AccessesBody(Body):
     attributes: tuple[Attribute, ...]
     by_function: tuple[ByFunction, ...]
     show: tuple[str, ...]
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_accesses(spec: specs.Accesses, ctx: Context) -> AccessesBody:
@@ -78,12 +77,11 @@ class Key:
 
 
 @dataclass(frozen=True, slots=True)
-class KeysBody:
+class KeysBody(Body):
     keys: tuple[Key, ...]
     sites: tuple[Site, ...]  # every access, for the one-table layout
     scope: tuple[str, ...]
     layout: str
-    diagrams: tuple[Diagram, ...]
 
 
 def build_keys(spec: specs.Keys, ctx: Context) -> KeysBody:
@@ -98,7 +96,7 @@ def build_keys(spec: specs.Keys, ctx: Context) -> KeysBody:
             Key(format_key(key), tuple(ctx.key_sites(key, WRITERS, scope)), tuple(ctx.key_sites(key, READERS, scope)))
         )
     diagrams = (key_diagram(spec.diagram, keys),) if spec.diagram else ()
-    return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, diagrams)
+    return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, diagrams=diagrams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +106,9 @@ class Called:
 
 
 @dataclass(frozen=True, slots=True)
-class CallersBody:
+class CallersBody(Body):
     targets: tuple[Called, ...]
     layout: str
-    diagrams: tuple[Diagram, ...] = ()
 
 
 def build_callers(spec: specs.Callers, ctx: Context) -> CallersBody:
