@@ -62,3 +62,28 @@ def test_parallel_and_serial_indexing_agree(tmp_path: Path) -> None:
     serial = load_model(source, Cache.disabled(), jobs=1).model
     parallel = load_model(source, Cache.disabled(), jobs=2).model
     assert json.dumps(graph_json(serial)) == json.dumps(graph_json(parallel))
+
+
+def test_the_cache_key_covers_every_module_extraction_imports() -> None:
+    """A new ``rlmap.index`` module that extraction imports must change the key when it changes."""
+    import ast
+
+    from rlmap.index.cache import EXTRACTION_MODULES
+
+    package = Path(__file__).resolve().parent.parent / "rlmap"
+    not_extraction = {"index.cache", "index.source"}  # where records are stored, which files are read
+    missing = set()
+    for module in EXTRACTION_MODULES:
+        tree = ast.parse((package / f"{module.replace('.', '/')}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "rlmap.index":
+                imported = {f"index.{alias.name}" for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rlmap.index."):
+                imported = {node.module.removeprefix("rlmap.")}  # type: ignore[union-attr]
+            else:
+                continue
+            missing |= imported - set(EXTRACTION_MODULES) - not_extraction
+    assert missing == set()
+    assert {path.stem for path in (package / "index").glob("*.py")} - {"__init__", "cache", "source"} == {
+        module.removeprefix("index.") for module in EXTRACTION_MODULES
+    }

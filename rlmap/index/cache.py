@@ -50,8 +50,23 @@ def code_version(*modules: str) -> str:
     return digest.hexdigest()[:16]
 
 
-# What per-file index records depend on; the resolved model adds the resolver (session.py).
-SCHEMA = code_version("index.records", "index.extract", "index.lines", "index.indexer")
+# What per-file index records depend on: every module of the extraction (a test checks that each
+# ``rlmap.index`` module they import is listed); the resolved model adds the resolver (session.py).
+EXTRACTION_MODULES = (
+    "index.records",
+    "index.extract",
+    "index.decode",
+    "index.syntax",
+    "index.walker",
+    "index.definitions",
+    "index.statements",
+    "index.accesses",
+    "index.keys",
+    "index.vocabulary",
+    "index.lines",
+    "index.indexer",
+)
+SCHEMA = code_version(*EXTRACTION_MODULES)
 
 
 def default_cache_dir() -> Path:

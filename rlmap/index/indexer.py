@@ -56,7 +56,7 @@ def _extract(job: tuple[bytes, str]) -> ModuleIndex:
 
     source, path = job
     try:
-        return extract_module(source, path)
+        return extract_module(source, path, extensions=("tensordict",))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # extract_module catches everything; this is the last line

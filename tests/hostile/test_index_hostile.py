@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-import rlmap.index.extract
+import rlmap.index.decode
+import rlmap.index.definitions
 from rlmap.index.extract import extract_module
 from rlmap.index.indexer import MAX_FILE_BYTES
 from tests.conftest import Run
@@ -89,14 +90,14 @@ def test_a_bug_met_in_one_file_is_that_files_diagnostic(
     run: Run, make_package: MakePackage, monkeypatch: pytest.MonkeyPatch, jobs: str
 ) -> None:
     """Any exception raised while indexing a file skips that file only, in or out of the pool."""
-    first_line = rlmap.index.extract._first_line
+    first_line = rlmap.index.definitions.first_line
 
     def buggy(docstring: str | None) -> str:
         if docstring and "BOOM" in docstring:
             raise ValueError("a bug in rlmap\nover two lines")
         return first_line(docstring)
 
-    monkeypatch.setattr(rlmap.index.extract, "_first_line", buggy)
+    monkeypatch.setattr(rlmap.index.definitions, "first_line", buggy)
     root = make_package({"pkg/__init__.py": "", **GOOD, "pkg/bad.py": 'def f():\n    """BOOM"""\n'})
     code, nodes, warnings = graph(run, root, "--jobs", jobs)
     assert code == 3
@@ -193,7 +194,7 @@ def test_a_crashed_worker_is_the_diagnostic_of_the_file_that_killed_it(
     """Without the nesting limit, libcst's native parser overflows its stack on 50,000 ``and``
     and the worker process dies: the pool breaks, the unfinished files are parsed again one
     process each, the one that dies again is the diagnostic."""
-    monkeypatch.setattr(rlmap.index.extract, "MAX_NESTING", 10**9)  # inherited by the forked workers
+    monkeypatch.setattr(rlmap.index.decode, "MAX_NESTING", 10**9)  # inherited by the forked workers
     if faulthandler.is_enabled():  # pytest's: the dying workers would print their stacks
         faulthandler.disable()
         request.addfinalizer(lambda: faulthandler.enable(file=sys.__stderr__))

@@ -1,0 +1,104 @@
+"""Calls and attribute accesses: every call site, attribute reads that may be property calls, ``self.x`` accesses.
+
+A call is anchored on the line where its callee's name is written; the attribute read that is
+a call's callee is not recorded again as a read.  Accesses to attributes of ``self`` (or of
+whatever the method's first parameter is called) are recorded with their kind, the enclosing
+guards and, for writes, the assigned expression.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rlmap.index import lines as L
+from rlmap.index.keys import KeyVisitor
+from rlmap.index.records import FUNCTION, READ, AttributeAccess, CallSite
+from rlmap.index.syntax import call_name, compact_text, dotted_parts
+
+
+class AccessVisitor(KeyVisitor):
+    """Handlers for calls and attributes; a call's key arguments go to :class:`KeyVisitor`."""
+
+    def visit_attribute(
+        self,
+        node: cst.Attribute,
+        kind: str = READ,
+        value: cst.BaseExpression | None = None,
+        value_text: str = "",
+        annotation: str = "",
+    ) -> None:
+        line, _, _ = self.position(node, L.ATTR, node.attr.value)
+        scope = self.scope
+        is_callee, self.callee = node is self.callee, None
+        on_self = bool(scope.self_name) and isinstance(node.value, cst.Name) and node.value.value == scope.self_name
+        if kind == READ and not is_callee and not on_self and scope.kind == FUNCTION:
+            self.record_attribute_read(node, line)
+        if on_self:
+            self.record_self_access(node, kind, line, value, value_text, annotation)
+        self.walk(node.value)
+
+    def record_attribute_read(self, node: cst.Attribute, line: int) -> None:
+        """``env.device``: a read that becomes a call edge if it resolves to a property getter."""
+        parts = dotted_parts(node)
+        if len(parts) > 1 and parts[0] != "super()":
+            self.calls.append(
+                CallSite(
+                    caller=self.scope.qualname,
+                    callee_text=".".join(parts),
+                    parts=parts,
+                    line=line,
+                    guards=tuple(self.guards),
+                    attribute_read=True,
+                )
+            )
+
+    def record_self_access(
+        self,
+        node: cst.Attribute,
+        kind: str,
+        line: int,
+        value: cst.BaseExpression | None,
+        value_text: str,
+        annotation: str,
+    ) -> None:
+        value_parts: tuple[str, ...] = ()
+        is_call = False
+        if value is not None:
+            if isinstance(value, cst.Call):
+                value_parts, is_call = dotted_parts(value.func), True
+            else:
+                value_parts = dotted_parts(value)
+        self.attributes.append(
+            AttributeAccess(
+                owner=self.scope.owner,
+                attribute=node.attr.value,
+                kind=kind,
+                function=self.function_scope(),
+                line=line,
+                guards=tuple(self.guards),
+                value=value_text,
+                value_parts=value_parts,
+                value_is_call=is_call,
+                annotation=annotation,
+            )
+        )
+
+    def visit_call(self, node: cst.Call) -> None:
+        func = node.func
+        start, end, (func_text, name_line) = self.position(node, L.CALL, call_name(func))
+        line = int(name_line)  # a call is anchored where its callee's name is written
+        parts = dotted_parts(func)
+        self.calls.append(
+            CallSite(
+                caller=self.function_scope(),
+                callee_text=".".join(parts) if parts else compact_text(func, func_text),
+                parts=parts,
+                line=line,
+                guards=tuple(self.guards),
+            )
+        )
+        self.record_call_keys(node, line, start, end)
+        self.callee = func  # the attribute read that is this call's callee is not a read
+        self.walk(func)
+        for arg in node.args:
+            self.walk(arg)

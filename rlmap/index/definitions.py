@@ -1,0 +1,245 @@
+"""Definitions and bindings: the module, classes, functions, imports, and what names are bound to.
+
+Records :class:`~rlmap.index.records.Symbol` (with docstring, decorators, bases, signature),
+:class:`~rlmap.index.records.ImportRecord`, ``__all__`` and the
+:class:`~rlmap.index.records.LocalBinding` facts the model resolves names through (literals,
+``self`` aliases, annotations, loops over ``self`` attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from rlmap.index import lines as L
+from rlmap.index.records import (
+    ATTRIBUTE,
+    CLASS,
+    FUNCTION,
+    METHOD,
+    MODULE,
+    PROPERTY,
+    VARIABLE,
+    ImportRecord,
+    LocalBinding,
+    Symbol,
+)
+from rlmap.index.syntax import (
+    all_params,
+    dotted_parts,
+    first_line,
+    is_property,
+    literal_strings,
+    positional_names,
+    string_value,
+)
+from rlmap.index.walker import Scope, Walker
+
+
+class DefinitionVisitor(Walker):
+    """Handlers for ``module``, ``class``, ``def``, ``import``, and the bindings of names."""
+
+    def add_definition(self, node: cst.Module | cst.ClassDef | cst.FunctionDef, **fields: Any) -> None:
+        """A symbol for a definition node, with its docstring's presence and first line."""
+        docstring = node.get_docstring()
+        self.symbols.append(
+            Symbol(path=self.path, has_docstring=bool(docstring), doc_first_line=first_line(docstring), **fields)
+        )
+
+    def visit_module(self, node: cst.Module) -> None:
+        self.add_definition(node, qualname=self.module_name, kind=MODULE, line=1, end_line=self.line_count)
+        self.walk_all(node.body)
+
+    def visit_class(self, node: cst.ClassDef) -> None:
+        decorators = self.decorators(node.decorators)
+        bases = []
+        for arg in node.bases:
+            self.walk(arg)
+            bases.append(self.name_text(arg.value))
+        for arg in node.keywords:
+            self.walk(arg)
+        line, end_line, _ = self.position(node, L.CLASS, node.name.value)
+        qualname = f"{self.scope.qualname}.{node.name.value}"
+        self.add_definition(
+            node,
+            qualname=qualname,
+            kind=CLASS,
+            line=line,
+            end_line=end_line,
+            decorators=decorators,
+            bases=tuple(bases),
+        )
+        self.walk_in_scope(Scope(qualname, CLASS, owner=qualname), node.body)
+
+    def decorators(self, decorators: Sequence[cst.Decorator]) -> tuple[str, ...]:
+        names = []
+        for decorator in decorators:
+            self.walk(decorator)
+            expression = decorator.decorator
+            if isinstance(expression, cst.Call):
+                expression = expression.func
+            names.append(self.name_text(expression))
+        return tuple(names)
+
+    def visit_function(self, node: cst.FunctionDef) -> None:
+        decorators = self.decorators(node.decorators)
+        line, end_line, texts = self.position(node, L.FUNC, node.name.value)
+        enclosing = self.scope
+        self.walk(node.params)  # defaults and annotations run in the enclosing scope
+        if node.returns is not None:
+            self.walk(node.returns)
+        qualname = f"{enclosing.qualname}.{node.name.value}"
+        kind, self_name = _function_kind(enclosing, decorators, positional_names(node.params))
+        annotations = tuple(
+            (param.name.value, annotation)
+            for param, annotation in zip(all_params(node.params), texts[2:], strict=False)
+        )
+        self.add_definition(
+            node,
+            qualname=qualname,
+            kind=kind,
+            line=line,
+            end_line=end_line,
+            signature=texts[0],
+            decorators=decorators,
+            params=annotations,
+            returns=texts[1],
+        )
+        self.record_parameters(qualname, node.params, annotations)
+        self.walk_in_scope(Scope(qualname, FUNCTION, owner=enclosing.owner, self_name=self_name), node.body)
+
+    def record_parameters(
+        self, qualname: str, params: cst.Parameters, annotations: tuple[tuple[str, str], ...]
+    ) -> None:
+        """What a parameter is bound to before the body runs: its annotation, a string default."""
+        for name, annotation in annotations:
+            if annotation:
+                self.locals.append(LocalBinding(qualname, name, (annotation,), "annotation"))
+        for param in all_params(params):
+            default = string_value(param.default) if param.default is not None else None
+            if default is not None:
+                self.locals.append(LocalBinding(qualname, param.name.value, (default,), "literal"))
+
+    def visit_import(self, node: cst.Import) -> None:
+        scope = self.function_scope()
+        line, _, _ = self.position(node, L.IMPORT)
+        for alias in node.names:
+            full = ".".join(dotted_parts(alias.name))
+            if alias.asname is not None:
+                local = self.name_text(alias.asname.name)  # type: ignore[arg-type]
+                self.imports.append(ImportRecord(scope, local, full, line))
+            else:
+                head = full.split(".", 1)[0]
+                self.imports.append(ImportRecord(scope, head, head, line))
+
+    def visit_import_from(self, node: cst.ImportFrom) -> None:
+        scope = self.function_scope()
+        line, _, _ = self.position(node, L.IMPORT)
+        base = self.resolve_relative(len(node.relative), node.module)
+        if isinstance(node.names, cst.ImportStar):
+            self.imports.append(ImportRecord(scope, "*", base, line))
+            return
+        for alias in node.names:
+            name = ".".join(dotted_parts(alias.name))
+            local = name
+            if alias.asname is not None:
+                local = self.name_text(alias.asname.name)  # type: ignore[arg-type]
+            target = f"{base}.{name}" if base else name
+            self.imports.append(ImportRecord(scope, local, target, line))
+
+    def resolve_relative(self, level: int, module: cst.Attribute | cst.Name | None) -> str:
+        name = ".".join(dotted_parts(module)) if module is not None else ""
+        if level == 0:
+            return name
+        package = self.package_parts if self.is_package else self.package_parts[:-1]
+        base = package[: len(package) - (level - 1)] if level > 1 else package
+        return ".".join([*base, name] if name else base)
+
+    def record_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """``for k in self.keys`` and ``for a, b in zip(self.x, self.y)``: key-value bindings."""
+        scope = self.scope
+        if scope.kind != FUNCTION or not scope.self_name:
+            return
+        for name_node, source in _loop_pairs(target, iterable):
+            parts = dotted_parts(source)
+            if isinstance(name_node, cst.Name) and len(parts) == 2 and parts[0] == scope.self_name:
+                self.locals.append(LocalBinding(scope.qualname, name_node.value, ("self", parts[1]), "loop"))
+
+    def record_binding(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression | None,
+        line: int,
+        value_text: str,
+        annotation: str,
+    ) -> None:
+        """``name = value``: a module variable or class attribute symbol, or a local binding."""
+        if not isinstance(target, cst.Name):
+            return
+        scope = self.scope
+        if scope.kind in (MODULE, CLASS):
+            self.record_variable(scope, target.value, value, line, value_text, annotation)
+        else:
+            self.record_local(scope, target.value, value, annotation)
+
+    def record_variable(
+        self,
+        scope: Scope,
+        name: str,
+        value: cst.BaseExpression | None,
+        line: int,
+        value_text: str,
+        annotation: str,
+    ) -> None:
+        if scope.kind == MODULE and name == "__all__" and value is not None:
+            self.exports = literal_strings(value)
+        self.symbols.append(
+            Symbol(
+                qualname=f"{scope.qualname}.{name}",
+                kind=VARIABLE if scope.kind == MODULE else ATTRIBUTE,
+                path=self.path,
+                line=line,
+                end_line=line,
+                value=value_text,
+                annotation=annotation,
+            )
+        )
+
+    def record_local(self, scope: Scope, name: str, value: cst.BaseExpression | None, annotation: str) -> None:
+        if value is not None:
+            literal = string_value(value)
+            parts = dotted_parts(value)
+            if literal is not None:
+                self.locals.append(LocalBinding(scope.qualname, name, (literal,), "literal"))
+            elif len(parts) == 2 and scope.self_name and parts[0] == scope.self_name:
+                self.locals.append(LocalBinding(scope.qualname, name, ("self", parts[1]), "alias"))
+        if annotation:
+            self.locals.append(LocalBinding(scope.qualname, name, (annotation,), "annotation"))
+        elif isinstance(value, cst.Call):
+            parts = dotted_parts(value.func)
+            if parts:
+                self.locals.append(LocalBinding(scope.qualname, name, parts, "assignment"))
+
+
+def _function_kind(enclosing: Scope, decorators: tuple[str, ...], params: list[str]) -> tuple[str, str]:
+    """A ``def``'s symbol kind and the name its ``self`` goes by inside it (``""``: none)."""
+    if enclosing.kind == CLASS:
+        self_name = "" if "staticmethod" in decorators or not params else params[0]
+        return (PROPERTY if any(is_property(name) for name in decorators) else METHOD), self_name
+    self_name = enclosing.self_name if enclosing.kind == FUNCTION else ""
+    if self_name in params:
+        self_name = ""  # a nested function that shadows ``self``
+    return FUNCTION, self_name
+
+
+def _loop_pairs(
+    target: cst.BaseExpression, iterable: cst.BaseExpression
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(name, source) pairs a loop binds: the whole target, or each name of ``a, b in zip(x, y)``."""
+    if isinstance(target, cst.Tuple) and isinstance(iterable, cst.Call):
+        args = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+        if len(args) == len(target.elements):
+            return [(element.value, arg) for element, arg in zip(target.elements, args, strict=False)]
+    return [(target, iterable)]

@@ -1,0 +1,152 @@
+"""Key accesses: ``td.get("k")``, ``td["k"] = v``, ``in_keys=[...]``, ``"k" in td.keys()``.
+
+What counts as a key access is the enabled :class:`~rlmap.index.vocabulary.KeyVocabulary`
+(an extension a profile turns on); with none enabled, :class:`KeyVisitor` records nothing but
+still walks every node and takes every position, so the rest of the index is the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from rlmap.index import lines as L
+from rlmap.index.records import CHECK, CLASS, READ, KeyAccess
+from rlmap.index.syntax import dotted_parts, literal_strings, string_value
+from rlmap.index.walker import Walker
+
+
+def key_literal(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    """A key written as a literal: ``"k"`` or ``("a", "b")``."""
+    text = string_value(node)
+    if text is not None:
+        return (text,)
+    if isinstance(node, cst.Tuple) and node.elements:
+        return literal_strings(node)
+    return None
+
+
+def key_list(node: cst.BaseExpression) -> list[tuple[str, ...]]:
+    """Keys in an ``in_keys=`` value: one key, or a list/tuple of keys."""
+    single = key_literal(node)
+    if single is not None and (len(single) == 1 or not isinstance(node, cst.Tuple)):
+        return [single]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        keys = []
+        for element in node.elements:
+            if isinstance(element, cst.Element):
+                key = key_literal(element.value)
+                if key is not None:
+                    keys.append(key)
+        if keys:
+            return keys
+    return [single] if single is not None else []
+
+
+def _raw_key(key: tuple[str, ...]) -> str:
+    """What a key's line holds for sure: its last string (``traj_ids`` of the tuple key)."""
+    return key[-1]
+
+
+class KeyVisitor(Walker):
+    """Records key accesses under ``self.vocabulary``; handles subscripts and comparisons."""
+
+    def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
+        self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
+
+    def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
+        """A key held by a local name or a ``self`` attribute: resolved later by the model."""
+        parts = dotted_parts(node)
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
+            self.add_key((), kind, line, how, ".".join(parts))
+
+    def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
+        """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""
+        parts = dotted_parts(target)
+        if self.vocabulary is None or not parts:
+            return
+        kind = self.vocabulary.declared_kind(parts[-1])
+        if kind:
+            owner = self.scope.qualname if self.scope.kind == CLASS else self.function_scope()
+            for key in key_list(value):
+                self.keys.append(KeyAccess(key, kind, owner, line, parts[-1], tuple(self.guards)))
+
+    def record_call_keys(self, node: cst.Call, line: int, start: int, end: int) -> None:
+        """Keys a call names: the key arguments of ``td.get(...)``, and ``in_keys=`` keywords."""
+        vocabulary = self.vocabulary
+        if vocabulary is None:
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in vocabulary.methods:
+            self.key_method(func, node.args, line, start, end)
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else ""
+            kind = vocabulary.keywords.get(keyword)
+            if kind is not None:
+                for key in key_list(arg.value):
+                    self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), keyword)
+
+    def key_method(self, func: cst.Attribute, args: Sequence[cst.Arg], line: int, start: int, end: int) -> None:
+        assert self.vocabulary is not None
+        receiver = dotted_parts(func.value)
+        if receiver and self.vocabulary.is_plain_receiver(receiver[-1]):
+            return
+        method = func.attr.value
+        kind = self.vocabulary.methods[method]
+        positional = [arg for arg in args if arg.keyword is None and not arg.star]
+        candidates = positional if method in self.vocabulary.multi_key_methods else positional[:1]
+        for arg in candidates:
+            key = key_literal(arg.value)
+            if key is not None:
+                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), method)
+            else:
+                parts = ".".join(dotted_parts(arg.value))
+                key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
+                self.add_symbolic_key(arg.value, kind, key_line, method)
+
+    def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
+        line, _, _ = self.position(node, L.SUBSCRIPT)
+        if self.vocabulary is not None and len(node.slice) == 1:
+            self.subscript_key(node, kind, line)
+        self.walk(node.value)
+        for element in node.slice:
+            self.walk(element)
+
+    def subscript_key(self, node: cst.Subscript, kind: str, line: int) -> None:
+        """``td["k"]`` (any kind) and ``td[name] = v`` (writes only) on a receiver that is not plain."""
+        assert self.vocabulary is not None
+        receiver = dotted_parts(node.value)
+        index = node.slice[0].slice
+        if (receiver and self.vocabulary.is_plain_receiver(receiver[-1])) or not isinstance(index, cst.Index):
+            return
+        key = key_literal(index.value)
+        if key is not None:
+            self.add_key(key, kind, line, "[]")
+        elif kind != READ:
+            # reads through ``x[name]`` are mostly lists and dicts; writes are kept
+            self.add_symbolic_key(index.value, kind, line, "[]")
+
+    def visit_comparison(self, node: cst.Comparison) -> None:
+        line, _, _ = self.position(node, L.COMPARE)
+        if self.vocabulary is not None:
+            left = node.left
+            for target in node.comparisons:
+                if isinstance(target.operator, (cst.In, cst.NotIn)):
+                    self.membership_key(left, target.comparator, line)
+                left = target.comparator
+        self.walk(node.left)
+        for target in node.comparisons:
+            self.walk(target.comparator)
+
+    def membership_key(self, left: cst.BaseExpression, container: cst.BaseExpression, line: int) -> None:
+        """``"k" in td.keys()``: a check of the key."""
+        assert self.vocabulary is not None
+        key = key_literal(left)
+        if (
+            key is not None
+            and isinstance(container, cst.Call)
+            and isinstance(container.func, cst.Attribute)
+            and container.func.attr.value in self.vocabulary.membership_methods
+        ):
+            self.add_key(key, CHECK, line, f"in {container.func.attr.value}()")

@@ -1,0 +1,139 @@
+"""The visitor's state and traversal: scopes, guards, positions, and the records it collects.
+
+:class:`Walker` walks a libcst tree in source order with a hand-rolled walker (libcst's
+generic visitor rebuilds every node it passes and costs four times more): a node whose type
+has a handler in :attr:`Walker.handlers` goes to it, any other node is walked into.  The
+handlers live in the mixins that subclass it (definitions, statements, accesses, keys); the
+class that combines them is :class:`rlmap.index.extract.Extractor`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from rlmap.index import lines as L
+from rlmap.index.records import (
+    FUNCTION,
+    MODULE,
+    AttributeAccess,
+    CallSite,
+    ImportRecord,
+    KeyAccess,
+    LocalBinding,
+    ReturnSite,
+    Symbol,
+)
+from rlmap.index.syntax import children, dotted_parts
+from rlmap.index.vocabulary import KeyVocabulary
+
+
+@dataclass(slots=True)
+class Scope:
+    qualname: str
+    kind: str  # module / class / function
+    owner: str = ""  # class whose ``self`` is in reach
+    self_name: str = ""
+
+
+class Walker:
+    """One walk over one module; collects records into lists."""
+
+    handlers: ClassVar[dict[type, Callable[[Any, Any], None]]] = {}
+
+    def __init__(
+        self,
+        module: cst.Module,
+        module_name: str,
+        path: str,
+        positions: Any,
+        vocabulary: KeyVocabulary | None = None,
+    ) -> None:
+        self.module = module
+        self.module_name = module_name
+        self.path = path
+        self.positions = positions
+        self.vocabulary = vocabulary  # ``None``: no extension enabled, no key access recorded
+        self.scopes: list[Scope] = [Scope(module_name, MODULE)]
+        self.guards: list[str] = []
+        self.symbols: list[Symbol] = []
+        self.calls: list[CallSite] = []
+        self.attributes: list[AttributeAccess] = []
+        self.keys: list[KeyAccess] = []
+        self.imports: list[ImportRecord] = []
+        self.locals: list[LocalBinding] = []
+        self.returns: list[ReturnSite] = []
+        self.exports: tuple[str, ...] | None = None
+        self.package_parts = module_name.split(".")
+        self.line_count = 1
+        self.callee: cst.CSTNode | None = None
+        self.exit_guard = ""
+        self.source_lines: list[str] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def text(self, node: cst.CSTNode) -> str:
+        """Source text of a node by code generation; only for rare constructs."""
+        return L.shorten(self.module.code_for_node(node))
+
+    def name_text(self, node: cst.BaseExpression) -> str:
+        parts = dotted_parts(node)
+        return ".".join(parts) if parts else self.text(node)
+
+    def position(self, node: cst.CSTNode, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
+        """Line, end line and source texts (see :func:`rlmap.index.lines.ast_positions`) of ``node``."""
+        return self.positions.take(node, category, check)
+
+    def line_holding(self, needle: str, start: int, end: int) -> int:
+        """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)."""
+        if needle and end > start:
+            for number in range(start, min(end, len(self.source_lines)) + 1):
+                if needle in self.source_lines[number - 1]:
+                    return number
+        return start
+
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    def function_scope(self) -> str:
+        for scope in reversed(self.scopes):
+            if scope.kind == FUNCTION:
+                return scope.qualname
+        return self.module_name
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.endswith("/__init__.py") or self.path == "__init__.py"
+
+    # -- walking ---------------------------------------------------------------------------
+    def walk(self, node: cst.CSTNode) -> None:
+        handler = self.handlers.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        else:
+            for child in children(node):
+                self.walk(child)
+
+    def walk_all(self, nodes: Sequence[cst.CSTNode]) -> None:
+        for node in nodes:
+            self.walk(node)
+
+    def walk_guarded(self, guard: str, body: cst.CSTNode) -> None:
+        self.guards.append(guard)
+        try:
+            self.walk(body)
+        finally:
+            self.guards.pop()
+
+    def walk_in_scope(self, scope: Scope, body: cst.CSTNode) -> None:
+        """Walk a class or function body in its own scope, under no guard of the enclosing code."""
+        saved_guards, self.guards = self.guards, []
+        self.scopes.append(scope)
+        try:
+            self.walk(body)
+        finally:
+            self.scopes.pop()
+            self.guards = saved_guards
