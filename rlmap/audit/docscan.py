@@ -42,6 +42,7 @@ MD_LITERAL = re.compile(r"(?<!`)`([A-Za-z_](?=\w*\.)[\w.]*+)(?<=\w)`(?!`)")
 # A path starts where a run of path characters starts: without the look-behind every position
 # of a long run would be a start, each scanning to the run's end.
 LINE_ANCHOR = re.compile(r"(?<![\w./-])(?P<path>[\w./-]*\w\.py)(?:(?::|#L)(?P<line>\d+)|\s+L(?P<lline>\d+)\b)")
+_URL = re.compile(r"https?://[^\s>)]+")  # a permalink's ``#L123`` is the link, not an anchor
 REPO_PATH = re.compile(
     r"(?<![\w/.-])((?:examples|test|tests|benchmarks|sota-implementations|tutorials)/[\w./-]+\.py)\b"
 )
@@ -91,7 +92,6 @@ def _explicit_target(text: str) -> str:
     return body[opening + 1 :].strip()
 
 
-_URL = re.compile(r"https?://[^\s>)]+")
 _DEF_AFTER = re.compile(r"\s*+(?:(?:->|:|-)\s*+)?(?:def|class)\s+(\w+)")
 _DEF_BEFORE = re.compile(r"(?:def|class)\s+(\w+)\s*$")
 _RST_NAMES = re.compile(r"``([^`]+)``|:\w+:`([^`<]+?)(?: <[^>]+>)?`")

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from rlmap import __version__
-from rlmap.audit.rules import NOTE, RULES, Finding
+from rlmap.audit.catalog import NOTE, RULES, Finding
 from rlmap.errors import ConfigError, UsageError
 from rlmap.terminal import inert
 

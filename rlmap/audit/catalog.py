@@ -1,0 +1,125 @@
+"""The audit's rules (id, severity, summary, examples) and the :class:`Finding` each one reports.
+
+Every rule carries a VALID and an INVALID example: ``rlmap audit --explain`` shows them, and
+``tests/test_audit_examples.py`` runs each through the real audit against the installed
+torchrl.  A docs rule's examples are docs pages (reStructuredText); a code rule's examples are
+Python modules of the audited package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing an audit rule found: where (path, line), about what (name), and what to do about it."""
+
+    rule: str
+    severity: str
+    path: str
+    line: int
+    name: str  # what the finding is about: the fingerprint survives line moves
+    message: str
+    suggestion: str = ""
+
+    @classmethod
+    def of(cls, rule: str, path: str, line: int, name: str, message: str, suggestion: str) -> Finding:
+        """A finding of ``rule``, at that rule's severity."""
+        return cls(rule, RULES[rule].severity, path, line, name, message, suggestion)
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(f"{self.rule}|{self.path}|{self.name}".encode()).hexdigest()[:20]
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line, self.rule, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """An audit rule as ``--explain``, SARIF and the example tests see it."""
+
+    id: str
+    severity: str
+    summary: str
+    valid: str  # an example that is not a finding
+    invalid: str  # an example that is
+
+
+ERROR = "error"
+WARNING = "warning"
+NOTE = "note"
+
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule(
+            "stale-ref",
+            ERROR,
+            "A reference to code (Sphinx role or double-backtick dotted name) that resolves to nothing.",
+            ".. currentmodule:: torchrl.record.loggers\n\n:class:`TensorboardLogger`",
+            ".. currentmodule:: torchrl.record.loggers\n\n:class:`TensorBoardLogger`",
+        ),
+        Rule(
+            "unlinkable-ref",
+            WARNING,
+            "A role whose target exists but that Sphinx cannot link (private or under-qualified): "
+            "readers see plain text.",
+            ":meth:`torchrl.collectors.Collector.rollout`",
+            ":meth:`torchrl.collectors.Collector._make_carrier`",
+        ),
+        Rule(
+            "stale-docstring-ref",
+            ERROR,
+            "A docstring that lists a method or parameter that no longer exists, or a method that now only raises.",
+            "class M:\n    '''Methods:\n        forward: runs it.\n    '''\n    def forward(self): ...",
+            "class M:\n    '''Methods:\n        set_mode: sets it.\n    '''\n"
+            "    def set_mode(self):\n        raise RuntimeError('removed')",
+        ),
+        Rule(
+            "stale-line-anchor",
+            ERROR,
+            "A path.py:LINE reference whose line no longer holds the symbol named beside it.",
+            "``rollout`` (torchrl/collectors/_single.py:2030)",
+            "``rollout`` (torchrl/collectors/_single.py:1638)",
+        ),
+        Rule(
+            "broken-label",
+            ERROR,
+            "A :ref: label or :doc: target that exists nowhere in the docs tree.",
+            ".. _ref_data_layout:\n\n:ref:`ref_data_layout`",
+            ":ref:`ref_data_layout` (no such label anywhere)",
+        ),
+        Rule(
+            "missing-path",
+            ERROR,
+            "A repository file path named in the docs that does not exist (checkouts only).",
+            "examples/collectors/collector.py (exists)",
+            "examples/collectors/gone.py",
+        ),
+        Rule(
+            "stale-alias",
+            WARNING,
+            "An old name still used in code after the glossary declares it replaced.",
+            "self._carrier = env.reset()",
+            "self._shuttle = env.reset()  # glossary: shuttle -> carrier",
+        ),
+        Rule(
+            "orphaned-symbol",
+            WARNING,
+            "A central private helper or attribute with no docstring that no doc page mentions.",
+            "def _make_carrier(self):\n    '''Create the carrier.'''",
+            "def _update_traj_ids(self, out):  # 5 callers, no docstring, in no doc",
+        ),
+        Rule(
+            "undocumented-helper",
+            NOTE,
+            "A private function without a docstring in the focus subsystems, ranked by callers.",
+            "def _helper():\n    '''Does this.'''",
+            "def _helper():\n    return 1",
+        ),
+    )
+}

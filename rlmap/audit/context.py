@@ -1,0 +1,207 @@
+"""The audit's view of the code: symbols resolved as Sphinx would, and each source file read and parsed once.
+
+Resolution follows Sphinx's Python domain: ``currentmodule``, ``~``/``!`` prefixes, explicit
+titles, re-exports through ``__init__`` and inherited members.  Every index (names, exports,
+files, definitions by line) is built once per run, so the audit's cost is linear in the docs
+and the code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlmap.audit.docscan import DocsScan, printable_path
+from rlmap.audit.spelling import SPELLING_BUDGET, Speller
+from rlmap.index.records import CLASS, FUNCTION, MODULE, Symbol
+from rlmap.model.codemodel import CodeModel
+from rlmap.pages.curated import Term
+
+EXTERNAL_PREFIX = "external:"  # a name a module re-exports from another package: it exists
+ORPHAN_MIN_CALLERS = 3
+ORPHAN_MIN_ACCESSES = 10
+_MAX_PARTS = 64  # a dotted reference with more parts names nothing (no package nests that deep)
+_DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def is_private(dotted: str) -> bool:
+    """Whether a dotted name passes through a ``_private`` part (dunder names are public)."""
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+@dataclass(slots=True)
+class AuditContext:
+    model: CodeModel
+    docs: DocsScan
+    root: Path  # the source tree's root (files are read from here)
+    package: str
+    focus: tuple[str, ...]
+    terms: tuple[Term, ...] = ()
+    is_checkout: bool = False
+    min_callers: int = ORPHAN_MIN_CALLERS
+    min_accesses: int = ORPHAN_MIN_ACCESSES
+    code_prefix: str = ""  # the source root relative to the report root ("" when it is outside)
+    spelling_budget: int = SPELLING_BUDGET
+    _exports: dict[tuple[str, str], str] = field(default_factory=dict)
+    _exported_as: dict[str, list[str]] = field(default_factory=dict)
+    _outside: dict[tuple[str, str], str] = field(default_factory=dict)
+    _public: dict[str, str] = field(default_factory=dict)
+    _names: dict[str, list[str]] = field(default_factory=dict)
+    _sources: dict[str, bytes | None] = field(default_factory=dict)
+    _lines: dict[str, list[str] | None] = field(default_factory=dict)
+    _trees: dict[str, ast.Module | None] = field(default_factory=dict)
+    _definitions: dict[str, dict[int, list[ast.AST]]] = field(default_factory=dict)
+    _speller: dict[str, Speller] = field(default_factory=dict)
+    _budget: list[int] = field(default_factory=list)
+    _files: dict[str, list[str]] | None = None
+    _anchor_files: dict[str, list[str]] = field(default_factory=dict)
+    _at: dict[tuple[str, str], Symbol] | None = None
+    _sorted_names: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for module, name, target in self.model.exports():
+            if (module, name) not in self._exports:
+                self._exports[(module, name)] = target
+                self._exported_as.setdefault(target, []).append(f"{module}.{name}")
+        for module, name, target in self.model.external_exports():
+            self._outside.setdefault((module, name), target)
+        for qualname in self.model.qualnames():
+            self._names.setdefault(qualname.rsplit(".", 1)[-1], []).append(qualname)
+        self._budget.append(self.spelling_budget)
+
+    def code_path(self, path: str) -> str:
+        """A source file's path as findings show it: relative to the report root when inside it."""
+        return printable_path(f"{self.code_prefix}{path}") if path else path
+
+    def close_matches(self, pool: str, word: str, n: int, cutoff: float) -> list[str]:
+        """Close spellings of ``word`` among the names (``pool="names"``) or the labels (``"labels"``)."""
+        if pool not in self._speller:
+            words = self._names if pool == "names" else self.docs.labels
+            self._speller[pool] = Speller(words, cutoff, self._budget)
+        return self._speller[pool].close(word, n)
+
+    # -- resolution ------------------------------------------------------------------------
+    def resolve(self, dotted: str) -> str | None:
+        if self.model.has_symbol(dotted):
+            return dotted
+        parts = dotted.split(".")
+        if len(parts) > _MAX_PARTS:
+            return None
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if self.model.node_kind(module) == MODULE:
+                current = module
+                for part in parts[cut:]:
+                    found = self.member(current, part)
+                    if found is None:
+                        return None
+                    current = found
+                return current
+        return None
+
+    def member(self, owner: str, name: str) -> str | None:
+        kind = self.model.node_kind(owner)
+        if kind == MODULE:
+            if self.model.has_symbol(f"{owner}.{name}"):
+                return f"{owner}.{name}"
+            target = self._exports.get((owner, name))
+            if target is not None and self.model.has_symbol(target):
+                return target
+            outside = self._outside.get((owner, name))
+            if outside:
+                return f"{EXTERNAL_PREFIX}{outside}"
+            if self.model.has_symbol(f"{owner}.__getattr__"):
+                # a module-level __getattr__ imports names lazily: take a definition below the module
+                lazy = [
+                    q
+                    for q in self.named(name)
+                    if q.startswith(owner + ".") and self.model.node_kind(q) in (CLASS, FUNCTION)
+                ]
+                return lazy[0] if lazy else None
+            return None
+        if kind == CLASS:
+            return self.model.find_member(owner, name)
+        return None
+
+    def named(self, name: str) -> list[str]:
+        found = self._sorted_names.get(name)
+        if found is None:
+            found = sorted(self._names.get(name, ()))
+            self._sorted_names[name] = found
+        return list(found)
+
+    def public_or_qualname(self, qualname: str) -> str:
+        """The shortest public path to a symbol (re-exports followed, members under their class)."""
+        if qualname in self._public:
+            return self._public[qualname]
+        best = qualname
+        for dotted in self._exported_as.get(qualname, ()):
+            if not is_private(dotted) and len(dotted) < len(best):
+                best = dotted
+        owner, _, member = qualname.rpartition(".")
+        if best == qualname and self.model.node_kind(owner) == CLASS:
+            best = f"{self.public_or_qualname(owner)}.{member}"
+        self._public[qualname] = best
+        return best
+
+    # -- source: each file read once, parsed once, its definitions indexed by line once ----
+    def source(self, path: str) -> bytes | None:
+        if path not in self._sources:
+            try:
+                self._sources[path] = (self.root / path).read_bytes()
+            except OSError:
+                self._sources[path] = None
+        return self._sources[path]
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            data = self.source(path)
+            try:
+                self._lines[path] = data.decode("utf-8").split("\n") if data is not None else None
+            except UnicodeDecodeError:
+                self._lines[path] = None
+        return self._lines[path]
+
+    def tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            data = self.source(path)
+            try:
+                self._trees[path] = ast.parse(data) if data is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def definitions(self, path: str, line: int) -> list[ast.AST]:
+        """The classes and functions whose ``def`` is on ``line`` of ``path``, in ``ast.walk`` order."""
+        if path not in self._definitions:
+            index: dict[int, list[ast.AST]] = defaultdict(list)
+            tree = self.tree(path)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, _DEFINITIONS):
+                    index[node.lineno].append(node)
+            self._definitions[path] = dict(index)
+        return self._definitions[path].get(line, [])
+
+    def anchor_files(self, written: str) -> list[str]:
+        """The package files a ``path.py:N`` anchor can mean (its path, or a suffix of one)."""
+        if self._files is None:
+            self._files = defaultdict(list)
+            for symbol in self.model.symbols():
+                if symbol.kind == MODULE:
+                    self._files[symbol.path.rsplit("/", 1)[-1]].append(symbol.path)
+        if written not in self._anchor_files:
+            tail = "/" + written.lstrip("./")
+            self._anchor_files[written] = [
+                path for path in self._files.get(tail.rsplit("/", 1)[-1], ()) if path == written or path.endswith(tail)
+            ]
+        return self._anchor_files[written]
+
+    def defined_in(self, path: str, name: str) -> Symbol | None:
+        """The first symbol named ``name`` (last component) defined in ``path``."""
+        if self._at is None:
+            self._at = {}
+            for symbol in self.model.symbols():
+                self._at.setdefault((symbol.path, symbol.qualname.rsplit(".", 1)[-1]), symbol)
+        return self._at.get((path, name))

@@ -1,0 +1,203 @@
+"""The rules over the docs: stale and unlinkable code references, broken labels, stale line anchors, missing paths.
+
+Each rule is a function ``(context) -> findings``; :data:`REPORTS` says which rules each one
+reports (``rlmap audit --rule X`` runs only the functions that report X).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from rlmap.audit.catalog import Finding
+from rlmap.audit.context import EXTERNAL_PREFIX, AuditContext, is_private
+from rlmap.audit.docscan import DocRef
+from rlmap.audit.spelling import suggest
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY
+
+_ROLE_KINDS: dict[str, tuple[str, ...]] = {
+    "mod": (MODULE,),
+    "class": (CLASS,),
+    "exc": (CLASS,),
+    "func": (FUNCTION,),
+    "meth": (METHOD, PROPERTY),
+    "attr": (ATTRIBUTE, PROPERTY),
+    "data": (ATTRIBUTE, "variable"),
+}
+_CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc"})
+_SPHINX_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _within(dotted: str, package: str) -> bool:
+    return dotted == package or dotted.startswith(package + ".")
+
+
+def rule_refs(ctx: AuditContext) -> Iterable[Finding]:
+    """stale-ref and unlinkable-ref."""
+    for ref in ctx.docs.refs:
+        if ref.kind in _CODE_ROLES or ref.kind == "literal":
+            finding = _check_code_ref(ctx, ref)
+            if finding is not None:
+                yield finding
+
+
+def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
+    """What is wrong with one role or literal naming code, if anything."""
+    target = ref.text.lstrip(".")
+    if not target or target.split(".")[0] in _BUILTINS:
+        return None
+    in_package = _within(target, ctx.package)
+    if ref.kind == "literal" and not in_package:
+        return None  # ``env.reset`` and other instance-style literals are not references
+    if not in_package and not _within(ref.module, ctx.package):
+        return None  # no way to tell what Sphinx would resolve it against
+    candidate = target if in_package else f"{ref.module}.{target}"
+    resolved = ctx.resolve(candidate) or None
+    shown = f":{ref.kind}:`{ref.text}`" if ref.kind != "literal" else f"``{ref.text}``"
+    if resolved is not None:
+        if ref.kind != "literal" and is_private(candidate) and not resolved.startswith(EXTERNAL_PREFIX):
+            symbol = ctx.model.symbol(resolved)
+            where = f"{symbol.path}:{symbol.line}" if symbol else resolved
+            return Finding.of(
+                "unlinkable-ref",
+                ref.path,
+                ref.line,
+                ref.text,
+                f"{shown} names a private object: Sphinx renders it as plain text, with no link",
+                f"link the source instead ({where}) or name the public API that uses it",
+            )
+        return None
+    if not in_package:
+        if _beyond_what_docs_show(ctx, ref, target):
+            return None
+        elsewhere = _defined_elsewhere(ctx, ref.kind, target)
+        if elsewhere:
+            public = ctx.public_or_qualname(elsewhere[0])
+            message = f"{shown} is not found from the current module {ref.module}: Sphinx cannot link it"
+            return Finding.of(
+                "unlinkable-ref", ref.path, ref.line, ref.text, message, f"qualify it: :{ref.kind}:`~{public}`"
+            )
+    message = f"{shown} resolves to nothing in {ctx.model.source.stamp()}"
+    return Finding.of("stale-ref", ref.path, ref.line, ref.text, message, suggest(ctx, target))
+
+
+def _beyond_what_docs_show(ctx: AuditContext, ref: DocRef, target: str) -> bool:
+    """An unresolved relative reference whose meaning depends on context the scan cannot see."""
+    first = target.partition(".")[0]
+    head = ctx.resolve(f"{ref.module}.{first}") if "." in target else ""
+    if head is None or (head and head.startswith(EXTERNAL_PREFIX)):
+        return True  # ``env.reset``-style or another package's name
+    # a member of the documented class, or another package: context we cannot see
+    return "." not in target and ref.kind in ("meth", "attr", "mod")
+
+
+def _defined_elsewhere(ctx: AuditContext, kind: str, target: str) -> list[str]:
+    """The symbols of the role's kind whose qualified name ends with ``target``."""
+    kinds = _ROLE_KINDS.get(kind)
+    return [
+        q
+        for q in ctx.named(target.rsplit(".", 1)[-1])
+        if q.endswith("." + target) and (kinds is None or ctx.model.node_kind(q) in kinds)
+    ]
+
+
+def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
+    for ref in ctx.docs.refs:
+        if ref.kind == "ref" and ref.text not in ctx.docs.labels and ref.text not in _SPHINX_LABELS:
+            close = ctx.close_matches("labels", ref.text, 1, 0.6)
+            hint = f"did you mean {close[0]}?" if close else "define the label (.. _name:) or fix the reference"
+            message = f":ref:`{ref.text}` names no label in the docs"
+            yield Finding.of("broken-label", ref.path, ref.line, ref.text, message, hint)
+        elif ref.kind == "doc" and not _document_exists(ctx.docs.documents, ref):
+            yield Finding.of(
+                "broken-label",
+                ref.path,
+                ref.line,
+                ref.text,
+                f":doc:`{ref.text}` names no document in the docs",
+                "fix the document name (relative to this page, or absolute from the docs root)",
+            )
+
+
+def _document_exists(documents: frozenset[str], ref: DocRef) -> bool:
+    """Whether a ``:doc:`` target names a document, from the page's folder or any folder above it."""
+    target = ref.text
+    folder = Path(ref.path).parent.parts
+    candidates = {target.lstrip("/")}
+    for part in range(len(folder) + 1):
+        base = Path(*folder[part:]) if part < len(folder) else Path()
+        candidates.add((base / target).as_posix())
+    return any(_normal(c) in documents for c in candidates)
+
+
+def _normal(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def rule_line_anchors(ctx: AuditContext) -> Iterable[Finding]:
+    for ref in ctx.docs.refs:
+        if ref.kind != "anchor":
+            continue
+        yield from _check_anchor(ctx, ref.path, ref.line, ref.text, ref.anchor_line, ref.beside)
+
+
+def _check_anchor(
+    ctx: AuditContext, where: str, line: int, written: str, target_line: int, beside: str
+) -> Iterable[Finding]:
+    matches = ctx.anchor_files(written)
+    if len(matches) != 1:
+        return
+    path = matches[0]
+    lines = ctx.lines(path)
+    if lines is None:
+        return
+    name = f"{written}:{target_line}"
+    if target_line > len(lines):
+        message = f"{name} is past the end of {path} ({len(lines)} lines)"
+        yield Finding.of(
+            "stale-line-anchor", where, line, name, message, "refer to the symbol by name instead of a line"
+        )
+        return
+    if not beside or beside in lines[target_line - 1]:
+        return
+    current = ctx.defined_in(path, beside)
+    if current is not None:
+        public = ctx.public_or_qualname(current.qualname)
+        hint = f"{beside} is now at {path}:{current.line}; better, refer to {public} by name"
+    else:
+        hint = f"{beside} is not defined in {path} any more; refer to code by name"
+    message = f"{name} no longer holds {beside} (it holds: {lines[target_line - 1].strip()[:60]!r})"
+    yield Finding.of("stale-line-anchor", where, line, name, message, hint)
+
+
+def rule_paths(ctx: AuditContext) -> Iterable[Finding]:
+    if not ctx.is_checkout:
+        return
+    exists: dict[str, bool] = {}
+    for ref in ctx.docs.refs:
+        if ref.kind != "path":
+            continue
+        if ref.text not in exists:
+            exists[ref.text] = (ctx.root / ref.text).exists()
+        if not exists[ref.text]:
+            message = f"{ref.text} does not exist in the checkout"
+            yield Finding.of(
+                "missing-path", ref.path, ref.line, ref.text, message, "fix the path or remove the reference"
+            )
+
+
+REPORTS: dict[Callable[[AuditContext], Iterable[Finding]], frozenset[str]] = {
+    rule_refs: frozenset({"stale-ref", "unlinkable-ref"}),
+    rule_labels: frozenset({"broken-label"}),
+    rule_line_anchors: frozenset({"stale-line-anchor"}),
+    rule_paths: frozenset({"missing-path"}),
+}
