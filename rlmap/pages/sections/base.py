@@ -49,6 +49,14 @@ class Call:
     number: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A symbol and the rows a section lists under it (its calls, call sites, lines or notes)."""
+
+    ref: Ref
+    rows: tuple[Any, ...]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Body:
     """What every section body has: the diagrams it draws (written beside the page)."""

@@ -11,7 +11,7 @@ from rlmap.index.records import FUNCTION, METHOD, PROPERTY
 from rlmap.pages.diagrams import call_diagram, diagram_from_edges, flow_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, Site, overrides, primary
+from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, Entry, Site, overrides, primary
 
 # Lines worth quoting by default: shape changes and time/batch indexing.
 DEFAULT_MARKERS = (
@@ -101,20 +101,8 @@ def _functions(
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
-    ref: Ref
-    calls: tuple[Call, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    ref: Ref
-    members: tuple[Member, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class CallsBody(Body):
-    groups: tuple[Group, ...]
+    groups: tuple[Entry, ...]  # class -> its members -> their calls
     none: str
 
 
@@ -132,8 +120,8 @@ def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
                 if any(isinstance(t, Ref) and (not into or t.qualname.startswith(into)) for t in call.targets)
             ]
             edges.extend((function, t.qualname) for call in calls for t in call.targets if isinstance(t, Ref))
-            members.append(Member(ctx.ref(function), tuple(calls)))
-        groups.append(Group(ctx.ref(cls), tuple(members)))
+            members.append(Entry(ctx.ref(function), tuple(calls)))
+        groups.append(Entry(ctx.ref(cls), tuple(members)))
         if spec.diagram and spec.diagram_style == "calls" and functions:
             name = spec.diagram.replace("{class}", cls.rsplit(".", 1)[-1].lower())
             diagrams.append(call_diagram(ctx.model, name, functions[0], into, depth=spec.depth))
@@ -143,14 +131,8 @@ def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
 
 
 @dataclass(frozen=True, slots=True)
-class Quoted:
-    ref: Ref
-    lines: tuple[Site, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class QuotesBody(Body):
-    functions: tuple[Quoted, ...]
+    functions: tuple[Entry, ...]  # function -> quoted lines
 
 
 def build_quotes(spec: specs.Quotes, ctx: Context) -> QuotesBody:
@@ -170,7 +152,7 @@ def build_quotes(spec: specs.Quotes, ctx: Context) -> QuotesBody:
                     continue
                 lines.append(Site(anchor=ctx.refs.anchor(stripped, symbol.path, line), text=stripped))
             if lines:
-                quoted.append(Quoted(ctx.ref(function), tuple(lines)))
+                quoted.append(Entry(ctx.ref(function), tuple(lines)))
     return QuotesBody(tuple(quoted))
 
 
@@ -297,14 +279,8 @@ def build_symbols(spec: specs.Symbols, ctx: Context) -> SymbolsBody:
 
 
 @dataclass(frozen=True, slots=True)
-class Caveat:
-    ref: Ref
-    notes: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class CaveatsBody(Body):
-    caveats: tuple[Caveat, ...]
+    caveats: tuple[Entry, ...]  # symbol -> notes
 
 
 def build_caveats(spec: specs.Caveats, ctx: Context) -> CaveatsBody:
@@ -314,7 +290,7 @@ def build_caveats(spec: specs.Caveats, ctx: Context) -> CaveatsBody:
         symbol = ctx.model.symbol(qualname)
         notes = _caveats(ctx.refs.docstring(symbol)) if symbol is not None else []
         if notes:
-            rows.append(Caveat(ctx.ref(qualname), tuple(notes)))
+            rows.append(Entry(ctx.ref(qualname), tuple(notes)))
     return CaveatsBody(tuple(rows))
 
 

@@ -9,7 +9,7 @@ from rlmap.index.records import format_key
 from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Site
+from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Entry, Site
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +100,8 @@ def build_keys(spec: specs.Keys, ctx: Context) -> KeysBody:
 
 
 @dataclass(frozen=True, slots=True)
-class Called:
-    ref: Ref
-    sites: tuple[Site, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class CallersBody(Body):
-    targets: tuple[Called, ...]
+    targets: tuple[Entry, ...]  # target -> its call sites
     layout: str
 
 
@@ -118,5 +112,5 @@ def build_callers(spec: specs.Callers, ctx: Context) -> CallersBody:
     for name in spec.targets:
         target = ctx.member(cls, name, "targets")
         sites = ctx.calls_to(target, scope) if spec.layout == "sites" else ctx.readers(target)
-        rows.append(Called(ctx.ref(target), tuple(sites)))
+        rows.append(Entry(ctx.ref(target), tuple(sites)))
     return CallersBody(tuple(rows), spec.layout)
