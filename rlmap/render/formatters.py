@@ -100,6 +100,12 @@ class Formatter:
         raise NotImplementedError
 
     def src(self, anchor: Anchor | None) -> str:
+        """``path:line`` of an anchor, linked to its permalink when there is one."""
+        if anchor is None:
+            return "(no source)"
+        return self.external(anchor.location, anchor.url) if anchor.url else self.code(anchor.location)
+
+    def external(self, title: str, url: str) -> str:
         raise NotImplementedError
 
 
@@ -134,13 +140,6 @@ class RstFormatter(Formatter):
         if "``" in text or text != text.strip():
             return ":code:`" + text.strip().replace("\\", "\\\\").replace("`", "\\`") + "`"
         return f"``{text}``"
-
-    def src(self, anchor: Anchor | None) -> str:
-        if anchor is None:
-            return "(no source)"
-        if not anchor.url:
-            return f"``{anchor.location}``"
-        return f"`{anchor.location} <{anchor.url}>`__"
 
     def symbol_name(self, ref: Ref) -> str:
         if ref.role:
@@ -208,13 +207,6 @@ class MarkdownFormatter(Formatter):
         fence = "`" * (longest + 1)
         padding = " " if longest else ""
         return f"{fence}{padding}{text}{padding}{fence}"
-
-    def src(self, anchor: Anchor | None) -> str:
-        if anchor is None:
-            return "(no source)"
-        if not anchor.url:
-            return f"`{anchor.location}`"
-        return f"[{anchor.location}]({anchor.url})"
 
     def symbol_name(self, ref: Ref) -> str:
         return self.code(ref.display)
