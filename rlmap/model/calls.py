@@ -1,0 +1,179 @@
+"""Call resolution: the targets of one call site or property read, each with how it was found.
+
+:class:`CallResolution` is the last layer of :class:`rlmap.model.resolve.Resolver`: it dispatches a
+call by its shape (``super().m()``, ``self.m()``, ``f()``, ``a.b.m()``) to the symbol table, the
+class hierarchy and type inference below it.  The ``how`` vocabulary is in :mod:`rlmap.model.target`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rlmap.index.records import ATTRIBUTE, CLASS, METHOD, PROPERTY, CallSite, ModuleIndex
+from rlmap.model.inference import TypeInference
+from rlmap.model.target import Target, unresolved
+
+
+class CallResolution(TypeInference):
+    """``resolve_call(site)`` and ``resolve_read(site)``."""
+
+    def __init__(self, modules: Iterable[ModuleIndex]) -> None:
+        super().__init__(modules)
+        self._receivers: dict[tuple[str, tuple[str, ...]], Target | None] = {}
+
+    # -- attribute reads -------------------------------------------------------------------
+    def resolve_read(self, site: CallSite) -> list[Target]:
+        """``a.b.p`` read in ``site.caller``: its property getter (and overrides), if ``p`` is one."""
+        module = self.module_of(site.caller)
+        parts = site.parts
+        name = parts[-1]
+        receiver = self._receiver_memo(module, site, parts[:-1])
+        if receiver is not None and not receiver.external:
+            member = self.member(receiver.qualname, name)
+            found: list[Target] = []
+            if member is not None and self.symbols[member].kind == PROPERTY:
+                found.append(Target(member, receiver.how))
+            if member is None or self.symbols[member].kind in (PROPERTY, ATTRIBUTE):
+                found.extend(self._property_overrides(receiver.qualname, name))
+            return found
+        if receiver is None and _is_private(name) and self._is_local(module, site.caller, parts[0]):
+            definers = [q for q in self.methods_by_name.get(name, ()) if self.symbols[q].kind == PROPERTY]
+            if len(definers) == 1 and len(self.methods_by_name[name]) == 1:
+                return [Target(definers[0], "unique-name")]
+        return []
+
+    def _property_overrides(self, cls: str, name: str) -> list[Target]:
+        return [Target(o, "override") for o in self.overrides(cls, name) if self.symbols[o].kind == PROPERTY]
+
+    def _receiver_memo(self, module: str, site: CallSite, receiver: tuple[str, ...]) -> Target | None:
+        key = (site.caller, receiver)
+        if key not in self._receivers:
+            self._receivers[key] = self.receiver_type(module, site, receiver)
+        return self._receivers[key]
+
+    def _is_local(self, module: str, function: str, name: str) -> bool:
+        """A name that is neither a global of the module nor an import (a parameter or local)."""
+        return self.resolve_name(module, function, name) is None and self.import_target(module, function, name) is None
+
+    # -- calls -----------------------------------------------------------------------------
+    def resolve_call(self, site: CallSite) -> list[Target]:
+        """The targets of ``site`` (a property read goes to :meth:`resolve_read`)."""
+        if site.attribute_read:
+            return self.resolve_read(site)
+        parts = site.parts
+        if not parts:
+            return [unresolved(site.callee_text)]
+        if parts[0] == "super()":
+            return self._resolve_super(site)
+        if parts == ("super",):
+            return []  # the ``super()`` in ``super().m()``: the edge goes to ``m``
+        module = self.module_of(site.caller)
+        self_name, cls = self.self_name(site.caller)
+        on_self = bool(self_name) and parts[0] == self_name
+        if on_self and cls and len(parts) == 2:
+            return self._resolve_self_method(cls, parts[1])
+        if len(parts) == 1:
+            return self._resolve_plain(module, site, parts[0])
+        return self._resolve_attribute_call(module, site, on_self)
+
+    def _resolve_attribute_call(self, module: str, site: CallSite, on_self: bool) -> list[Target]:
+        """``a.b.m()``: a dotted global, else a method of the receiver's type, else a guess."""
+        parts = site.parts
+        is_global = not on_self and self.local_binding(site.caller, parts[0]) is None
+        if is_global:
+            found = self.resolve_dotted(module, site.caller, parts)
+            if found is not None:
+                return [self._callable(found, "direct")]
+        receiver = self.receiver_type(module, site, parts[:-1])
+        method = parts[-1]
+        typed = self._on_receiver(receiver, method) if receiver is not None else []
+        if typed:
+            return typed
+        if is_global:
+            outside = self.external_name(module, site.caller, parts)
+            if outside is not None:
+                return [Target(outside, "external", external=True)]
+        if receiver is None and (on_self or _is_private(method)):
+            # ``self.env.m()`` with no type for ``self.env``, or ``x._m()``: the package's only
+            # method of that name, if there is exactly one.
+            unique = self._by_unique_name(method)
+            if unique:
+                return unique
+        return [unresolved(site.callee_text)]
+
+    def _on_receiver(self, receiver: Target, method: str) -> list[Target]:
+        """``method`` on a receiver of known type (and its overrides); ``[]`` when not a member."""
+        if receiver.external:
+            return [Target(f"{receiver.qualname}.{method}", receiver.how, external=True)]
+        target = self.member(receiver.qualname, method)
+        if target is None:
+            return []
+        typed = [self._callable(target, receiver.how)]
+        if self.symbols[target].kind in (METHOD, PROPERTY):
+            typed.extend(Target(o, "override") for o in self.overrides(receiver.qualname, method))
+        return typed
+
+    def _callable(self, qualname: str, how: str) -> Target:
+        if self.is_kind(qualname, CLASS):
+            init = self.member(qualname, "__init__")
+            return Target(init or qualname, "constructor")
+        return Target(qualname, how)
+
+    def _resolve_plain(self, module: str, site: CallSite, name: str) -> list[Target]:
+        found = self.resolve_name(module, site.caller, name)
+        if found is not None:
+            return [self._callable(found, "direct")]
+        outside = self.external_name(module, site.caller, (name,))
+        if outside is not None:
+            return [Target(outside, "external", external=True)]
+        return [unresolved(name)]
+
+    def _resolve_self_method(self, cls: str, name: str) -> list[Target]:
+        if name == "__class__":  # ``self.__class__(...)``: this class or any subclass
+            constructors = [self._callable(cls, "constructor")]
+            constructors.extend(Target(o, "override") for o in self.overrides(cls, "__init__"))
+            return constructors
+        found = self.member(cls, name)
+        if found is not None:
+            kind = self.symbols[found].kind
+            if kind == ATTRIBUTE:
+                return [Target(found, "self")]
+            targets = [self._callable(found, "self") if kind == CLASS else Target(found, "self")]
+            targets.extend(Target(override, "override") for override in self.overrides(cls, name))
+            return targets
+        owner = self.attribute_owner(cls, name)
+        if owner:
+            # ``self.fn()`` where ``self.fn`` holds a callable: an edge to the attribute.
+            return [Target(f"{owner}.{name}", "attribute")]
+        overrides = self.overrides(cls, name)
+        if overrides:
+            return [Target(override, "override") for override in overrides]
+        return [unresolved(f"self.{name}")]
+
+    def _resolve_super(self, site: CallSite) -> list[Target]:
+        cls = self.enclosing_class(site.caller)
+        if not cls or len(site.parts) < 2:
+            return [unresolved(site.callee_text)]
+        name = site.parts[1]
+        for base in self.bases.get(cls, ()):
+            found = self.member(base, name)  # the first definition after cls in its MRO
+            if found is not None:
+                return [Target(found, "super")]
+        return [unresolved(f"super().{name}")]
+
+    def _by_unique_name(self, name: str) -> list[Target]:
+        if not name.isidentifier() or (name.startswith("__") and name.endswith("__")):
+            return []
+        definers = self.methods_by_name.get(name, [])
+        if len(definers) == 1:
+            return [Target(definers[0], "unique-name")]
+        return []
+
+
+def _is_private(name: str) -> bool:
+    """``_helper`` and ``__mangled``, not ``__dunder__``: the resolver's one test of privacy.
+
+    It counts a name-mangled ``__x`` as private; the pages and the audit test dotted names
+    (one part starting with a single underscore) and do not.
+    """
+    return name.startswith("_") and not name.endswith("__")

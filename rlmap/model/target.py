@@ -1,0 +1,39 @@
+"""What a call resolves to: :class:`Target` and the vocabulary of its ``how``.
+
+=============  ============================================================================
+how            meaning
+=============  ============================================================================
+direct         a name or dotted path bound by a definition or an import (certain)
+constructor    ``Class(...)`` -> ``Class.__init__`` (or the class when none is defined)
+self           ``self.m()`` / ``cls.m()`` -> the definition found in the class hierarchy
+override       ``self.m()`` -> an override of ``m`` in a subclass (virtual dispatch)
+super          ``super().m()`` -> the next definition in the hierarchy
+property       a property read (``self.p``) -> its getter
+annotation     receiver type read from an annotation (``self.env: EnvBase``, ``env: EnvBase``)
+assignment     receiver type read from an assignment (``self.x = Cls(...)``, ``x = Cls()``)
+unique-name    ``self.x.m()`` with ``self.x`` untyped -> the package's only method ``m`` (likely)
+attribute      ``self.fn()`` where ``self.fn`` is an attribute holding a callable
+external       resolved to a name outside the package (``torch.cat``)
+unresolved     nothing found; kept as a node named after the expression
+=============  ============================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CERTAIN = frozenset({"direct", "constructor", "self", "super", "property", "external"})
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One resolved target of a call: a qualname and how it was found."""
+
+    qualname: str
+    how: str
+    external: bool = False
+
+
+def unresolved(text: str) -> Target:
+    """The node a call that resolves to nothing points at, named after its expression."""
+    return Target(f"?:{text}", "unresolved", external=True)
