@@ -13,6 +13,7 @@ and the entry at fault; nothing here resolves names against the code (see
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -195,44 +196,50 @@ def _load_page(origin: str, raw_text: str, name: str, table: Any, prose: dict[st
         raise ConfigError(f"{origin}: pages.{name} must be a table", f"write it as [pages.{name}]")
     page = convert(table, _PageTable, f"{origin}: [pages.{name}]")
     lines = _section_lines(raw_text, name)
-    sections = []
-    seen: set[str] = set()
+    sections: list[Section] = []
     for index, raw in enumerate(page.sections, start=1):
         line = lines[index - 1] if index <= len(lines) else _page_line(raw_text, name)
-        kind = raw.get("kind")
-        where = f"{origin}:{line}: [pages.{name}] section {index}" + (f" ({kind})" if isinstance(kind, str) else "")
-        if kind not in SECTION_SPECS:
-            close = [k for k in SECTION_SPECS if isinstance(kind, str) and k.startswith(kind[:3])]
-            raise ConfigError(
-                f"{where}: 'kind' is {kind!r}, not a section kind",
-                (f"did you mean '{close[0]}'? " if close else "") + f"kinds are {', '.join(SECTION_SPECS)}",
-            )
-        spec = convert({k: v for k, v in raw.items() if k != "kind"}, SECTION_SPECS[kind], where)
-        if spec.title and not spec.id:
-            raise ConfigError(f"{where}: a section with a title needs an id", 'add id = "..." (used in its label)')
-        if spec.id in seen:
-            raise ConfigError(f"{where}: id '{spec.id}' is used twice in the page", "give each section its own id")
-        if spec.id:
-            seen.add(spec.id)
-        if spec.prose and spec.prose not in prose:
-            raise ConfigError(
-                f"{where}: prose '{spec.prose}' is not in [prose.{name}]",
-                f"add it there or fix the name (the page has: {', '.join(sorted(prose)) or 'no prose'})",
-            )
-        lead = None
-        if spec.lead:
-            check_markup(spec.lead, f"{where} lead")
-            lead = Prose(name, f"section {index} lead", spec.lead.strip(), where.removesuffix(":"))
-        sections.append(Section(kind, spec, where, lead))
-    shown = {s.spec.prose for s in sections if s.spec.prose} | {"intro"}
-    for entry in sorted(set(prose) - shown):
-        if page.template == "page.j2":
-            raise ConfigError(
-                f"{prose[entry].origin}: [prose.{name}] {entry} is shown by no section of the page",
-                f'name it in a section\'s prose = "{entry}", or fix the key (the page shows: '
-                f"{', '.join(sorted(shown & set(prose))) or 'no prose'})",
-            )
+        section = _load_section(f"{origin}:{line}: [pages.{name}] section {index}", name, raw, prose)
+        if section.id and section.id in {other.id for other in sections}:
+            raise ConfigError(f"{section.where}: id '{section.id}' is used twice in the page", "give each its own id")
+        sections.append(section)
+    if page.template == "page.j2":  # a page of the shipped template shows only what its sections name
+        _check_prose_shown(name, prose, {s.prose for s in sections if s.prose} | {"intro"})
     return Page(name, page.slug, page.title, page.summary, page.template, page.listed, page.see_also, tuple(sections))
+
+
+def _load_section(where: str, page: str, raw: dict[str, Any], prose: dict[str, Prose]) -> Section:
+    """One ``[[pages.<page>.sections]]`` table, checked against its kind's schema."""
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or kind not in SECTION_SPECS:
+        close = difflib.get_close_matches(str(kind), list(SECTION_SPECS), n=1)
+        raise ConfigError(
+            f"{where}: 'kind' is {kind!r}, not a section kind",
+            (f"did you mean '{close[0]}'? " if close else "") + f"kinds are {', '.join(SECTION_SPECS)}",
+        )
+    where = f"{where} ({kind})"
+    spec = convert({k: v for k, v in raw.items() if k != "kind"}, SECTION_SPECS[kind], where)
+    if spec.title and not spec.id:
+        raise ConfigError(f"{where}: a section with a title needs an id", 'add id = "..." (used in its label)')
+    if spec.prose and spec.prose not in prose:
+        raise ConfigError(
+            f"{where}: prose '{spec.prose}' is not in [prose.{page}]",
+            f"add it there or fix the name (the page has: {', '.join(sorted(prose)) or 'no prose'})",
+        )
+    for text in (spec.lead, getattr(spec, "none", None)):
+        if text:
+            check_markup(text, f"{where} lead" if text == spec.lead else f"{where} none")
+    lead = Prose(page, "lead", spec.lead.strip(), where) if spec.lead else None
+    return Section(kind, spec, where, lead)
+
+
+def _check_prose_shown(page: str, prose: dict[str, Prose], shown: set[str]) -> None:
+    for entry in sorted(set(prose) - shown):
+        raise ConfigError(
+            f"{prose[entry].origin}: [prose.{page}] {entry} is shown by no section of the page",
+            f'name it in a section\'s prose = "{entry}", or fix the key (the page shows: '
+            f"{', '.join(sorted(shown & set(prose))) or 'no prose'})",
+        )
 
 
 def _line_of(text: str, page: str, name: str) -> int:
