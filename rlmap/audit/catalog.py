@@ -97,29 +97,36 @@ RULES: dict[str, Rule] = {
             "missing-path",
             ERROR,
             "A repository file path named in the docs that does not exist (checkouts only).",
-            "examples/collectors/collector.py (exists)",
+            "benchmarks/bench_collectors.py (exists)",
             "examples/collectors/gone.py",
         ),
         Rule(
             "stale-alias",
             WARNING,
             "An old name still used in code after the glossary declares it replaced.",
-            "self._carrier = env.reset()",
-            "self._shuttle = env.reset()  # glossary: shuttle -> carrier",
+            "class Collector:\n    def reset(self, env):\n        self._carrier = env.reset()",
+            "class Collector:\n    def reset(self, env):\n"
+            "        self._shuttle = env.reset()  # glossary: shuttle -> carrier",
         ),
         Rule(
             "orphaned-symbol",
             WARNING,
             "A central private helper or attribute with no docstring that no doc page mentions.",
-            "def _make_carrier(self):\n    '''Create the carrier.'''",
-            "def _update_traj_ids(self, out):  # 5 callers, no docstring, in no doc",
+            "def _update_traj_ids(out):\n    '''Give each new trajectory an id.'''\n    return out\n"
+            "def rollout(out):\n    return _update_traj_ids(out)\n"
+            "def step(out):\n    return _update_traj_ids(out)\n"
+            "def reset(out):\n    return _update_traj_ids(out)",
+            "def _update_traj_ids(out):  # 3 callers, no docstring, no doc page names it\n    return out\n"
+            "def rollout(out):\n    return _update_traj_ids(out)\n"
+            "def step(out):\n    return _update_traj_ids(out)\n"
+            "def reset(out):\n    return _update_traj_ids(out)",
         ),
         Rule(
             "undocumented-helper",
             NOTE,
             "A private function without a docstring in the focus subsystems, ranked by callers.",
-            "def _helper():\n    '''Does this.'''",
-            "def _helper():\n    return 1",
+            "def _helper():\n    '''Does this.'''\n    return 1\ndef run():\n    return _helper()",
+            "def _helper():  # called, no docstring\n    return 1\ndef run():\n    return _helper()",
         ),
     )
 }
