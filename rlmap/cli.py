@@ -119,7 +119,9 @@ def _load(
     jobs: int | None,
     quiet: bool,
     repo_url: str | None = None,
+    extensions: tuple[str, ...] = (),
 ) -> Any:
+    """The resolved model of the source, with key accesses under the profile's ``extensions``."""
     from rlmap.index.source import locate_source
     from rlmap.model.session import load_model
 
@@ -137,7 +139,7 @@ def _load(
         jobs = cores
     cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
     with _progress(quiet) as progress:
-        loaded = load_model(tree, cache, jobs=jobs, progress=progress)
+        loaded = load_model(tree, cache, jobs=jobs, progress=progress, extensions=extensions)
     if cache.write_failed:
         _warn(f"could not write to the cache in {cache.directory}; the next run will parse again")
     if cache.rejected:
@@ -193,7 +195,9 @@ def show(
 
     settings = _settings(config, source, package)
     package = settings.package
-    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
+    chosen = _profile(settings.profile, package)
+    extensions = chosen.extensions if chosen is not None else ()
+    loaded = _load(settings.source, package, cache_dir, no_cache, jobs, quiet, settings.repo_url, extensions)
     model = loaded.model
     if key:
         found = find_key(model, name)
@@ -205,7 +209,6 @@ def show(
         result = describe_key(model, found)
         result["query"] = name
     else:
-        chosen = _profile(settings.profile, package)
         result = describe(model, name, chosen.glossary if chosen is not None else ())
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
@@ -251,7 +254,9 @@ def graph(
     if output_format not in ("json", "dot"):
         raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
     settings = _settings(config, source, package)
-    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
+    chosen = _profile(settings.profile, settings.package)
+    extensions = chosen.extensions if chosen is not None else ()
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url, extensions)
     scopes = tuple(scope or ())
     if output_format == "json":
         typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
@@ -319,7 +324,8 @@ def generate(
             "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
     dot = find_dot() if render_svg and not check else None
-    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
+    extensions = topic_profile.extensions
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url, extensions)
     try:
         output = build_output_isolated(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
     except RlmapError:
@@ -426,7 +432,8 @@ def audit(
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
     topic_profile = _profile(settings.profile, settings.package)
-    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url)
+    extensions = topic_profile.extensions if topic_profile is not None else ()
+    loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url, extensions)
     # One root for every path in the report, whatever the working directory: see report_root.
     root = report_root(roots or [loaded.source.root])
     scan = scan_docs(roots, root)

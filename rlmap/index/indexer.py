@@ -1,14 +1,16 @@
 """Index a whole source tree: read every file once, parse the changed ones in parallel, cache.
 
-``build_index(source, cache)`` returns a :class:`ProjectIndex`; per-file failures are
-diagnostics inside it, never exceptions.
+``build_index(source, cache, extensions=...)`` returns a :class:`ProjectIndex`; per-file
+failures are diagnostics inside it, never exceptions.  The enabled extensions (key
+vocabularies, :mod:`rlmap.index.vocabulary`) change what a file's records hold, so they are
+part of every file's cache key.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from rlmap.index.cache import Cache, content_key
 from rlmap.index.records import Diagnostic, ModuleIndex
 from rlmap.index.source import SourceTree
+from rlmap.index.vocabulary import enabled_extensions
 
 FILES = "files"
 # Below this many files to parse, a process pool costs more than it saves.
@@ -24,6 +27,8 @@ _PARALLEL_THRESHOLD = 8
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
+# What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions.
+Job = tuple[bytes, str, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +55,18 @@ class ProjectIndex:
         return tuple(sorted(found, key=lambda d: (d.path, d.line, d.message)))
 
 
-def _extract(job: tuple[bytes, str]) -> ModuleIndex:
+def file_key(path: str, data: bytes | str, extensions: tuple[str, ...]) -> str:
+    """The cache key of one file's records: its path, its bytes and the enabled extensions."""
+    return content_key(path, data, "extensions:" + ",".join(extensions))
+
+
+def _extract(job: Job) -> ModuleIndex:
     """Index one file (in a worker process or not); never raises."""
     from rlmap.index.extract import extract_module, internal_error  # libcst is imported only where it is used
 
-    source, path = job
+    source, path, extensions = job
     try:
-        return extract_module(source, path, extensions=("tensordict",))
+        return extract_module(source, path, extensions=extensions)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # extract_module catches everything; this is the last line
@@ -99,30 +109,25 @@ def build_index(
     cache: Cache,
     jobs: int | None = None,
     progress: Progress | None = None,
+    extensions: Sequence[str] = (),
 ) -> ProjectIndex:
-    """Index every ``.py`` file of ``source``; only files not in ``cache`` are parsed."""
+    """Index every ``.py`` file of ``source``; only files not in ``cache`` are parsed.
+
+    ``extensions`` names the key vocabularies to record (``("tensordict",)``); an unknown name
+    raises :class:`~rlmap.errors.ConfigError` before any file is read.
+    """
+    enabled = enabled_extensions(extensions)
     files, skipped_entries = source.scan_files()
     skipped = tuple(Diagnostic(path, 1, why) for path, why in skipped_entries)
     results: dict[str, ModuleIndex] = {}
-    pending: list[tuple[bytes, str, str]] = []  # (bytes, path, key)
+    pending: list[tuple[Job, str]] = []  # (job, key)
     keys: list[str] = []
     for absolute in files:
         path = source.relpath(absolute)
-        data, problem = read_file(path, absolute)
-        if data is None:
-            from rlmap.index.extract import module_name_for
-
-            name, is_package = module_name_for(path)
-            results[path] = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
-            keys.append(content_key(path, "<unreadable>"))
-            continue
-        key = content_key(path, data)
+        key, found = _cached_or_job(cache, path, absolute, enabled, pending)
         keys.append(key)
-        cached = cache.get(FILES, key, ModuleIndex)
-        if isinstance(cached, ModuleIndex):
-            results[path] = cached
-        else:
-            pending.append((data, path, key))
+        if found is not None:
+            results[path] = found
 
     done = len(results)
     if progress:
@@ -141,36 +146,58 @@ def build_index(
         from_cache=len(files) - len(pending),
         position_fallbacks=sum(module.position_fallback for module in modules),
     )
-    project_key = content_key(source.package, *keys, *(str(diagnostic) for diagnostic in skipped))
+    project_key = content_key(source.package, *enabled, *keys, *(str(diagnostic) for diagnostic in skipped))
     return ProjectIndex(modules=modules, key=project_key, stats=stats, skipped=skipped)
 
 
-def _parse_all(pending: list[tuple[bytes, str, str]], jobs: int | None) -> Iterator[tuple[ModuleIndex, str]]:
+def _cached_or_job(
+    cache: Cache, path: str, absolute: os.PathLike[str], extensions: tuple[str, ...], pending: list[tuple[Job, str]]
+) -> tuple[str, ModuleIndex | None]:
+    """A file's key and its index when it is known without parsing (cached, or unreadable).
+
+    Otherwise the file becomes a job appended to ``pending``, and the index is ``None``.
+    """
+    data, problem = read_file(path, absolute)
+    if data is None:
+        from rlmap.index.extract import module_name_for
+
+        name, is_package = module_name_for(path)
+        unreadable = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
+        return file_key(path, "<unreadable>", extensions), unreadable
+    key = file_key(path, data, extensions)
+    cached = cache.get(FILES, key, ModuleIndex)
+    if isinstance(cached, ModuleIndex):
+        return key, cached
+    pending.append(((data, path, extensions), key))
+    return key, None
+
+
+def _parse_all(pending: list[tuple[Job, str]], jobs: int | None) -> Iterator[tuple[ModuleIndex, str]]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     # Largest first, so that the last chunk handed out is small and cores finish together.
-    ordered = sorted(pending, key=lambda item: -len(item[0]))
+    ordered = sorted(pending, key=lambda item: -len(item[0][0]))
     if workers <= 1 or len(ordered) < _PARALLEL_THRESHOLD:
-        for data, path, key in ordered:
-            yield _extract((data, path)), key
+        for job, key in ordered:
+            yield _extract(job), key
         return
     # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
     # pool: every file it had not finished is parsed again alone, one process per crash, so
     # that the file that kills it is known and becomes a diagnostic.
-    unfinished: list[tuple[bytes, str, str]] = []
+    unfinished: list[tuple[Job, str]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [_submit(pool, data, path) for data, path, _ in ordered]
+        futures = [_submit(pool, job) for job, _ in ordered]
         for future, item in zip(futures, ordered, strict=True):
-            module = _result(future, item[1])
+            module = _result(future, item[0][1])
             if module is None:
                 unfinished.append(item)
             else:
-                yield module, item[2]
+                yield module, item[1]
     yield from _parse_alone(unfinished)
 
 
-def _submit(pool: ProcessPoolExecutor, data: bytes, path: str) -> Future[ModuleIndex] | None:
+def _submit(pool: ProcessPoolExecutor, job: Job) -> Future[ModuleIndex] | None:
     try:
-        return pool.submit(_extract, (data, path))
+        return pool.submit(_extract, job)
     except BrokenProcessPool:  # a worker died while the files were handed out
         return None
 
@@ -189,14 +216,15 @@ def _result(future: Future[ModuleIndex] | None, path: str) -> ModuleIndex | None
         return internal_error(path, error)
 
 
-def _parse_alone(items: list[tuple[bytes, str, str]]) -> Iterator[tuple[ModuleIndex, str]]:
+def _parse_alone(items: list[tuple[Job, str]]) -> Iterator[tuple[ModuleIndex, str]]:
     """Parse each file in a one-worker process pool; a file that kills it is a diagnostic."""
     pool: ProcessPoolExecutor | None = None
     try:
-        for data, path, key in items:
+        for job, key in items:
             if pool is None:
                 pool = ProcessPoolExecutor(max_workers=1)
-            module = _result(_submit(pool, data, path), path)
+            path = job[1]
+            module = _result(_submit(pool, job), path)
             if module is None:
                 pool.shutdown(wait=True)
                 pool = None

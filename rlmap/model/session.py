@@ -1,22 +1,28 @@
 """From a source tree to a resolved model, through the cache: the one entry point commands use.
 
 A warm run reads and hashes every file (to notice any change), finds the resolved model
-under the hash of all of them and loads it; nothing is parsed.  A run after a change
-re-parses only the changed files and re-resolves the model.
+under the hash of all of them (and of the enabled extensions) and loads it; nothing is parsed.
+A run after a change re-parses only the changed files and re-resolves the model.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlmap.index.cache import Cache, code_version, content_key
-from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, read_file
+from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_key, read_file
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
+from rlmap.index.vocabulary import enabled_extensions
 from rlmap.model.codemodel import STATE, CodeModel, build_model
 
 MODELS = "models"
+# What a caller that names no extension gets: the tensordict key vocabulary, as before extensions
+# existed (the tests' synthetic packages and the benchmark).  The CLI always passes its profile's
+# ``extensions``, empty when there is no profile.
+DEFAULT_EXTENSIONS = ("tensordict",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,14 +36,15 @@ class LoadedModel:
 _MODEL_CODE = code_version("model.resolve", "model.codemodel", "model.session")
 
 
-def project_key(source: SourceTree) -> str:
-    """Hash of every file's path and bytes, every skipped entry, and what permalinks depend on."""
-    return _project_key(source)[0]
+def project_key(source: SourceTree, extensions: Sequence[str] = DEFAULT_EXTENSIONS) -> str:
+    """Hash of every file's path and bytes, every skipped entry, what permalinks depend on, the extensions."""
+    return _project_key(source, enabled_extensions(extensions))[0]
 
 
-def _project_key(source: SourceTree) -> tuple[str, set[str]]:
+def _project_key(source: SourceTree, extensions: tuple[str, ...]) -> tuple[str, set[str]]:
     """:func:`project_key` and the repo-relative paths of the files it hashed."""
     parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.commit, source.repo_url]
+    parts.append("extensions:" + ",".join(extensions))
     files, skipped = source.scan_files()
     for path in files:
         relative = source.relpath(path)
@@ -54,8 +61,11 @@ def load_model(
     cache: Cache,
     jobs: int | None = None,
     progress: Progress | None = None,
+    extensions: Sequence[str] = DEFAULT_EXTENSIONS,
 ) -> LoadedModel:
-    key, paths = _project_key(source)
+    """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
+    enabled = enabled_extensions(extensions)
+    key, paths = _project_key(source, enabled)
     cached = cache.get(MODELS, key, STATE)
     if cached is not None:
         # Later stages read the files a model names: an entry (valid checksum or not) that names
@@ -63,15 +73,15 @@ def load_model(
         if {row[2] for row in cached["symbols"].values()} <= paths:
             return LoadedModel(CodeModel(cached), None, source)
         cache.rejected += 1
-    index = build_index(source, cache, jobs=jobs, progress=progress)
+    index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
     model = build_model(index, source)
     cache.put(MODELS, key, model.state)
     return LoadedModel(model, index.stats, source)
 
 
-def cached_module(cache: Cache, path: str, data: bytes) -> ModuleIndex | None:
-    """The cached index of one file, if any (used by tests and the benchmark)."""
-    return cache.get(FILES, content_key(path, data), ModuleIndex)
+def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:
+    """The cached index of one file under the given extensions, if any (used by tests)."""
+    return cache.get(FILES, file_key(path, data, enabled_extensions(extensions)), ModuleIndex)
 
 
 def default_jobs() -> int:
