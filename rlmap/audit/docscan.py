@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,12 +165,6 @@ def scan_file(path: Path, shown: str) -> tuple[list[DocRef], set[str], set[str],
     in_code = False
     too_long: list[int] = []
 
-    def add(number: int, kind: str, target: str, *extra: str | int) -> None:
-        if len(target) > MAX_REF_CHARS:
-            too_long.append(number)
-        else:
-            refs.append(DocRef(shown, number, kind, target, *extra))  # type: ignore[arg-type]
-
     for number, line in enumerate(text.split("\n"), start=1):
         if not is_rst:
             if line.lstrip().startswith("```"):
@@ -188,26 +183,11 @@ def scan_file(path: Path, shown: str) -> tuple[list[DocRef], set[str], set[str],
                 continue
             if line.lstrip().startswith(("...", ">>>")):
                 continue  # doctest lines are code, not references
-        for match in ROLE.finditer(line):
-            add(number, match.group(1), _role_target(match.group(2)), module)
-        for match in REF.finditer(line):
-            add(number, "ref", _role_target(match.group(1)).lower(), module)
-        for match in DOC.finditer(line):
-            add(number, "doc", _role_target(match.group(1)), module)
-        literal = RST_LITERAL if is_rst else MD_LITERAL
-        for match in literal.finditer(line):
-            add(number, "literal", match.group(1), module)
-        # line anchors inside URLs (a permalink's ``#L123``) are the link, not a second reference
-        visible = _URL.sub(lambda url: " " * len(url.group()), line)
-        for match in LINE_ANCHOR.finditer(visible):
-            digits = match.group("line") or match.group("lline")
-            if len(digits) > 9:  # no file has a billion lines; int() of 5,000 digits raises
-                continue
-            value = int(digits)
-            beside = _beside(visible, match.start(), match.end(), is_rst)
-            add(number, "anchor", match.group("path"), module, beside, value)
-        for match in REPO_PATH.finditer(line):
-            add(number, "path", match.group(1), module)
+        for kind, target, beside, anchor_line in _line_references(line, is_rst):
+            if len(target) > MAX_REF_CHARS:
+                too_long.append(number)
+            else:
+                refs.append(DocRef(shown, number, kind, target, module, beside, anchor_line))
     words = set(_WORD.findall(text))
     problem = None
     if too_long:
@@ -218,6 +198,28 @@ def scan_file(path: Path, shown: str) -> tuple[list[DocRef], set[str], set[str],
             "(no code name is that long)",
         )
     return refs, labels, words, problem
+
+
+def _line_references(line: str, is_rst: bool) -> Iterator[tuple[str, str, str, int]]:
+    """(kind, target, name beside, line number) of every reference on one line of a page, in scan order."""
+    for match in ROLE.finditer(line):
+        yield match.group(1), _role_target(match.group(2)), "", 0
+    for match in REF.finditer(line):
+        yield "ref", _role_target(match.group(1)).lower(), "", 0
+    for match in DOC.finditer(line):
+        yield "doc", _role_target(match.group(1)), "", 0
+    literal = RST_LITERAL if is_rst else MD_LITERAL
+    for match in literal.finditer(line):
+        yield "literal", match.group(1), "", 0
+    # line anchors inside URLs (a permalink's ``#L123``) are the link, not a second reference
+    visible = _URL.sub(lambda url: " " * len(url.group()), line)
+    for match in LINE_ANCHOR.finditer(visible):
+        digits = match.group("line") or match.group("lline")
+        if len(digits) > 9:  # no file has a billion lines; int() of 5,000 digits raises
+            continue
+        yield "anchor", match.group("path"), _beside(visible, match.start(), match.end(), is_rst), int(digits)
+    for match in REPO_PATH.finditer(line):
+        yield "path", match.group(1), "", 0
 
 
 def report_root(roots: list[Path]) -> Path:
