@@ -9,7 +9,6 @@ graph is built only when a caller asks for it.
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from collections import defaultdict
 from collections.abc import Iterator
@@ -17,22 +16,39 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmap.index.indexer import ProjectIndex
-from rlmap.index.records import (
-    ATTRIBUTE,
-    METHOD,
-    PROPERTY,
-    READ,
-    AttributeAccess,
-    Diagnostic,
-    KeyAccess,
-    ReturnSite,
-    Symbol,
-)
-from rlmap.index.source import SourceTree
+from rlmap.index.records import AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
+from rlmap.index.source import SourceTree, git_ref, permalink_url, source_stamp
+from rlmap.model import assemble
+from rlmap.model.assemble import EXTERNAL, UNRESOLVED, as_tuple
+from rlmap.model.mro import descendants, nearest_in_bases
 from rlmap.model.resolve import Resolver, Target
 
-EXTERNAL = "external"
-UNRESOLVED = "unresolved"
+# Every module the resolved model is computed by: the model cache must be keyed on all of them
+# (``code_version(*MODEL_MODULES, ...)``; a test checks that no module of rlmap/model is left out).
+MODEL_MODULES = (
+    "model.target",
+    "model.mro",
+    "model.symbols",
+    "model.hierarchy",
+    "model.inference",
+    "model.constants",
+    "model.calls",
+    "model.resolve",
+    "model.assemble",
+    "model.codemodel",
+)
+
+__all__ = [
+    "EXTERNAL",
+    "MODEL_MODULES",
+    "STATE",
+    "UNRESOLVED",
+    "CodeModel",
+    "Edge",
+    "ResolvedCall",
+    "SourceInfo",
+    "build_model",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,19 +66,14 @@ class SourceInfo:
 
     @property
     def ref(self) -> str:
-        if self.commit:
-            return self.commit
-        return f"v{self.version}" if self.version else "main"
+        return git_ref(self.commit, self.version)
 
     def permalink(self, path: str, line: int | None = None) -> str:
-        if not self.repo_url or not path:
-            return ""
-        anchor = f"#L{line}" if line else ""
-        return f"{self.repo_url}/blob/{self.ref}/{path}{anchor}"
+        """The link to ``path`` (at ``line``); ``""`` without a repository URL or a path."""
+        return permalink_url(self.repo_url, self.ref, path, line) if path else ""
 
     def stamp(self) -> str:
-        text = f"{self.package} {self.version or '(unknown version)'}"
-        return f"{text} @ {self.commit[:12]}" if self.commit else text
+        return source_stamp(self.package, self.version, self.commit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +82,8 @@ class Edge:
 
     caller: str
     callee: str
-    lines: tuple[int, ...]
-    how: tuple[str, ...]
+    lines: tuple[int, ...]  # every line of ``caller`` that calls ``callee``, sorted
+    how: tuple[str, ...]  # every way one of those calls was resolved, sorted
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +91,9 @@ class ResolvedCall:
     """One call site of a function with what it resolved to, in code order."""
 
     line: int
-    callee_text: str
-    guards: tuple[str, ...]
-    targets: tuple[str, ...]
+    callee_text: str  # the called expression as written
+    guards: tuple[str, ...]  # the headers of the enclosing ``if``/``while``/``for``
+    targets: tuple[str, ...]  # what it resolved to, with ``how`` at the same position
     how: tuple[str, ...]
 
 
@@ -112,11 +123,6 @@ STATE = typing.TypedDict(  # type: ignore[operator]  # noqa: UP013 (computed fie
         "diagnostics": tuple[tuple[str, int, str], ...],
     },
 )
-
-
-def _as_tuple(record: Any) -> tuple[Any, ...]:
-    """A slotted dataclass as the tuple of its fields, in declaration order (``__slots__``)."""
-    return tuple(map(record.__getattribute__, record.__slots__))
 
 
 class CodeModel:
@@ -247,51 +253,20 @@ class CodeModel:
         return tuple(ReturnSite(*raw) for raw in self._returns.get(function, ()))
 
     def find_member(self, cls: str, name: str) -> str | None:
-        """``cls.name`` as defined in ``cls`` or the nearest base (breadth first) that defines it.
+        """``cls.name`` as defined in ``cls`` or the nearest base that defines it (memoized per name).
 
-        The nearest definition of a class is the nearest of its bases' (the first base on a tie),
-        which is what a breadth-first walk finds; it is memoized per name and computed without
-        recursion, so a deep hierarchy costs its depth once, not once per question.
+        Nearest first (see :func:`rlmap.model.mro.nearest_in_bases`), which differs from the
+        resolver's depth-first :meth:`~rlmap.model.symbols.SymbolTable.member` on some diamonds.
         """
-        memo = self._nearest[name]
-        stack = [(cls, False)]
-        active: set[str] = set()  # on the current path: a base that is one closes a cycle
-        while stack:
-            node, ready = stack.pop()
-            if node in memo:
-                continue
-            if f"{node}.{name}" in self._symbols:
-                memo[node] = (0, f"{node}.{name}")
-                continue
-            bases = self.bases.get(node, ())
-            if ready:
-                active.discard(node)
-                best: tuple[int, str] | None = None
-                for base in bases:
-                    found = memo.get(base)
-                    if found is not None and (best is None or found[0] + 1 < best[0]):
-                        best = (found[0] + 1, found[1])
-                memo[node] = best
-                continue
-            if node in active:
-                continue
-            active.add(node)
-            stack.append((node, True))
-            stack.extend((base, False) for base in reversed(bases) if base not in memo and base not in active)
-        nearest = memo.get(cls)
-        return nearest[1] if nearest is not None else None
+        symbols = self._symbols
+        return nearest_in_bases(
+            self.bases, cls, self._nearest[name], lambda node: f"{node}.{name}" if f"{node}.{name}" in symbols else None
+        )
 
     def subclasses_of(self, cls: str) -> list[str]:
         """Every direct and indirect subclass, sorted."""
         if cls not in self._descendants:
-            found: set[str] = set()
-            stack = list(self.subclasses.get(cls, ()))
-            while stack:
-                current = stack.pop()
-                if current not in found:
-                    found.add(current)
-                    stack.extend(self.subclasses.get(current, ()))
-            self._descendants[cls] = sorted(found)
+            self._descendants[cls] = descendants(self.subclasses, cls)
         return list(self._descendants[cls])
 
     # -- attributes and keys ---------------------------------------------------------------
@@ -300,9 +275,6 @@ class CodeModel:
 
     def attribute_accesses(self, qualname: str) -> tuple[AttributeAccess, ...]:
         return tuple(AttributeAccess(*raw) for raw in self._attributes.get(qualname, ()))
-
-    def key_names(self) -> Iterator[tuple[str, ...]]:
-        return iter(self._keys)
 
     def key_accesses(self, key: tuple[str, ...]) -> tuple[KeyAccess, ...]:
         return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))
@@ -313,164 +285,34 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
     info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
-    edge_lines: dict[tuple[str, str], set[int]] = defaultdict(set)
-    edge_how: dict[tuple[str, str], set[str]] = defaultdict(set)
-    nodes: dict[str, str] = {}
-
-    def add(caller: str, target: Target, line: int) -> None:
-        if target.external:
-            nodes[target.qualname] = UNRESOLVED if target.how == UNRESOLVED else EXTERNAL
-        edge_lines[(caller, target.qualname)].add(line)
-        edge_how[(caller, target.qualname)].add(target.how)
-
-    sites: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    for module in index.modules:
-        for site in module.calls:
-            targets = resolver.resolve_call(site)
-            for target in targets:
-                add(site.caller, target, site.line)
-            if not site.attribute_read:
-                sites[site.caller].append(
-                    (
-                        site.line,
-                        site.callee_text,
-                        site.guards,
-                        tuple(target.qualname for target in targets),
-                        tuple(target.how for target in targets),
-                    )
-                )
-
-    attributes, property_reads = _group_attributes(resolver, index)
+    edges = assemble.CallEdges()
+    sites = assemble.resolve_sites(resolver, index, edges)
+    attributes, property_reads = assemble.group_attributes(resolver, index)
     for access, getter, how in property_reads:
-        add(access.function, Target(getter, how), access.line)
+        edges.add(access.function, Target(getter, how), access.line)
     for qualname, accesses in attributes.items():
         if qualname not in symbols:
-            symbols[qualname] = _attribute_symbol(qualname, accesses, symbols)
-    for caller, callee in edge_lines:
-        for name in (caller, callee):
-            if name not in symbols and name not in nodes:
-                nodes[name] = UNRESOLVED
-
-    keys: dict[tuple[str, ...], list[KeyAccess]] = defaultdict(list)
-    for module in index.modules:
-        for key_access in module.keys:
-            if key_access.key:
-                keys[key_access.key].append(key_access)
-                continue
-            for value in resolver.key_values(key_access.function, key_access.expression):
-                keys[(value,)].append(dataclasses.replace(key_access, key=(value,)))
-
-    state = {
-        "source": (info.package, info.version, info.commit, info.repo_url),
-        "symbols": {name: _as_tuple(symbols[name]) for name in sorted(symbols)},
-        "edges": [
-            (caller, callee, tuple(sorted(edge_lines[(caller, callee)])), tuple(sorted(edge_how[(caller, callee)])))
-            for caller, callee in sorted(edge_lines)
-        ],
-        "nodes": dict(sorted(nodes.items())),
-        "attributes": {name: tuple(_as_tuple(access) for access in accesses) for name, accesses in attributes.items()},
-        "keys": {
-            key: tuple(_as_tuple(access) for access in sorted(found, key=_access_order))
-            for key, found in sorted(keys.items())
-        },
-        "sites": {caller: tuple(sorted(found, key=lambda raw: raw[0])) for caller, found in sorted(sites.items())},
-        "returns": {
-            function: tuple(_as_tuple(site) for site in found)
-            for function, found in sorted(_returns_by_function(index).items())
-        },
-        "exports": tuple(_module_bindings(resolver, index)),
-        "external_exports": tuple(_external_bindings(resolver, index)),
-        "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
-        "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
-        "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
-    }
-    return CodeModel(state)
-
-
-def _module_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str, str, str]]:
-    """(module, name, defining qualname) for every module-level import of a package symbol."""
-    found = set()
-    for module in index.modules:
-        for record in module.imports:
-            if record.scope != module.module or record.name == "*":
-                continue
-            target = resolver.canonical(record.target)
-            if target is not None and target in resolver.symbols:
-                found.add((module.module, record.name, target))
-    return sorted(found)
-
-
-def _external_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str, str, str]]:
-    """(module, name, outside dotted name) for module-level imports of other packages' names."""
-    found = set()
-    for module in index.modules:
-        for record in module.imports:
-            if record.scope != module.module or record.name == "*" or resolver.canonical(record.target) is not None:
-                continue
-            outside = resolver.outside_name(record.target)
-            if outside is not None:
-                found.add((module.module, record.name, outside))
-    return sorted(found)
-
-
-def _returns_by_function(index: ProjectIndex) -> dict[str, list[ReturnSite]]:
-    found: dict[str, list[ReturnSite]] = defaultdict(list)
-    for module in index.modules:
-        for site in module.returns:
-            found[site.function].append(site)
-    return found
-
-
-def _access_order(access: KeyAccess | AttributeAccess) -> tuple[str, int, str]:
-    return (access.function, access.line, access.kind)
-
-
-def _group_attributes(
-    resolver: Resolver, index: ProjectIndex
-) -> tuple[dict[str, tuple[AttributeAccess, ...]], list[tuple[AttributeAccess, str, str]]]:
-    """Accesses grouped under the class that introduces the attribute; property reads apart."""
-    grouped: dict[str, list[AttributeAccess]] = defaultdict(list)
-    property_reads: list[tuple[AttributeAccess, str, str]] = []
-    for module in index.modules:
-        for access in module.attributes:
-            if not access.owner:
-                continue
-            member = resolver.member(access.owner, access.attribute)
-            kind = resolver.symbols[member].kind if member else ""
-            if kind == METHOD:
-                continue  # ``self.m`` in ``self.m()``: a call, already an edge
-            if access.kind == READ and kind in ("", PROPERTY, ATTRIBUTE):
-                # a subclass may define the attribute as a property (virtual dispatch)
-                for override in resolver.overrides(access.owner, access.attribute):
-                    if resolver.symbols[override].kind == PROPERTY:
-                        property_reads.append((access, override, "override"))
-            if kind == PROPERTY and member:
-                if access.kind == READ:
-                    property_reads.append((access, member, "property"))
-                continue
-            if member:
-                owner = member.rpartition(".")[0]
-            else:
-                owner = resolver.attribute_owner(access.owner, access.attribute) or access.owner
-            grouped[f"{owner}.{access.attribute}"].append(access)
-    result = {qualname: tuple(sorted(accesses, key=_access_order)) for qualname, accesses in sorted(grouped.items())}
-    return result, property_reads
-
-
-def _attribute_symbol(qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]) -> Symbol:
-    """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any)."""
-    owner = qualname.rpartition(".")[0]
-    own = [access for access in accesses if access.owner == owner]
-    writes = [access for access in own if access.kind == "write"] or own or list(accesses)
-    writes.sort(key=lambda access: (not access.function.endswith(".__init__"), access.line))
-    first = writes[0]
-    function = symbols.get(first.function)
-    return Symbol(
-        qualname=qualname,
-        kind=ATTRIBUTE,
-        path=function.path if function is not None else "",
-        line=first.line,
-        end_line=first.line,
-        value=first.value,
-        annotation=first.annotation,
+            symbols[qualname] = assemble.attribute_symbol(qualname, accesses, symbols)
+    edges.mark_unknown(symbols)
+    keys = assemble.group_keys(resolver, index)
+    return CodeModel(
+        {
+            "source": (info.package, info.version, info.commit, info.repo_url),
+            "symbols": {name: as_tuple(symbols[name]) for name in sorted(symbols)},
+            "edges": edges.rows(),
+            "nodes": dict(sorted(edges.nodes.items())),
+            "attributes": {name: _rows(accesses) for name, accesses in attributes.items()},
+            "keys": {key: _rows(sorted(found, key=assemble.access_order)) for key, found in sorted(keys.items())},
+            "sites": {caller: tuple(sorted(found, key=lambda row: row[0])) for caller, found in sorted(sites.items())},
+            "returns": {name: _rows(found) for name, found in sorted(assemble.returns_by_function(index).items())},
+            "exports": tuple(assemble.module_bindings(resolver, index)),
+            "external_exports": tuple(assemble.external_bindings(resolver, index)),
+            "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
+            "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
+            "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
+        }
     )
+
+
+def _rows(records: typing.Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(as_tuple(record) for record in records)

@@ -10,22 +10,13 @@ from __future__ import annotations
 import builtins
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rlmap.index.records import (
-    ATTRIBUTE,
-    CLASS,
-    FUNCTION,
-    METHOD,
-    MODULE,
-    PROPERTY,
-    VARIABLE,
-    AttributeAccess,
-    LocalBinding,
-    ModuleIndex,
-    Symbol,
-)
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE
 from rlmap.model.mro import first_in_mro
+
+if TYPE_CHECKING:  # annotations only
+    from rlmap.index.records import AttributeAccess, LocalBinding, ModuleIndex, Symbol
 
 _KEY_BINDINGS = frozenset({"literal", "alias", "loop"})
 _BUILTINS = frozenset(dir(builtins))

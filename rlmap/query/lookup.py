@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
-from rlmap.model.resolve import CERTAIN
+from rlmap.model.target import CERTAIN
 from rlmap.pages.curated import Term
 
 
@@ -258,21 +258,36 @@ def format_description(result: dict[str, Any]) -> str:
     if result.get("glossary"):
         rest = {name: value for name, value in result.items() if name != "glossary"}
         return _format_term(result["glossary"]) + "\n\n" + format_description(rest)
-    lines: list[str] = []
     if "ambiguous" in result:
-        lines.append(f"'{result['query']}' matches {len(result['ambiguous'])} symbols:")
-        for candidate in result["ambiguous"]:
-            lines.append(f"  {candidate['qualname']}  ({candidate['kind']}, {candidate['anchor']['location']})")
-        lines.append("Pass a longer suffix or the full qualified name.")
-        if result.get("key"):
-            lines.append("")
-            lines.append(format_description(result["key"]))
-        return "\n".join(lines)
+        return _format_ambiguous(result)
     if result.get("kind") == "tensordict key":
         return _format_key(result)
+    lines = _symbol_header(result)
+    for section in (_accesses, _members, _constructed_by, _callers, _callees):
+        body = section(result)
+        if body:
+            lines.extend(["", *body])
+    if result.get("also_key"):
+        lines.append("")
+        lines.append(f"'{result['query']}' is also a tensordict key: rlmap show '{result['also_key']}' --key")
+    return "\n".join(lines)
+
+
+def _format_ambiguous(result: dict[str, Any]) -> str:
+    lines = [f"'{result['query']}' matches {len(result['ambiguous'])} symbols:"]
+    for candidate in result["ambiguous"]:
+        lines.append(f"  {candidate['qualname']}  ({candidate['kind']}, {candidate['anchor']['location']})")
+    lines.append("Pass a longer suffix or the full qualified name.")
+    if result.get("key"):
+        lines.append("")
+        lines.append(format_description(result["key"]))
+    return "\n".join(lines)
+
+
+def _symbol_header(result: dict[str, Any]) -> list[str]:
+    """The name, kind, definition, signature, docstring, value, bases and subclasses of a symbol."""
     definition = result["definition"]
-    lines.append(f"{result['qualname']}  ({result['kind']})")
-    lines.append(f"  defined at  {definition['location']}")
+    lines = [f"{result['qualname']}  ({result['kind']})", f"  defined at  {definition['location']}"]
     if definition["permalink"]:
         lines.append(f"  permalink   {definition['permalink']}")
     if "signature" in result:
@@ -284,44 +299,59 @@ def format_description(result: dict[str, Any]) -> str:
         lines.append(f"  value       {result['value']}")
     if result.get("bases"):
         lines.append(f"  bases       {', '.join(result['bases'])}")
-    if result.get("subclasses"):
-        lines.append(
-            f"  subclasses  {len(result['subclasses'])}: {', '.join(result['subclasses'][:8])}"
-            + (" ..." if len(result["subclasses"]) > 8 else "")
-        )
-    if "accesses" in result:
-        lines.append("")
-        lines.append(f"accesses ({len(result['accesses'])}):")
-        for access in result["accesses"]:
-            guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
-            value = f"  = {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
-            lines.append(f"  {access['kind']:<9} {access['location']:<48} {access['function']}{value}{guard}")
-    if result.get("members"):
-        lines.append("")
-        lines.append(f"members ({len(result['members'])}):")
-        for member in result["members"]:
-            doc = "" if member["documented"] or member["kind"] == ATTRIBUTE else "  (no docstring)"
-            lines.append(f"  line {member['line']:<6} {member['name']}  [{member['kind']}]{doc}")
-    if result.get("constructed_by"):
-        lines.append("")
-        lines.append(f"constructed by ({len(result['constructed_by'])}):")
-        for edge in result["constructed_by"]:
-            lines.append(f"  {edge['caller']}  line {_lines(edge['lines'])}")
-    if "callers" in result and (result["callers"] or result["kind"] not in (ATTRIBUTE, VARIABLE)):
-        lines.append("")
-        lines.append(f"callers ({len(result['callers'])}):")
-        for edge in result["callers"]:
-            lines.append(f"  {edge['caller']}  line {_lines(edge['lines'])}  [{', '.join(edge['how'])}]")
-    if result["callees"]:
-        lines.append("")
-        lines.append(f"callees ({len(result['callees'])}):")
-        for edge in result["callees"]:
-            marker = "" if edge["certain"] or "unresolved" in edge["how"] else "  (inferred)"
-            lines.append(f"  line {_lines(edge['lines']):<12} {edge['callee']}  [{', '.join(edge['how'])}]{marker}")
-    if result.get("also_key"):
-        lines.append("")
-        lines.append(f"'{result['query']}' is also a tensordict key: rlmap show '{result['also_key']}' --key")
-    return "\n".join(lines)
+    subclasses = result.get("subclasses")
+    if subclasses:
+        more = " ..." if len(subclasses) > 8 else ""
+        lines.append(f"  subclasses  {len(subclasses)}: {', '.join(subclasses[:8])}{more}")
+    return lines
+
+
+def _listing(title: str, items: list[dict[str, Any]], line: Callable[[dict[str, Any]], str]) -> list[str]:
+    """``title (n):`` and one line per item."""
+    return [f"{title} ({len(items)}):", *map(line, items)]
+
+
+def _accesses(result: dict[str, Any]) -> list[str]:
+    return _listing("accesses", result["accesses"], _access_line) if "accesses" in result else []
+
+
+def _access_line(access: dict[str, Any]) -> str:
+    guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
+    value = f"  = {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
+    return f"  {access['kind']:<9} {access['location']:<48} {access['function']}{value}{guard}"
+
+
+def _members(result: dict[str, Any]) -> list[str]:
+    return _listing("members", result["members"], _member_line) if result.get("members") else []
+
+
+def _member_line(member: dict[str, Any]) -> str:
+    doc = "" if member["documented"] or member["kind"] == ATTRIBUTE else "  (no docstring)"
+    return f"  line {member['line']:<6} {member['name']}  [{member['kind']}]{doc}"
+
+
+def _constructed_by(result: dict[str, Any]) -> list[str]:
+    if not result.get("constructed_by"):
+        return []
+    return _listing("constructed by", result["constructed_by"], lambda e: f"  {e['caller']}  line {_lines(e['lines'])}")
+
+
+def _callers(result: dict[str, Any]) -> list[str]:
+    """Callers of a function or method, even none; of an attribute or variable, only when some."""
+    if "callers" not in result or not (result["callers"] or result["kind"] not in (ATTRIBUTE, VARIABLE)):
+        return []
+    return _listing(
+        "callers", result["callers"], lambda e: f"  {e['caller']}  line {_lines(e['lines'])}  [{', '.join(e['how'])}]"
+    )
+
+
+def _callees(result: dict[str, Any]) -> list[str]:
+    return _listing("callees", result["callees"], _callee_line) if result["callees"] else []
+
+
+def _callee_line(edge: dict[str, Any]) -> str:
+    marker = "" if edge["certain"] or "unresolved" in edge["how"] else "  (inferred)"
+    return f"  line {_lines(edge['lines']):<12} {edge['callee']}  [{', '.join(edge['how'])}]{marker}"
 
 
 def _format_key(result: dict[str, Any]) -> str:

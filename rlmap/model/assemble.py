@@ -1,0 +1,183 @@
+"""Assembling the model's tables from the index and the resolver: call edges, attributes, keys, bindings.
+
+Each function reads the :class:`~rlmap.index.indexer.ProjectIndex` once and returns plain records
+grouped and sorted for :func:`rlmap.model.codemodel.build_model`, which stores them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from typing import Any
+
+from rlmap.index.indexer import ProjectIndex
+from rlmap.index.records import ATTRIBUTE, METHOD, PROPERTY, READ, AttributeAccess, KeyAccess, ReturnSite, Symbol
+from rlmap.model.resolve import Resolver, Target
+
+EXTERNAL = "external"
+UNRESOLVED = "unresolved"
+
+EdgeRow = tuple[str, str, tuple[int, ...], tuple[str, ...]]  # caller, callee, lines, hows
+SiteRow = tuple[int, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # line, text, guards, targets, hows
+
+
+class CallEdges:
+    """Call edges as they are found: every line and every ``how`` of each (caller, callee) pair."""
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, str], set[int]] = defaultdict(set)
+        self._how: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.nodes: dict[str, str] = {}  # external and unresolved callees -> their kind
+
+    def add(self, caller: str, target: Target, line: int) -> None:
+        if target.external:
+            self.nodes[target.qualname] = UNRESOLVED if target.how == UNRESOLVED else EXTERNAL
+        self._lines[(caller, target.qualname)].add(line)
+        self._how[(caller, target.qualname)].add(target.how)
+
+    def mark_unknown(self, symbols: dict[str, Symbol]) -> None:
+        """Name every end of an edge that is neither a symbol nor an external node as unresolved."""
+        for pair in self._lines:
+            for name in pair:
+                if name not in symbols and name not in self.nodes:
+                    self.nodes[name] = UNRESOLVED
+
+    def rows(self) -> list[EdgeRow]:
+        """The edges sorted by (caller, callee), each with its sorted lines and hows."""
+        pairs = sorted(self._lines)
+        return [(*pair, tuple(sorted(self._lines[pair])), tuple(sorted(self._how[pair]))) for pair in pairs]
+
+
+def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> dict[str, list[SiteRow]]:
+    """Resolve every call site into ``edges``; the calls written in each function, as rows."""
+    sites: dict[str, list[SiteRow]] = defaultdict(list)
+    for module in index.modules:
+        for site in module.calls:
+            targets = resolver.resolve_call(site)
+            for target in targets:
+                edges.add(site.caller, target, site.line)
+            if not site.attribute_read:
+                qualnames = tuple(target.qualname for target in targets)
+                hows = tuple(target.how for target in targets)
+                sites[site.caller].append((site.line, site.callee_text, site.guards, qualnames, hows))
+    return sites
+
+
+def group_keys(resolver: Resolver, index: ProjectIndex) -> dict[tuple[str, ...], list[KeyAccess]]:
+    """Key accesses by key; a key written as an expression under each constant it can hold."""
+    keys: dict[tuple[str, ...], list[KeyAccess]] = defaultdict(list)
+    for module in index.modules:
+        for key_access in module.keys:
+            if key_access.key:
+                keys[key_access.key].append(key_access)
+                continue
+            for value in resolver.key_values(key_access.function, key_access.expression):
+                keys[(value,)].append(dataclasses.replace(key_access, key=(value,)))
+    return keys
+
+
+def module_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str, str, str]]:
+    """(module, name, defining qualname) for every module-level import of a package symbol."""
+    found = set()
+    for module in index.modules:
+        for record in module.imports:
+            if record.scope != module.module or record.name == "*":
+                continue
+            target = resolver.canonical(record.target)
+            if target is not None and target in resolver.symbols:
+                found.add((module.module, record.name, target))
+    return sorted(found)
+
+
+def external_bindings(resolver: Resolver, index: ProjectIndex) -> list[tuple[str, str, str]]:
+    """(module, name, outside dotted name) for module-level imports of other packages' names."""
+    found = set()
+    for module in index.modules:
+        for record in module.imports:
+            if record.scope != module.module or record.name == "*" or resolver.canonical(record.target) is not None:
+                continue
+            outside = resolver.outside_name(record.target)
+            if outside is not None:
+                found.add((module.module, record.name, outside))
+    return sorted(found)
+
+
+def returns_by_function(index: ProjectIndex) -> dict[str, list[ReturnSite]]:
+    found: dict[str, list[ReturnSite]] = defaultdict(list)
+    for module in index.modules:
+        for site in module.returns:
+            found[site.function].append(site)
+    return found
+
+
+def access_order(access: KeyAccess | AttributeAccess) -> tuple[str, int, str]:
+    return (access.function, access.line, access.kind)
+
+
+def group_attributes(
+    resolver: Resolver, index: ProjectIndex
+) -> tuple[dict[str, tuple[AttributeAccess, ...]], list[tuple[AttributeAccess, str, str]]]:
+    """Accesses grouped under the class that introduces the attribute; property reads apart."""
+    grouped: dict[str, list[AttributeAccess]] = defaultdict(list)
+    property_reads: list[tuple[AttributeAccess, str, str]] = []
+    for module in index.modules:
+        for access in module.attributes:
+            if not access.owner:
+                continue
+            member = resolver.member(access.owner, access.attribute)
+            kind = resolver.symbols[member].kind if member else ""
+            if kind == METHOD:
+                continue  # ``self.m`` in ``self.m()``: a call, already an edge
+            property_reads.extend(_property_reads(resolver, access, member, kind))
+            if kind != PROPERTY:
+                grouped[_introducing_class(resolver, access, member) + "." + access.attribute].append(access)
+    result = {qualname: tuple(sorted(accesses, key=access_order)) for qualname, accesses in sorted(grouped.items())}
+    return result, property_reads
+
+
+def _property_reads(
+    resolver: Resolver, access: AttributeAccess, member: str | None, kind: str
+) -> list[tuple[AttributeAccess, str, str]]:
+    """The getters a read of ``self.<attribute>`` calls: overriding properties, then its own."""
+    if access.kind != READ:
+        return []
+    found = []
+    if kind in ("", PROPERTY, ATTRIBUTE):
+        # a subclass may define the attribute as a property (virtual dispatch)
+        for override in resolver.overrides(access.owner, access.attribute):
+            if resolver.symbols[override].kind == PROPERTY:
+                found.append((access, override, "override"))
+    if kind == PROPERTY and member:
+        found.append((access, member, "property"))
+    return found
+
+
+def _introducing_class(resolver: Resolver, access: AttributeAccess, member: str | None) -> str:
+    """The class an attribute access is grouped under: its member's, else the first that assigns it."""
+    if member:
+        return member.rpartition(".")[0]
+    return resolver.attribute_owner(access.owner, access.attribute) or access.owner
+
+
+def attribute_symbol(qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]) -> Symbol:
+    """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any)."""
+    owner = qualname.rpartition(".")[0]
+    own = [access for access in accesses if access.owner == owner]
+    writes = [access for access in own if access.kind == "write"] or own or list(accesses)
+    writes.sort(key=lambda access: (not access.function.endswith(".__init__"), access.line))
+    first = writes[0]
+    function = symbols.get(first.function)
+    return Symbol(
+        qualname=qualname,
+        kind=ATTRIBUTE,
+        path=function.path if function is not None else "",
+        line=first.line,
+        end_line=first.line,
+        value=first.value,
+        annotation=first.annotation,
+    )
+
+
+def as_tuple(record: Any) -> tuple[Any, ...]:
+    """A slotted dataclass as the tuple of its fields, in declaration order (``__slots__``)."""
+    return tuple(map(record.__getattribute__, record.__slots__))
