@@ -74,7 +74,7 @@ def _load(root: Path, cache: Cache, extensions: tuple[str, ...]) -> LoadedModel:
 def _keys(loaded: LoadedModel) -> list[tuple[tuple[str, ...], str, str, str]]:
     """Every key access of the model in line order: (key, kind, how, function)."""
     model = loaded.model
-    rows = [(a.line, a.key, a.kind, a.how, a.function) for key in model.key_names() for a in model.key_accesses(key)]
+    rows = [(a.line, a.key, a.kind, a.how, a.function) for key in model.state["keys"] for a in model.key_accesses(key)]
     return [row[1:] for row in sorted(rows, key=lambda row: (row[0], row[3], row[1]))]
 
 

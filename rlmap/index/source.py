@@ -10,7 +10,9 @@ commit like a commit, a repository URL like one; anything else is dropped with a
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,16 +76,9 @@ class SourceTree:
         name is valid UTF-8: a FIFO, a device, ``/dev/zero`` behind a link would block or
         never end.  ``__pycache__`` directories are not walked.
         """
-        import os
-        import stat
-
         top = os.path.realpath(self.package_dir)
         files: list[Path] = []
         skipped: list[tuple[str, str]] = []
-
-        def skip(path: Path, why: str) -> None:
-            skipped.append((self._shown(path), why))
-
         pending: list[tuple[Path, frozenset[str]]] = [(self.package_dir, frozenset({top}))]
         while pending:
             directory, ancestors = pending.pop()
@@ -91,53 +86,75 @@ class SourceTree:
                 with os.scandir(directory) as listing:
                     entries = sorted(listing, key=lambda entry: entry.name)
             except OSError as error:
-                skip(directory, f"cannot list directory: {error.strerror or error}; directory skipped")
+                why = f"cannot list directory: {error.strerror or error}; directory skipped"
+                skipped.append((self._shown(directory), why))
                 continue
             for entry in entries:
-                path = Path(entry.path)
-                name = entry.name
-                try:
-                    is_link = entry.is_symlink()
-                    is_dir = entry.is_dir()  # follows a link
-                except OSError as error:
-                    skip(path, f"cannot read entry: {error.strerror or error}; skipped")
-                    continue
-                dangling = is_link and not os.path.exists(path)
-                if name == "__pycache__" or not (is_dir or name.endswith(".py") or (dangling and "." not in name)):
-                    continue  # not code (a dangling link without a suffix may have been a package)
-                if not self._is_utf8(name):
-                    skip(path, "name is not valid UTF-8; skipped")
-                    continue
-                if dangling:
-                    skip(path, "broken symbolic link; skipped")
-                    continue
-                real = os.path.realpath(path)
-                if is_link and os.path.commonpath((real, top)) != top:
-                    skip(path, "symbolic link to outside the package; not followed, skipped")
-                    continue
-                if is_dir:
-                    if real in ancestors:
-                        skip(path, "symbolic link loop; directory skipped")
-                    else:
-                        pending.append((path, ancestors | {real}))
-                    continue
-                try:
-                    mode = os.stat(path).st_mode
-                except OSError as error:
-                    skip(path, f"cannot read file: {error.strerror or error}; file skipped")
-                    continue
-                if not stat.S_ISREG(mode):
-                    skip(path, f"not a regular file ({self._file_kind(mode)}); file skipped")
-                    continue
-                files.append(path)
+                why = self._scan_entry(entry, top, ancestors, files, pending)
+                if why:
+                    skipped.append((self._shown(Path(entry.path)), why))
         files.sort(key=self.relpath)
         skipped.sort()
         return files, skipped
 
+    def _scan_entry(
+        self,
+        entry: os.DirEntry[str],
+        top: str,
+        ancestors: frozenset[str],
+        files: list[Path],
+        pending: list[tuple[Path, frozenset[str]]],
+    ) -> str:
+        """Keep one directory entry (a file in ``files``, a directory in ``pending``), or say why not.
+
+        ``""`` when the entry is kept or is no code at all.
+        """
+        path = Path(entry.path)
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir()  # follows a link
+        except OSError as error:
+            return f"cannot read entry: {error.strerror or error}; skipped"
+        dangling = is_link and not os.path.exists(path)
+        name = entry.name
+        if name == "__pycache__" or not (is_dir or name.endswith(".py") or (dangling and "." not in name)):
+            return ""  # not code (a dangling link without a suffix may have been a package)
+        real = os.path.realpath(path)
+        why = self._refused_name_or_link(name, dangling, is_link and os.path.commonpath((real, top)) != top)
+        if why:
+            return why
+        if is_dir:
+            if real in ancestors:
+                return "symbolic link loop; directory skipped"
+            pending.append((path, ancestors | {real}))
+            return ""
+        why = self._not_regular(path)
+        if not why:
+            files.append(path)
+        return why
+
+    def _refused_name_or_link(self, name: str, dangling: bool, outside: bool) -> str:
+        """Why an entry is not followed for its name or link alone; ``""`` when it may be."""
+        if not self._is_utf8(name):
+            return "name is not valid UTF-8; skipped"
+        if dangling:
+            return "broken symbolic link; skipped"
+        if outside:
+            return "symbolic link to outside the package; not followed, skipped"
+        return ""
+
+    def _not_regular(self, path: Path) -> str:
+        """Why a ``*.py`` entry is not read: not a regular file, or not statable; ``""`` when it is read."""
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as error:
+            return f"cannot read file: {error.strerror or error}; file skipped"
+        if not stat.S_ISREG(mode):
+            return f"not a regular file ({self._file_kind(mode)}); file skipped"
+        return ""
+
     def _shown(self, path: Path) -> str:
         """The repo-relative path as text that can be printed, even from a non-UTF-8 name."""
-        import os
-
         return os.fsencode(self.relpath(path)).decode("utf-8", errors="backslashreplace")
 
     @staticmethod
@@ -151,8 +168,6 @@ class SourceTree:
 
     @staticmethod
     def _file_kind(mode: int) -> str:
-        import stat
-
         kinds = (
             (stat.S_ISFIFO, "a FIFO"),
             (stat.S_ISCHR, "a character device"),
