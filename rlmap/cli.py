@@ -59,6 +59,15 @@ PackageOption = Annotated[
         show_default=False,
     ),
 ]
+ProfileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--profile",
+        help="A profile (a TOML file, or a directory holding profile.toml): pages, prose, glossary, extensions. "
+        "Default: [tool.rlmap] profile, else the built-in one for the package.",
+        show_default=False,
+    ),
+]
 ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
@@ -150,11 +159,11 @@ def _load(
     return loaded
 
 
-def _settings(config: Path | None, source: Path | None, package: str | None) -> Any:
+def _settings(config: Path | None, source: Path | None, package: str | None, profile: Path | None = None) -> Any:
     """``[tool.rlmap]`` (or ``--config``) with the command line's values on top."""
     from rlmap.config import load_config
 
-    return load_config(config).override(source=source, package=package)
+    return load_config(config).override(source=source, package=package, profile=profile)
 
 
 def _report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
@@ -187,13 +196,14 @@ def show(
     jobs: JobsOption = None,
     quiet: QuietOption = False,
     package: PackageOption = None,
+    profile: ProfileOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
     from rlmap.query.lookup import describe, describe_key, find_key, format_description
 
-    settings = _settings(config, source, package)
+    settings = _settings(config, source, package, profile)
     package = settings.package
     chosen = _profile(settings.profile, package)
     extensions = chosen.extensions if chosen is not None else ()
@@ -204,7 +214,9 @@ def show(
         if found is None:
             raise SymbolNotFound(
                 f"no tensordict key '{name}' is read or written in {model.source.stamp()}",
-                "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')",
+                "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')"
+                if extensions
+                else 'keys are read only under a profile with extensions = ["tensordict"] (pass --profile)',
             )
         result = describe_key(model, found)
         result["query"] = name
@@ -246,6 +258,7 @@ def graph(
     jobs: JobsOption = None,
     quiet: QuietOption = False,
     package: PackageOption = None,
+    profile: ProfileOption = None,
     config: ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
@@ -253,7 +266,7 @@ def graph(
 
     if output_format not in ("json", "dot"):
         raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
-    settings = _settings(config, source, package)
+    settings = _settings(config, source, package, profile)
     chosen = _profile(settings.profile, settings.package)
     extensions = chosen.extensions if chosen is not None else ()
     loaded = _load(settings.source, settings.package, cache_dir, no_cache, jobs, quiet, settings.repo_url, extensions)
@@ -280,12 +293,7 @@ def generate(
             "--templates", help="A directory of templates that override the shipped ones.", show_default=False
         ),
     ] = None,
-    profile: Annotated[
-        Path | None,
-        typer.Option(
-            "--profile", help="Topic data file (pages and prose). Default: the built-in one.", show_default=False
-        ),
-    ] = None,
+    profile: ProfileOption = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
@@ -383,9 +391,7 @@ def audit(
     explain_rule: Annotated[
         str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
     ] = None,
-    profile: Annotated[
-        Path | None, typer.Option("--profile", help="Profile with the glossary (former names).", show_default=False)
-    ] = None,
+    profile: ProfileOption = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
     ] = None,

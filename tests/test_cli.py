@@ -44,10 +44,17 @@ def test_show_json_is_stable_and_complete(run: Run) -> None:
 
 
 def test_show_key(run: Run) -> None:
-    code, out, _ = run("show", *fixture_args("collector.traj_ids"))
+    code, out, _ = run("show", *fixture_args("collector.traj_ids"), "--profile", str(FIXTURES / "profile.toml"))
     assert code == 0
     assert '("collector", "traj_ids")  (tensordict key)' in out
     assert "set        pkg/collector.py:73" in out
+
+
+def test_show_key_without_a_profile_that_enables_keys_says_so(run: Run) -> None:
+    """Keys are an extension a profile turns on: with none, the error says how to turn it on."""
+    code, _, err = run("show", *fixture_args("collector.traj_ids", "--key"))
+    assert code == 2
+    assert 'keys are read only under a profile with extensions = ["tensordict"] (pass --profile)' in err
 
 
 def test_show_ambiguous_lists_candidates(run: Run) -> None:
