@@ -18,12 +18,13 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 
 from rlmap.config import convert, read_text, read_toml
 from rlmap.errors import ConfigError
+from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.pages.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
 from rlmap.pages.sections.specs import SECTION_SPECS, Name, Spec
 
@@ -48,7 +49,7 @@ class _Header(msgspec.Struct, forbid_unknown_fields=True):
     glossary: Name | None = None
     symptoms: Name | None = None
     focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
-    extensions: list[Literal["tensordict"]] = []  # analyses beyond plain Python the profile turns on
+    extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +140,12 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         if not isinstance(data.get(table, {}), dict):
             raise ConfigError(f"{origin}: '{table}' must be a table", f"write it as [{table}] or [{table}.<page>]")
     header = convert(data.get("profile", {}), _Header, f"{origin}: [profile]")
+    unknown_extensions = sorted(set(header.extensions) - set(EXTENSIONS))
+    if unknown_extensions:
+        raise ConfigError(
+            f"{origin}: [profile] extensions: {', '.join(unknown_extensions)} is not an extension rlmap has",
+            f"use one of {', '.join(sorted(EXTENSIONS))}",
+        )
     prose = _load_prose(origin, raw_text, data.get("prose", {}))
     pages = {
         name: _load_page(origin, raw_text, name, table, prose.get(name, {}))

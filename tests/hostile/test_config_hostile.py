@@ -65,6 +65,7 @@ PROFILE_CASES = {
         '[pages.helpers]\ntitle = "x"\nsummary = "s"\n',
         "[pages.helpers]: object missing required field `slug`",
     ),
+    "unknown-extension": ('[profile]\nextensions = ["tensordct"]\n', "extensions: tensordct is not an extension"),
     "prose-of-no-page": ('[prose.nonsense]\nintro = "x"\n', "[prose.nonsense] is not a page"),
     "unshown-prose": (
         PAGE + '[prose.helpers]\nintor = "x"\n',
