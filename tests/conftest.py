@@ -14,6 +14,7 @@ from rlmap.model.codemodel import CodeModel
 from rlmap.model.session import load_model
 
 FIXTURES = Path(__file__).parent / "fixtures"
+TORCHRL_EXTENSIONS = ("tensordict",)  # what the built-in TorchRL profile turns on
 
 
 def write_package(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -54,9 +55,10 @@ def run(capsys: pytest.CaptureFixture[str]) -> Run:
     return invoke
 
 
-def model_of(root: Path, package: str) -> CodeModel:
+def model_of(root: Path, package: str, extensions: tuple[str, ...] = ("tensordict",)) -> CodeModel:
+    """The model of a synthetic package; tensordict keys on, as the fixture profile has them."""
     tree = locate_source(root, package=package)
-    return load_model(tree, Cache.disabled(), jobs=1).model
+    return load_model(tree, Cache.disabled(), jobs=1, extensions=extensions).model
 
 
 @pytest.fixture(scope="session")
@@ -75,4 +77,4 @@ def torchrl_source() -> SourceTree:
 
 @pytest.fixture(scope="session")
 def torchrl_model(torchrl_source: SourceTree, torchrl_cache: Path) -> CodeModel:
-    return load_model(torchrl_source, Cache.at(torchrl_cache)).model
+    return load_model(torchrl_source, Cache.at(torchrl_cache), extensions=TORCHRL_EXTENSIONS).model

@@ -25,6 +25,7 @@ from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.session import load_model
 from rlmap.pages.profile import Profile, builtin_profile_path, load_profile
+from tests.conftest import TORCHRL_EXTENSIONS
 
 CODE_RULES = frozenset().union(*CODE_REPORTS.values())
 DOCS_RULES = frozenset().union(*DOCS_REPORTS.values())
@@ -56,7 +57,7 @@ def torchrl_with_examples(
         for kind in KINDS:
             (root / example_path(rule, kind)).write_text(getattr(RULES[rule], kind) + "\n", encoding="utf-8")
     source = locate_source(root, package="torchrl")
-    return source, load_model(source, Cache.at(torchrl_cache)).model
+    return source, load_model(source, Cache.at(torchrl_cache), extensions=TORCHRL_EXTENSIONS).model
 
 
 def audit_example(

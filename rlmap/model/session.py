@@ -19,12 +19,11 @@ from rlmap.index.vocabulary import enabled_extensions
 from rlmap.model.codemodel import STATE, CodeModel, build_model
 
 MODELS = "models"
+
+
 # What a caller that names no extension gets: the tensordict key vocabulary, as before extensions
 # existed (the tests' synthetic packages and the benchmark).  The CLI always passes its profile's
 # ``extensions``, empty when there is no profile.
-DEFAULT_EXTENSIONS = ("tensordict",)
-
-
 @dataclass(frozen=True, slots=True)
 class LoadedModel:
     model: CodeModel
@@ -36,7 +35,7 @@ class LoadedModel:
 _MODEL_CODE = code_version("model.resolve", "model.codemodel", "model.session")
 
 
-def project_key(source: SourceTree, extensions: Sequence[str] = DEFAULT_EXTENSIONS) -> str:
+def project_key(source: SourceTree, extensions: Sequence[str] = ()) -> str:
     """Hash of every file's path and bytes, every skipped entry, what permalinks depend on, the extensions."""
     return _project_key(source, enabled_extensions(extensions))[0]
 
@@ -61,7 +60,7 @@ def load_model(
     cache: Cache,
     jobs: int | None = None,
     progress: Progress | None = None,
-    extensions: Sequence[str] = DEFAULT_EXTENSIONS,
+    extensions: Sequence[str] = (),
 ) -> LoadedModel:
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
     enabled = enabled_extensions(extensions)
