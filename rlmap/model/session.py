@@ -16,7 +16,7 @@ from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_k
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
-from rlmap.model.codemodel import STATE, CodeModel, build_model
+from rlmap.model.codemodel import MODEL_MODULES, STATE, CodeModel, build_model
 
 MODELS = "models"
 
@@ -32,7 +32,7 @@ class LoadedModel:
 
 
 # What the resolved model depends on beyond the files: the resolver and the model's own code.
-_MODEL_CODE = code_version("model.resolve", "model.codemodel", "model.session")
+_MODEL_CODE = code_version(*MODEL_MODULES, "model.session")  # the resolver and the model builder
 
 
 def project_key(source: SourceTree, extensions: Sequence[str] = ()) -> str:
