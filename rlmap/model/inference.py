@@ -43,11 +43,17 @@ class TypeInference(ClassHierarchy):
         raise NotImplementedError
 
     def class_from_annotation(self, module: str, scope: str, text: str) -> Target | None:
-        """The first name in an annotation that is a class (inside or outside the package)."""
+        """The first name in an annotation that is a class (inside or outside the package).
+
+        A ``Callable[...]`` annotation types nothing: the value is a function, whose result
+        the annotation's arguments describe, not an instance of ``Callable`` or of them.
+        """
         external: Target | None = None
         for name in _IDENTIFIER.findall(text):
             if name.split(".")[0] in _ANNOTATION_NOISE:
                 continue
+            if name.rsplit(".", 1)[-1] == "Callable":
+                return None
             parts = tuple(name.split("."))
             found = self.resolve_dotted(module, scope, parts)
             if found is not None and self.symbols[found].kind == CLASS:
