@@ -1,0 +1,123 @@
+"""The environment-step page (declared in the TorchRL profile alone): its claims against torchrl.
+
+The static facts are read from the committed page (which another test keeps up to date); the
+runtime checks import and run torchrl on CPU, the only place besides test_runtime.py that does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parent.parent
+PAGE = REPO / "generated_docs" / "md" / "env_step_internals.md"
+
+pytestmark = pytest.mark.torchrl
+
+
+def _section(title: str, until: str = "\n## ") -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find(until, start + len(title) + 5)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _listed_overrides(section: str, stop: str | None = None) -> list[tuple[str, str]]:
+    """(class name, module) for each ``- `Name` (path:line): overrides it ...`` item."""
+    if stop is not None:
+        section = section[: section.index(stop)]
+    items = re.findall(r"^- `(\w+)` \(\[(torchrl/[\w/]+)\.py:\d+\]", section, flags=re.MULTILINE)
+    return [(name, path.replace("/", ".")) for name, path in items]
+
+
+def test_step_flow_calls_the_subclass_step_only_without_a_preset_result() -> None:
+    flow = _section("EnvBase.step")
+    step = re.search(r"^\d+\. `self\._step` at .*$", flow, flags=re.MULTILINE)
+    assert step is not None
+    assert step.group().endswith("- only `if next_tensordict is None`")
+    assert re.search(r"^\d+\. `tensordict\.set` at \[torchrl/envs/common\.py:\d+\]\([^)]*\) -> ", flow, re.MULTILINE)
+
+
+def test_transformed_env_steps_its_base_env_then_its_transform() -> None:
+    flow = _section("TransformedEnv._step")
+    assert "runs its base environment's step\nand its transform." in flow
+    calls = re.findall(r"^\d+\. `([\w.]+)` at ", flow, flags=re.MULTILINE)
+    assert calls.index("self.base_env._step") < calls.index("self.transform._step")
+
+
+def test_step_and_maybe_reset_hands_over_unless_compiled() -> None:
+    flow = _section("EnvBase.step_and_maybe_reset")
+    assert re.search(r"^\d+\. `compiled` at .* - only `if compiled is not None`$", flow, flags=re.MULTILINE)
+    assert re.search(r"^\d+\. `self\._step_and_maybe_reset` at .* -> `EnvBase\._step_and_maybe_reset` ", flow, re.M)
+    assert re.search(r"^\d+\. `self\.step` at .* -> `EnvBase\.step` ", flow, flags=re.MULTILINE)
+
+
+def test_compose_calls_each_transform_through_its_loop() -> None:
+    flow = _section("TransformedEnv._step")
+    assert re.search(r"^1\. `t\._step` at .* - only `for t in self\.transforms`$", flow, flags=re.MULTILINE)
+
+
+@pytest.mark.runtime
+def test_every_listed_step_override_defines_step_and_none_is_missing() -> None:
+    """The subclasses section against the classes themselves (imported, not run)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        transforms = importlib.import_module("torchrl.envs.transforms")
+        base = transforms.Transform
+        listed = _listed_overrides(_section("Transforms that override _step or _call"), stop="Overrides of")
+        assert len(listed) >= 5
+        checked = 0
+        for name, module_name in listed:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:  # an optional dependency (the LLM transforms) is not installed here
+                continue
+            cls = getattr(module, name)
+            assert issubclass(cls, base), name
+            assert "_step" in vars(cls), name
+            checked += 1
+        assert checked >= 5
+        names = {name for name, _ in listed}
+        for name in dir(transforms):
+            cls = getattr(transforms, name)
+            if isinstance(cls, type) and issubclass(cls, base) and cls is not base and "_step" in vars(cls):
+                assert cls.__name__ in names, f"{cls.__name__} overrides _step but is not listed"
+
+
+@pytest.mark.runtime
+def test_init_tracker_marks_the_first_step_of_every_trajectory() -> None:
+    """The page says InitTracker marks the first step of every trajectory under is_init: run it."""
+    assert "builds the input of the next step from the output of\nthis one." in _section("step_mdp")
+    init = _section("InitTracker and is_init")
+    assert "marks the first step of every trajectory" in init
+    assert re.search(r"in `InitTracker\._reset` \(`set via init_key`\)", init)
+    assert re.search(r"in `InitTracker\._call` \(`set via init_key`\)", init)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torchrl.envs import InitTracker, TransformedEnv
+        from torchrl.envs.utils import step_mdp
+        from torchrl.testing.mocking_classes import CountingEnv
+
+        env = TransformedEnv(CountingEnv(max_steps=3), InitTracker())
+        data = env.reset()
+        starts = [bool(data["is_init"].item())]
+        later = []
+        resets = 0
+        while resets < 2:
+            data = env.rand_step(data)
+            later.append(bool(data["next", "is_init"].item()))
+            done = bool(data["next", "done"].item())
+            observation = data["next", "observation"].clone()
+            data = step_mdp(data)
+            assert (data["observation"] == observation).all()  # the next step starts from this one's output
+            if done:
+                data = env.reset()
+                starts.append(bool(data["is_init"].item()))
+                resets += 1
+    assert starts == [True, True, True]
+    assert later
+    assert not any(later)
