@@ -1,0 +1,98 @@
+"""The ``rlmap`` command line: the only package that prints or exits.
+
+Each command (:mod:`.query`: show and graph, :mod:`.generate`, :mod:`.audit`) builds its
+inputs, calls the library, prints the result and returns an exit code from
+:class:`rlmap.errors.ExitCode`; every :class:`rlmap.errors.RlmapError` and every usage error
+becomes ``rlmap: error: ...`` on stderr, never a traceback (:func:`main`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlmap import __version__
+from rlmap.cli import audit as _audit  # noqa: F401  (registers the command)
+from rlmap.cli import generate as _generate  # noqa: F401
+from rlmap.cli import query as _query  # noqa: F401
+from rlmap.cli.common import app, say_error
+from rlmap.errors import ExitCode, RlmapError
+
+__all__ = ["app", "main", "run"]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"rlmap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """rlmap: generated internals documentation for TorchRL."""
+
+
+def _click_exceptions() -> Any:
+    """The click exception classes typer raises: vendored in recent typer, click's before."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # typer that depends on click instead of vendoring it
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the command, map every error to a message and an exit code."""
+    command = typer.main.get_command(app)
+    errors = _click_exceptions()
+    no_args = getattr(errors, "NoArgsIsHelpError", ())
+    try:
+        result = command.main(args=argv, prog_name="rlmap", standalone_mode=False)
+    except RlmapError as error:
+        say_error(str(error))
+        return int(error.exit_code)
+    except no_args:  # typer has printed the help already
+        return int(ExitCode.USAGE)
+    except errors.UsageError as error:
+        hint = f"run '{error.ctx.command_path} --help'" if error.ctx else "run 'rlmap --help'"
+        say_error(f"{error.format_message()} - {hint}")
+        return int(ExitCode.USAGE)
+    except typer.Exit as done:
+        return int(done.exit_code)
+    except typer.Abort:
+        say_error("interrupted")
+        return 130
+    except errors.ClickException as error:
+        say_error(error.format_message())
+        return int(ExitCode.USAGE)
+    except KeyboardInterrupt:
+        say_error("interrupted")
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
+        return int(ExitCode.OK)
+    except Exception as error:
+        where = error.__traceback__
+        while where is not None and where.tb_next is not None:
+            where = where.tb_next
+        origin = f" at {Path(where.tb_frame.f_code.co_filename).name}:{where.tb_lineno}" if where else ""
+        say_error(
+            f"internal error: {type(error).__name__}: {error}{origin} - this is a bug in rlmap {__version__}; "
+            "please report it with the command you ran (RLMAP_DEBUG=1 shows the traceback)"
+        )
+        if os.environ.get("RLMAP_DEBUG"):
+            raise
+        return int(ExitCode.INTERNAL)
+    return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""``rlmap audit``: stale references in docs and docstrings, and central code nobody documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlmap.cli.common import (
+    CacheDirOption,
+    JobsOption,
+    NoCacheOption,
+    ProfileOption,
+    QuietOption,
+    SourceOption,
+    app,
+    load_model_of,
+    profile_of,
+    report_diagnostics,
+    say_note,
+)
+from rlmap.errors import ExitCode, UsageError
+
+
+@app.command()
+def audit(
+    source: SourceOption = None,
+    docs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--docs",
+            help="A docs directory or file (rst, md); repeatable. Default: [tool.rlmap] docs.",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Findings recorded here are known.", show_default=False)
+    ] = None,
+    write_baseline: Annotated[
+        Path | None, typer.Option("--write-baseline", help="Record the current findings here.", show_default=False)
+    ] = None,
+    fail_on: Annotated[str, typer.Option("--fail-on", help="any, new (not in the baseline) or none.")] = "any",
+    rule: Annotated[
+        list[str] | None, typer.Option("--rule", help="Only this rule (repeatable).", show_default=False)
+    ] = None,
+    explain_rule: Annotated[
+        str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
+    ] = None,
+    profile: ProfileOption = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
+    ] = None,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+    package: Annotated[
+        str | None, typer.Option("--package", help="Top-level package to audit.", rich_help_panel="Advanced")
+    ] = None,
+) -> None:
+    """Stale references in docs and docstrings, and central code nobody documents."""
+    from rlmap.audit.report import check_baseline_target, load_baseline, save_baseline
+    from rlmap.audit.rules import NOTE, run_audit
+    from rlmap.config import load_config
+
+    _check_options(explain_rule, output_format, fail_on, rule or ())
+    settings = load_config(config).override(source=source, profile=profile, package=package)
+    roots = list(docs) if docs else list(settings.docs)
+    for root in roots:
+        if not root.exists():
+            raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
+    known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
+    if write_baseline is not None:
+        check_baseline_target(write_baseline)  # fail before the audit, not after it
+    topic_profile = profile_of(settings.profile, settings.package)
+    loaded = load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
+    scan, context = _context(settings, topic_profile, loaded, roots)
+    findings = run_audit(context, rule or ())
+    typer.echo(_report(output_format, findings, known, loaded.source.stamp()), nl=False)
+    incomplete = report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
+    if write_baseline is not None:  # the job was to record the findings, and they are recorded
+        save_baseline(write_baseline, findings)
+        say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
+        raise typer.Exit(int(incomplete))
+    failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
+    if fail_on != "none" and failing:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    raise typer.Exit(int(incomplete))
+
+
+def _check_options(explain_rule: str | None, output_format: str, fail_on: str, rules: Sequence[str]) -> None:
+    """``--explain`` answers and exits; a wrong format, fail-on or rule is a usage error."""
+    from rlmap.audit.report import REPORT_FORMATS, explain
+    from rlmap.audit.rules import RULES
+
+    if explain_rule is not None:
+        typer.echo(explain(explain_rule), nl=False)
+        raise typer.Exit(0)
+    if output_format not in REPORT_FORMATS:
+        raise UsageError(f"unknown --format '{output_format}'", f"use one of {', '.join(REPORT_FORMATS)}")
+    if fail_on not in ("any", "new", "none"):
+        raise UsageError(f"unknown --fail-on '{fail_on}'", "use any, new or none")
+    for rule_id in rules:
+        if rule_id not in RULES:
+            raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+
+
+def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tuple[Any, Any]:
+    """The docs scanned and the audit's context: one root for every path in the report, whatever
+    the working directory (see ``report_root``)."""
+    from rlmap.audit.docscan import report_root, scan_docs
+    from rlmap.audit.rules import AuditContext
+
+    root = report_root(roots or [loaded.source.root])
+    scan = scan_docs(roots, root)
+    source_root = loaded.source.root.resolve()
+    code_prefix = source_root.relative_to(root).as_posix() + "/" if source_root.is_relative_to(root) else ""
+    context = AuditContext(
+        model=loaded.model,
+        docs=scan,
+        root=loaded.source.root,
+        package=settings.package,
+        focus=(profile.focus if profile is not None else ()) or (settings.package,),
+        terms=profile.glossary if profile is not None else (),
+        is_checkout=loaded.source.is_checkout,
+        min_callers=settings.audit_min_callers,
+        min_accesses=settings.audit_min_accesses,
+        code_prefix="" if code_prefix == "./" else code_prefix,
+    )
+    return scan, context
+
+
+def _report(output_format: str, findings: list[Any], known: frozenset[str], stamp: str) -> str:
+    from rlmap.audit.report import render_github, render_json, render_sarif, render_text
+
+    if output_format == "json":
+        return render_json(findings, known, stamp)
+    if output_format == "sarif":
+        return render_sarif(findings, known)
+    if output_format == "github":
+        return render_github(findings, known)
+    return render_text(findings, known)

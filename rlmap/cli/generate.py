@@ -1,0 +1,120 @@
+"""``rlmap generate``: write the pages, or ``--check`` that the committed ones are current."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlmap.cli.common import (
+    CacheDirOption,
+    JobsOption,
+    NoCacheOption,
+    ProfileOption,
+    QuietOption,
+    SourceOption,
+    app,
+    load_model_of,
+    profile_of,
+    report_diagnostics,
+    say_error,
+)
+from rlmap.errors import ExitCode, RlmapError, UsageError
+
+
+@app.command()
+def generate(
+    source: SourceOption = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output directory. Default: generated_docs.", show_default=False)
+    ] = None,
+    formats: Annotated[
+        str | None, typer.Option("--format", help="Comma-separated: rst, md. Default: rst,md.", show_default=False)
+    ] = None,
+    templates: Annotated[
+        Path | None,
+        typer.Option(
+            "--templates", help="A directory of templates that override the shipped ones.", show_default=False
+        ),
+    ] = None,
+    profile: ProfileOption = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
+    ] = None,
+    render_svg: Annotated[bool, typer.Option("--render-svg", help="Also run dot to write an SVG per diagram.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when the pages are stale.")
+    ] = False,
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+    package: Annotated[
+        str | None, typer.Option("--package", help="Top-level package to document.", rich_help_panel="Advanced")
+    ] = None,
+) -> None:
+    """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
+    from rlmap.config import load_config, validate_formats
+    from rlmap.output.generate import build_output_isolated, check_output, find_dot, render_svgs, write_output
+
+    settings = load_config(config).override(
+        source=source,
+        out=out,
+        formats=tuple(part.strip() for part in formats.split(",") if part.strip()) if formats is not None else None,
+        templates=templates,
+        profile=profile,
+        package=package,
+    )
+    validate_formats(settings.formats, "--format" if formats is not None else settings.origin)
+    if settings.templates is not None and not settings.templates.is_dir():
+        raise UsageError(f"templates directory '{settings.templates}' does not exist", "pass --templates a directory")
+    topic_profile = profile_of(settings.profile, settings.package)
+    if topic_profile is None:
+        raise UsageError(
+            f"no built-in profile for '{settings.package}'",
+            "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
+        )
+    dot = find_dot() if render_svg and not check else None
+    loaded = load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
+    try:
+        output = build_output_isolated(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+    except RlmapError:
+        # a name the profile uses may be missing because its file could not be read: say that first
+        report_diagnostics(loaded.model.diagnostics)
+        raise
+    incomplete = report_diagnostics(loaded.model.diagnostics)
+    command = _regenerate_command(
+        source=source, out=out, formats=formats, templates=templates, profile=profile, config=config, package=package
+    )
+    if check:
+        result = check_output(settings.out, output)
+        if result.diff:
+            typer.echo(result.diff, nl=False)
+            say_error(
+                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale - "
+                f"run '{command}' and commit the result"
+            )
+            raise typer.Exit(int(ExitCode.FINDINGS))
+        if not quiet:
+            typer.echo(f"rlmap: {len(output.files)} generated files in {settings.out} are up to date", err=True)
+        raise typer.Exit(int(incomplete))
+    svgs = render_svgs(output) if dot is not None else None
+    changed = write_output(settings.out, output, svgs)
+    if not quiet:
+        typer.echo(
+            f"rlmap: wrote {len(changed)} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",
+            err=True,
+        )
+    raise typer.Exit(int(incomplete))
+
+
+def _regenerate_command(**given: Any) -> str:
+    """``rlmap generate`` with the options this run was given (``--check`` left out)."""
+    parts = ["rlmap", "generate"]
+    for option, value in given.items():
+        if value is not None:
+            parts += [f"--{option.replace('_', '-')}" if option != "formats" else "--format", shlex.quote(str(value))]
+    return " ".join(parts)
