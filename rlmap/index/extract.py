@@ -106,7 +106,7 @@ class _Provided:
         return L.shorten(self.module.code_for_node(node)) if node is not None else ""
 
     def texts(self, node: cst.CSTNode) -> tuple[str, ...]:
-        """The same texts :func:`rlmap.index.lines.ast_positions` gives, by code generation."""
+        """The same texts :func:`rlmap.index.lines.index_ast` gives, by code generation."""
         text = self.text
         if isinstance(node, (cst.If, cst.While)):
             return (text(node.test),)

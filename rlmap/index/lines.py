@@ -178,13 +178,9 @@ class Nesting:
     line: int
 
 
-def ast_positions(tree: ast.Module, source: bytes) -> dict[str, list[Position]]:
-    """Positions of every node of the paired categories, each list in source (pre-)order."""
-    return index_ast(tree, source)[0]
-
-
 def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str, list[Position]], Nesting]:
-    """:func:`ast_positions` and the :class:`Nesting` of the module, in one walk.
+    """Positions of every node of the paired categories, each list in source (pre-)order, and
+    the :class:`Nesting` of the module, in one walk.
 
     ``source`` is the UTF-8 text ``tree`` was parsed from.  libcst
     nests a few constructs that ``ast`` keeps flat (``a or b or c``, ``"a" "b" "c"``,

@@ -59,17 +59,14 @@ class SourceTree:
     def python_files(self) -> list[Path]:
         """Every ``.py`` file of the package that can be read, sorted by repo-relative path.
 
-        Only regular files inside the package tree: what :meth:`skipped_files` reports is left
-        out, so that reading every returned path terminates.
+        Only regular files inside the package tree: what :meth:`scan_files` skips is left out,
+        so that reading every returned path terminates.
         """
         return self.scan_files()[0]
 
-    def skipped_files(self) -> list[tuple[str, str]]:
-        """``(repo-relative path, why)`` of every entry of the tree that may hold code but is not read."""
-        return self.scan_files()[1]
-
     def scan_files(self) -> tuple[list[Path], list[tuple[str, str]]]:
-        """:meth:`python_files` and :meth:`skipped_files` in one walk of the tree.
+        """The readable ``.py`` files, and ``(repo-relative path, why)`` of every entry that may
+        hold code but is not read, in one walk of the tree.
 
         The walk lists each directory once, never follows a symbolic link out of the package
         (nor around a loop), and keeps a ``*.py`` entry only when it is a regular file whose

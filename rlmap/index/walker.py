@@ -83,7 +83,7 @@ class Walker:
         return ".".join(parts) if parts else self.text(node)
 
     def position(self, node: cst.CSTNode, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
-        """Line, end line and source texts (see :func:`rlmap.index.lines.ast_positions`) of ``node``."""
+        """Line, end line and source texts (see :func:`rlmap.index.lines.index_ast`) of ``node``."""
         return self.positions.take(node, category, check)
 
     def line_holding(self, needle: str, start: int, end: int) -> int:

@@ -7,7 +7,6 @@ A run after a change re-parses only the changed files and re-resolves the model.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,7 +80,3 @@ def load_model(
 def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:
     """The cached index of one file under the given extensions, if any (used by tests)."""
     return cache.get(FILES, file_key(path, data, enabled_extensions(extensions)), ModuleIndex)
-
-
-def default_jobs() -> int:
-    return os.cpu_count() or 1

@@ -49,8 +49,6 @@ class TemplateError(RlmapError):
 class Formatter:
     """Shared helpers; subclasses implement one markup language."""
 
-    ext = ""
-
     def __init__(self) -> None:
         self.slug = ""  # the page being rendered
         self.sections: dict[str, str] = {}
@@ -110,8 +108,6 @@ class Formatter:
 
 
 class RstFormatter(Formatter):
-    ext = "rst"
-
     def text(self, value: Any) -> str:
         """Plain prose from the code (docstring lines): one bounded line, rst markup neutralised
         but for ````inline literals````, whose content rst never interprets."""
@@ -170,10 +166,6 @@ class RstFormatter(Formatter):
                 lines.append(f"   {marker} {text}")
         return "\n".join(lines) + "\n"
 
-    def codeblock(self, lines: Sequence[str], language: str = "python") -> str:
-        body = "\n".join(f"   {line}" if line else "" for line in lines)
-        return f".. code-block:: {language}\n\n{body}\n"
-
     def literal_block(self, text: str) -> str:
         return "::\n\n" + "\n".join(f"   {line}" for line in text.splitlines()) + "\n"
 
@@ -186,8 +178,6 @@ class RstFormatter(Formatter):
 
 
 class MarkdownFormatter(Formatter):
-    ext = "md"
-
     def heading(self, text: str, level: int = 1) -> str:
         return f"{'#' * level} {text}"
 
@@ -234,9 +224,6 @@ class MarkdownFormatter(Formatter):
         lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
         lines.extend("| " + " | ".join(cell(value) for value in row) + " |" for row in rows)
         return "\n".join(lines) + "\n"
-
-    def codeblock(self, lines: Sequence[str], language: str = "python") -> str:
-        return f"```{language}\n" + "\n".join(lines) + "\n```\n"
 
     def literal_block(self, text: str) -> str:
         return "```text\n" + text + "\n```\n"
