@@ -8,25 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
-from rlmap.cli.common import (
-    CacheDirOption,
-    JobsOption,
-    NoCacheOption,
-    ProfileOption,
-    QuietOption,
-    SourceOption,
-    app,
-    load_model_of,
-    profile_of,
-    report_diagnostics,
-    say_note,
-)
+from rlmap.cli import common
 from rlmap.errors import ExitCode, UsageError
 
 
-@app.command()
+@common.app.command()
 def audit(
-    source: SourceOption = None,
+    source: common.SourceOption = None,
     docs: Annotated[
         list[Path] | None,
         typer.Option(
@@ -49,14 +37,14 @@ def audit(
     explain_rule: Annotated[
         str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
     ] = None,
-    profile: ProfileOption = None,
+    profile: common.ProfileOption = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
     ] = None,
-    cache_dir: CacheDirOption = None,
-    no_cache: NoCacheOption = False,
-    jobs: JobsOption = None,
-    quiet: QuietOption = False,
+    cache_dir: common.CacheDirOption = None,
+    no_cache: common.NoCacheOption = False,
+    jobs: common.JobsOption = None,
+    quiet: common.QuietOption = False,
     package: Annotated[
         str | None, typer.Option("--package", help="Top-level package to audit.", rich_help_panel="Advanced")
     ] = None,
@@ -75,15 +63,15 @@ def audit(
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
-    topic_profile = profile_of(settings.profile, settings.package)
-    loaded = load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
+    topic_profile = common.profile_of(settings.profile, settings.package)
+    loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
     findings = run_audit(context, rule or ())
     typer.echo(_report(output_format, findings, known, loaded.source.stamp()), nl=False)
-    incomplete = report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
+    incomplete = common.report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
-        say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
+        common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
         raise typer.Exit(int(incomplete))
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
     if fail_on != "none" and failing:

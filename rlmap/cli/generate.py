@@ -8,25 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
-from rlmap.cli.common import (
-    CacheDirOption,
-    JobsOption,
-    NoCacheOption,
-    ProfileOption,
-    QuietOption,
-    SourceOption,
-    app,
-    load_model_of,
-    profile_of,
-    report_diagnostics,
-    say_error,
-)
+from rlmap.cli import common
 from rlmap.errors import ExitCode, RlmapError, UsageError
 
 
-@app.command()
+@common.app.command()
 def generate(
-    source: SourceOption = None,
+    source: common.SourceOption = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output directory. Default: generated_docs.", show_default=False)
     ] = None,
@@ -39,7 +27,7 @@ def generate(
             "--templates", help="A directory of templates that override the shipped ones.", show_default=False
         ),
     ] = None,
-    profile: ProfileOption = None,
+    profile: common.ProfileOption = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
@@ -48,17 +36,17 @@ def generate(
     check: Annotated[
         bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when the pages are stale.")
     ] = False,
-    cache_dir: CacheDirOption = None,
-    no_cache: NoCacheOption = False,
-    jobs: JobsOption = None,
-    quiet: QuietOption = False,
+    cache_dir: common.CacheDirOption = None,
+    no_cache: common.NoCacheOption = False,
+    jobs: common.JobsOption = None,
+    quiet: common.QuietOption = False,
     package: Annotated[
         str | None, typer.Option("--package", help="Top-level package to document.", rich_help_panel="Advanced")
     ] = None,
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
-    from rlmap.output.generate import build_output_isolated, check_output, find_dot, render_svgs, write_output
+    from rlmap.output.generate import Job, build_output_isolated, check_output, find_dot, render_svgs, write_output
 
     settings = load_config(config).override(
         source=source,
@@ -71,21 +59,22 @@ def generate(
     validate_formats(settings.formats, "--format" if formats is not None else settings.origin)
     if settings.templates is not None and not settings.templates.is_dir():
         raise UsageError(f"templates directory '{settings.templates}' does not exist", "pass --templates a directory")
-    topic_profile = profile_of(settings.profile, settings.package)
+    topic_profile = common.profile_of(settings.profile, settings.package)
     if topic_profile is None:
         raise UsageError(
             f"no built-in profile for '{settings.package}'",
             "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
     dot = find_dot() if render_svg and not check else None
-    loaded = load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
+    loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     try:
-        output = build_output_isolated(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+        job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+        output = build_output_isolated(job)
     except RlmapError:
         # a name the profile uses may be missing because its file could not be read: say that first
-        report_diagnostics(loaded.model.diagnostics)
+        common.report_diagnostics(loaded.model.diagnostics)
         raise
-    incomplete = report_diagnostics(loaded.model.diagnostics)
+    incomplete = common.report_diagnostics(loaded.model.diagnostics)
     command = _regenerate_command(
         source=source, out=out, formats=formats, templates=templates, profile=profile, config=config, package=package
     )
@@ -93,7 +82,7 @@ def generate(
         result = check_output(settings.out, output)
         if result.diff:
             typer.echo(result.diff, nl=False)
-            say_error(
+            common.say_error(
                 f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale - "
                 f"run '{command}' and commit the result"
             )

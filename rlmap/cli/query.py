@@ -7,27 +7,11 @@ from typing import Annotated
 
 import typer
 
-from rlmap.cli.common import (
-    CacheDirOption,
-    ConfigOption,
-    JobsOption,
-    NoCacheOption,
-    PackageOption,
-    ProfileOption,
-    QuietOption,
-    SourceOption,
-    app,
-    echo_safe,
-    load_model_of,
-    profile_of,
-    report_diagnostics,
-    say_error,
-    settings_of,
-)
+from rlmap.cli import common
 from rlmap.errors import ExitCode, UsageError
 
 
-@app.command()
+@common.app.command()
 def show(
     name: Annotated[
         str,
@@ -35,25 +19,25 @@ def show(
             help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids)."
         ),
     ],
-    source: SourceOption = None,
+    source: common.SourceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     key: Annotated[bool, typer.Option("--key", help="Look NAME up as a tensordict key only.")] = False,
-    cache_dir: CacheDirOption = None,
-    no_cache: NoCacheOption = False,
-    jobs: JobsOption = None,
-    quiet: QuietOption = False,
-    package: PackageOption = None,
-    profile: ProfileOption = None,
-    config: ConfigOption = None,
+    cache_dir: common.CacheDirOption = None,
+    no_cache: common.NoCacheOption = False,
+    jobs: common.JobsOption = None,
+    quiet: common.QuietOption = False,
+    package: common.PackageOption = None,
+    profile: common.ProfileOption = None,
+    config: common.ConfigOption = None,
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
     from rlmap.query.lookup import describe, describe_key, find_key, format_description
 
-    settings = settings_of(config, source, package, profile)
+    settings = common.settings_of(config, source, package, profile)
     package = settings.package
-    chosen = profile_of(settings.profile, package)
-    loaded = load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
+    chosen = common.profile_of(settings.profile, package)
+    loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     model = loaded.model
     if key:
         found = find_key(model, name)
@@ -71,17 +55,19 @@ def show(
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
     else:
-        echo_safe(format_description(result))
-    code = report_diagnostics(model.diagnostics)
+        common.echo_safe(format_description(result))
+    code = common.report_diagnostics(model.diagnostics)
     if "ambiguous" in result:
-        say_error(f"'{name}' is ambiguous ({len(result['ambiguous'])} symbols) - pass a longer suffix or the full name")
+        common.say_error(
+            f"'{name}' is ambiguous ({len(result['ambiguous'])} symbols) - pass a longer suffix or the full name"
+        )
         code = max(code, ExitCode.USAGE)
     raise typer.Exit(int(code))
 
 
-@app.command()
+@common.app.command()
 def graph(
-    source: SourceOption = None,
+    source: common.SourceOption = None,
     scope: Annotated[
         list[str] | None,
         typer.Option(
@@ -89,25 +75,25 @@ def graph(
         ),
     ] = None,
     output_format: Annotated[str, typer.Option("--format", help="json or dot.")] = "json",
-    cache_dir: CacheDirOption = None,
-    no_cache: NoCacheOption = False,
-    jobs: JobsOption = None,
-    quiet: QuietOption = False,
-    package: PackageOption = None,
-    profile: ProfileOption = None,
-    config: ConfigOption = None,
+    cache_dir: common.CacheDirOption = None,
+    no_cache: common.NoCacheOption = False,
+    jobs: common.JobsOption = None,
+    quiet: common.QuietOption = False,
+    package: common.PackageOption = None,
+    profile: common.ProfileOption = None,
+    config: common.ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
     from rlmap.query.graphdump import graph_dot, graph_json
 
     if output_format not in ("json", "dot"):
         raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
-    settings = settings_of(config, source, package, profile)
-    chosen = profile_of(settings.profile, settings.package)
-    loaded = load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
+    settings = common.settings_of(config, source, package, profile)
+    chosen = common.profile_of(settings.profile, settings.package)
+    loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     scopes = tuple(scope or ())
     if output_format == "json":
         typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
     else:
         typer.echo(graph_dot(loaded.model, scopes), nl=False)
-    raise typer.Exit(int(report_diagnostics(loaded.model.diagnostics)))
+    raise typer.Exit(int(common.report_diagnostics(loaded.model.diagnostics)))

@@ -45,21 +45,28 @@ class Output:
     diagrams: list[tuple[str, Diagram]] = field(default_factory=list)
 
 
-def build_output(
-    model: CodeModel,
-    source: SourceTree,
-    profile: Profile,
-    formats: tuple[str, ...],
-    templates: Path | None = None,
-) -> Output:
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What to render: the model of a source tree, the profile, the formats, and an optional
+    directory of template overrides."""
+
+    model: CodeModel
+    source: SourceTree
+    profile: Profile
+    formats: tuple[str, ...]
+    templates: Path | None = None
+
+
+def build_output(job: Job) -> Output:
+    model, source, profile = job.model, job.source, job.profile
     refs = Refs(model, source.root)
     pages = build_pages(model, refs, profile)
-    environment = make_environment(templates, profile.templates)
+    environment = make_environment(job.templates, profile.templates)
     listed = listed_pages(profile)
     output = Output()
     stamp = source.stamp()
     terms = {name.lower(): term.term for term in profile.glossary for name in term.names()}
-    for fmt in formats:
+    for fmt in job.formats:
         renderer = Renderer(environment, refs, fmt, stamp, terms)
         for built in pages:
             page = built.page
@@ -162,13 +169,7 @@ def _cpu_limit() -> int:
         return RENDER_CPU_SECONDS
 
 
-def build_output_isolated(
-    model: CodeModel,
-    source: SourceTree,
-    profile: Profile,
-    formats: tuple[str, ...],
-    templates: Path | None = None,
-) -> Output:
+def build_output_isolated(job: Job) -> Output:
     """:func:`build_output` in a forked child with a CPU-time and a memory limit.
 
     A template that loops over a million-character string a million times, or builds a
@@ -177,14 +178,14 @@ def build_output_isolated(
     exist the pages are built in this process.
     """
     if not hasattr(os, "fork"):
-        return build_output(model, source, profile, formats, templates)
+        return build_output(job)
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: render, send the result, never return into the caller's code
         os.close(reader)
         status = 0
         try:
-            payload = _render_in_child(model, source, profile, formats, templates)
+            payload = _render_in_child(job)
             with os.fdopen(writer, "wb") as stream:
                 stream.write(msgspec.msgpack.encode(payload))
         except BaseException:
@@ -218,12 +219,10 @@ def build_output_isolated(
     return output
 
 
-def _render_in_child(
-    model: CodeModel, source: SourceTree, profile: Profile, formats: tuple[str, ...], templates: Path | None
-) -> dict[str, Any]:
+def _render_in_child(job: Job) -> dict[str, Any]:
     try:
         _limit_resources()
-        output = build_output(model, source, profile, formats, templates)
+        output = build_output(job)
     except RlmapError as error:
         return {"error": ["user", error.message, error.hint, int(error.exit_code)]}
     except MemoryError:
