@@ -1,7 +1,7 @@
 """The audit's rules (id, severity, summary, examples) and the :class:`Finding` each one reports.
 
 Every rule carries a VALID and an INVALID example: ``rlmap audit --explain`` shows them, and
-``tests/test_audit_examples.py`` runs each through the real audit against the installed
+``tests/audit/test_examples.py`` runs each through the real audit against the installed
 torchrl.  A docs rule's examples are docs pages (reStructuredText); a code rule's examples are
 Python modules of the audited package.
 """

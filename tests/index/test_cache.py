@@ -70,7 +70,7 @@ def test_the_cache_key_covers_every_module_extraction_imports() -> None:
 
     from rlmap.index.cache import EXTRACTION_MODULES
 
-    package = Path(__file__).resolve().parent.parent / "rlmap"
+    package = Path(__file__).resolve().parent.parent.parent / "rlmap"
     not_extraction = {"index.cache", "index.source"}  # where records are stored, which files are read
     missing = set()
     for module in EXTRACTION_MODULES:

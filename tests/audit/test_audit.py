@@ -12,7 +12,7 @@ from rlmap.audit.rules import RULES
 from rlmap.cli import main
 from tests.conftest import FIXTURES, Run
 
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parent.parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "torchrl-docs"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parent.parent.parent
 PAGE = REPO / "generated_docs" / "md" / "env_step_internals.md"
 
 pytestmark = pytest.mark.torchrl

@@ -14,9 +14,9 @@ from rlmap.index.source import SourceTree
 from tests.conftest import FIXTURES, Run
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parent.parent.parent
 UPDATE = os.environ.get("RLMAP_UPDATE_SNAPSHOTS") == "1"
-REGENERATE = "RLMAP_UPDATE_SNAPSHOTS=1 nox -s tests -- tests/test_generate.py"
+REGENERATE = "RLMAP_UPDATE_SNAPSHOTS=1 nox -s tests -- tests/output/test_generate.py"
 
 
 def fixture_generate(out: Path, *extra: str) -> list[str]:

@@ -1,0 +1,1 @@
+"""Audit: stale references, rule examples run as tests."""

@@ -1,0 +1,1 @@
+"""The command line: output, exit codes, help."""

@@ -1,0 +1,1 @@
+"""Index stage: source discovery, extraction, extensions and the cache."""

@@ -1,0 +1,1 @@
+"""Model stage: call resolution, type inference, agreement with a real run."""

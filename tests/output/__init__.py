@@ -1,0 +1,1 @@
+"""Output stage: generate, check, snapshots, Sphinx and MyST builds."""

@@ -1,0 +1,1 @@
+"""Pages stage: profiles, sections, curated data and the pages they make."""
