@@ -1,1 +1,1 @@
-"""Built-in profiles (TOML data files)."""
+"""Built-in profiles: one folder per documented package (``profile.toml``, its glossary and symptoms)."""
