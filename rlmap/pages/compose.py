@@ -26,6 +26,8 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "calls": code.build_calls,
     "quotes": code.build_quotes,
     "returns": code.build_returns,
+    "dispatch": code.build_dispatch,
+    "prose": code.build_text,
     "subclasses": code.build_subclasses,
     "inventory": code.build_inventory,
     "symbols": code.build_symbols,

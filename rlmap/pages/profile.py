@@ -228,6 +228,8 @@ def _load_section(where: str, page: str, raw: dict[str, Any], prose: dict[str, P
     spec = convert({k: v for k, v in raw.items() if k != "kind"}, SECTION_SPECS[kind], where)
     if spec.title and not spec.id:
         raise ConfigError(f"{where}: a section with a title needs an id", 'add id = "..." (used in its label)')
+    if kind == "prose" and not spec.prose:
+        raise ConfigError(f'{where}: a prose section needs prose = "<entry of [prose.{page}]>"', "name the entry")
     if spec.prose and spec.prose not in prose:
         raise ConfigError(
             f"{where}: prose '{spec.prose}' is not in [prose.{page}]",

@@ -103,6 +103,23 @@ def test_returns_callers_and_inventory_come_from_the_code(shop_pages: Path) -> N
     assert "Express orders are shipped by `Checkout._ship_express` (`shop/orders.py:44`)." in page
 
 
+def test_dispatch_shows_which_implementation_runs_when(shop_pages: Path) -> None:
+    page = (shop_pages / "md" / "checkout_internals.md").read_text()
+    express = _source_line("shop/orders.py", "return self._ship_express(order)")
+    plain = _source_line("shop/orders.py", "return self._ship(order)")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "shop/orders.py" in line]
+    assert (
+        f"| `Checkout.run` (`shop/orders.py:25`) | `Checkout._ship_express` (`shop/orders.py:44`) | `if self._express` | `shop/orders.py:{express}` |"
+        in rows
+    )
+    assert f"|   | `Checkout._ship` (`shop/orders.py:40`) | `not (self._express)` | `shop/orders.py:{plain}` |" in rows
+    assert (
+        "| `Checkout._ship_express` (`shop/orders.py:44`) | `Checkout._ship` (`shop/orders.py:40`) | always |" in page
+    )
+    # a text section: a heading and words, the name in them checked
+    assert "## Refunds\n\nThe shop has no refunds yet: nothing in `shop.orders` gives money back." in page
+
+
 def test_a_misspelt_section_parameter_names_file_line_and_key(run: Run, tmp_path: Path) -> None:
     profile = tmp_path / "profile"
     shutil.copytree(PROFILE, profile)

@@ -114,11 +114,7 @@ def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
     for cls, functions in _functions(ctx, spec.classes, spec.members, spec.members_of, spec.own_only):
         members = []
         for function in functions:
-            calls = [
-                call
-                for call in ctx.calls_of(function)
-                if any(isinstance(t, Ref) and (not into or t.qualname.startswith(into)) for t in call.targets)
-            ]
+            calls = _calls_into(ctx, function, into)
             edges.extend((function, t.qualname) for call in calls for t in call.targets if isinstance(t, Ref))
             members.append(Entry(ctx.ref(function), tuple(calls)))
         groups.append(Entry(ctx.ref(cls), tuple(members)))
@@ -128,6 +124,40 @@ def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
     if spec.diagram and spec.diagram_style == "edges":
         diagrams.append(diagram_from_edges(ctx.model, spec.diagram.replace("{class}", ""), edges))
     return CallsBody(tuple(groups), spec.none or "", diagrams=tuple(diagrams))
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchBody(Body):
+    functions: tuple[Entry, ...]  # function -> its calls into the scope, each with its condition
+
+
+def build_dispatch(spec: specs.Dispatch, ctx: Context) -> DispatchBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    into = tuple(spec.into)
+    rows = []
+    for name in spec.functions:
+        function = ctx.member(cls, name, "functions")
+        rows.append(Entry(ctx.ref(function), tuple(_calls_into(ctx, function, into))))
+    return DispatchBody(tuple(rows))
+
+
+def _calls_into(ctx: Context, function: str, into: tuple[str, ...]) -> list[Call]:
+    """The calls of ``function`` with at least one target in the package and inside ``into``."""
+    return [
+        call
+        for call in ctx.calls_of(function)
+        if any(isinstance(t, Ref) and (not into or t.qualname.startswith(into)) for t in call.targets)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class TextBody(Body):
+    """A text section's body: nothing but its prose, which the page shows under the heading."""
+
+
+def build_text(spec: specs.ProseOnly, ctx: Context) -> TextBody:
+    del spec, ctx
+    return TextBody()
 
 
 @dataclass(frozen=True, slots=True)

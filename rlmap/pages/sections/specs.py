@@ -81,6 +81,20 @@ class Quotes(Spec, kw_only=True):
     markers: Names = []
 
 
+class Dispatch(Spec, kw_only=True):
+    """For each of ``functions`` (members of ``class`` when unqualified), a table of its calls
+    into ``into``: which implementation runs under which condition (e.g. a vectorised kernel or
+    the plain one)."""
+
+    functions: Names
+    class_: Name | None = msgspec.field(default=None, name="class")
+    into: Names = []
+
+
+class ProseOnly(Spec, kw_only=True):
+    """Only a heading and a ``[prose.<page>]`` entry: words no code can say, between sections."""
+
+
 class Returns(Spec, kw_only=True):
     """A table of what ``function`` returns, branch by branch, with the condition of each."""
 
@@ -181,6 +195,7 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "callees": Callees,
     "calls": Calls,
     "quotes": Quotes,
+    "dispatch": Dispatch,
     "returns": Returns,
     "accesses": Accesses,
     "keys": Keys,
@@ -192,4 +207,5 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "glossary": Glossary,
     "symptoms": Symptoms,
     "contents": Contents,
+    "prose": ProseOnly,
 }
