@@ -46,7 +46,8 @@ def generate(
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
-    from rlmap.output.generate import Job, build_output_isolated, check_output, find_dot, render_svgs, write_output
+    from rlmap.output.check import check_output
+    from rlmap.output.generate import Job, build_output_isolated, find_dot, render_svgs, write_output
 
     settings = load_config(config).override(
         source=source,

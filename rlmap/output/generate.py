@@ -8,7 +8,6 @@ template) leaves the previous files untouched; the set is then swapped in whole
 
 from __future__ import annotations
 
-import difflib
 import os
 import select
 import shutil
@@ -24,7 +23,7 @@ import msgspec
 from rlmap.errors import ExitCode, RlmapError
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
-from rlmap.output.write import MANIFEST, manifest_of, read_manifest, write_set
+from rlmap.output.write import write_set
 from rlmap.pages.compose import build_pages
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Profile
@@ -85,40 +84,6 @@ def build_output(job: Job) -> Output:
                 output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
                 output.diagrams.append((fmt, diagram))
     return output
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    stale: tuple[str, ...]  # files that differ or are missing
-    obsolete: tuple[str, ...]  # generated files no longer produced
-    diff: str
-
-
-def check_output(out: Path, output: Output) -> CheckResult:
-    stale = []
-    chunks: list[str] = []
-    for relative, data in sorted(output.files.items()):
-        target = out / relative
-        current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
-        if current == data:
-            continue
-        stale.append(relative)
-        before = current.decode("utf-8", errors="replace").splitlines(keepends=True) if current is not None else []
-        after = data.decode("utf-8").splitlines(keepends=True)
-        chunks.extend(
-            difflib.unified_diff(before, after, fromfile=f"a/{out.name}/{relative}", tofile=f"b/{out.name}/{relative}")
-        )
-    previous = read_manifest(out)
-    written = {relative.split("/", 1)[0] for relative in output.files}
-    listed = {relative for relative in previous.files if relative.split("/", 1)[0] in written} if previous else set()
-    obsolete = tuple(sorted(relative for relative in listed - set(output.files) if (out / relative).is_file()))
-    for relative in obsolete:
-        chunks.append(f"obsolete generated file: {out.name}/{relative}\n")
-    expected = manifest_of(output.files, None, previous).files
-    if previous is None or previous.files != expected:
-        stale.append(MANIFEST)
-        chunks.append(f"{'missing' if previous is None else 'outdated'} manifest: {out.name}/{MANIFEST}\n")
-    return CheckResult(tuple(stale), obsolete, "".join(chunks))
 
 
 def write_output(out: Path, output: Output, artefacts: dict[str, bytes] | None = None) -> list[str]:
