@@ -4,8 +4,10 @@ hand-written pages, read statically (the documented package is never imported).
 Configuration (``conf.py``): ``rlmap_source`` (a checkout or the package directory; default the
 installed package, found by looking on ``sys.path``), ``rlmap_package`` (``"torchrl"``),
 ``rlmap_profile`` (a profile file or directory; default rlmap's built-in profile for the package,
-used for its extensions and glossary), ``rlmap_cache_dir`` (default ``~/.cache/rlmap``; ``None``
-parses everything and caches nothing).  Relative paths are relative to ``conf.py``.
+used for its extensions and glossary), ``rlmap_repo_url`` (where permalinks point; default
+``https://github.com/pytorch/rl`` for torchrl, none for another package), ``rlmap_cache_dir``
+(default ``~/.cache/rlmap``; ``None`` parses everything and caches nothing).
+Relative paths are relative to ``conf.py``.
 
 The model is loaded once per build (``builder-inited``); a page that shows facts from it is read
 again whenever a source file changed (see :mod:`rlmap.sphinx.state`).
@@ -29,6 +31,7 @@ def _default_cache_dir(config: Any) -> str:
 def setup(app: Any) -> dict[str, Any]:
     app.add_config_value("rlmap_source", None, "env", types=(str, type(None)))
     app.add_config_value("rlmap_package", "torchrl", "env", types=(str,))
+    app.add_config_value("rlmap_repo_url", None, "env", types=(str, type(None)))
     app.add_config_value("rlmap_profile", None, "env", types=(str, type(None)))
     app.add_config_value("rlmap_cache_dir", _default_cache_dir, "", types=(str, type(None)))
     for name, directive in DIRECTIVES.items():

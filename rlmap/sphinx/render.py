@@ -9,10 +9,12 @@ structure), and a diagram is inline DOT, drawn only when ``sphinx.ext.graphviz``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rlmap.pages.compose import BUILDERS
 from rlmap.pages.diagrams import Diagram
+from rlmap.pages.refs import UnknownSymbol
 from rlmap.pages.sections.base import Context
 from rlmap.pages.sections.specs import Spec
 from rlmap.render.formatters import RstFormatter
@@ -38,9 +40,31 @@ class DirectiveFormatter(RstFormatter):
         return ".. graphviz::\n\n" + body + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class PageContext(Context):
+    """Names as a page writes them: ``Collector.pre_collect_hook`` also finds a member the class
+    inherits (defined on a base), the way a profile's ``class`` + member name does."""
+
+    def name(self, value: str, parameter: str) -> str:
+        try:
+            return Context.name(self, value, parameter)
+        except UnknownSymbol:
+            owner, _, member = value.rpartition(".")
+            if not owner:
+                raise
+            try:
+                cls = Context.name(self, owner, parameter)
+            except UnknownSymbol:
+                cls = ""
+            found = self.model.find_member(cls, member) if cls else None
+            if found is None:
+                raise
+            return found
+
+
 def render_section(state: BuildState, kind: str, spec: Spec, where: str) -> str:
     """The rst of one section of ``kind``; a name that no longer resolves raises, naming ``where``."""
-    body = BUILDERS[kind](spec, Context(state.model, state.refs, where))
+    body = BUILDERS[kind](spec, PageContext(state.model, state.refs, where))
     renderer = Renderer(state.environment, state.refs, "rst", state.source.stamp(), state.terms)
     renderer.f = DirectiveFormatter(state.graphviz)
     renderer.f.terms = state.terms

@@ -77,7 +77,7 @@ def _load(config: Any, confdir: Path, graphviz: bool) -> BuildState:
     source_path = _path(config.rlmap_source, confdir)
     profile = _profile(_path(config.rlmap_profile, confdir), package)
     extensions = profile.extensions if profile is not None else ()
-    tree = locate_source(source_path, package=package)
+    tree = locate_source(source_path, package=package, repo_url=config.rlmap_repo_url)
     for warning in tree.warnings:
         logger.warning("rlmap: %s", warning, type="rlmap", subtype="source")
     cache_dir = config.rlmap_cache_dir
