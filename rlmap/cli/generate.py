@@ -36,6 +36,16 @@ def generate(
     check: Annotated[
         bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when the pages are stale.")
     ] = False,
+    docs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--docs",
+            help="The docs tree the pages link into (its source directory, or an objects.inv); repeatable. "
+            "Roles then target the paths it documents, and its glossary terms are not defined again. "
+            "Default: [tool.rlmap] docs.",
+            show_default=False,
+        ),
+    ] = None,
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
@@ -48,6 +58,7 @@ def generate(
     from rlmap.config import load_config, validate_formats
     from rlmap.output.check import check_output
     from rlmap.output.generate import Job, build_output_isolated, find_dot, render_svgs, write_output
+    from rlmap.pages.docstree import load_docs_tree
 
     settings = load_config(config).override(
         source=source,
@@ -67,18 +78,22 @@ def generate(
             "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
     dot = find_dot() if render_svg and not check else None
+    docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     try:
-        job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates)
+        job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates, docs_tree)
         output = build_output_isolated(job)
     except RlmapError:
         # a name the profile uses may be missing because its file could not be read: say that first
         common.report_diagnostics(loaded.model.diagnostics)
         raise
-    incomplete = common.report_diagnostics(loaded.model.diagnostics)
+    incomplete = common.report_diagnostics(
+        tuple(loaded.model.diagnostics) + (docs_tree.diagnostics if docs_tree is not None else ())
+    )
     command = _regenerate_command(
         source=source, out=out, formats=formats, templates=templates, profile=profile, config=config, package=package
     )
+    command += "".join(f" --docs {shlex.quote(str(path))}" for path in docs or ())
     if check:
         result = check_output(settings.out, output)
         if result.diff:

@@ -26,9 +26,10 @@ from rlmap.model.codemodel import CodeModel
 from rlmap.output.write import write_set
 from rlmap.pages.compose import build_pages
 from rlmap.pages.diagrams import Diagram
+from rlmap.pages.docstree import DocsTree
 from rlmap.pages.profile import Profile
 from rlmap.pages.refs import Refs
-from rlmap.pages.sections.curated import listed_pages
+from rlmap.pages.sections.curated import listed_pages, term_targets
 from rlmap.render.renderer import Renderer, make_environment
 
 
@@ -54,18 +55,20 @@ class Job:
     profile: Profile
     formats: tuple[str, ...]
     templates: Path | None = None
+    docs: DocsTree | None = None  # the docs tree the pages link into (roles, glossary terms)
 
 
 def build_output(job: Job) -> Output:
     model, source, profile = job.model, job.source, job.profile
-    refs = Refs(model, source.root)
+    refs = Refs(model, source.root, job.docs)
     pages = build_pages(model, refs, profile)
     environment = make_environment(job.templates, profile.templates)
     listed = listed_pages(profile)
     output = Output()
     stamp = source.stamp()
-    terms = {name.lower(): term.term for term in profile.glossary for name in term.names()}
     for fmt in job.formats:
+        # rst links a term the docs tree defines to its entry there; Markdown to rlmap's own heading
+        terms = term_targets(profile, job.docs if fmt == "rst" else None)
         renderer = Renderer(environment, refs, fmt, stamp, terms)
         for built in pages:
             page = built.page

@@ -14,6 +14,7 @@ from pathlib import Path
 from rlmap.errors import RlmapError
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 from rlmap.model.codemodel import CodeModel
+from rlmap.pages.docstree import DocsTree
 from rlmap.query.lookup import find_symbols
 
 _ROLES = {
@@ -52,21 +53,28 @@ class Ref:
     qualname: str
     display: str  # ``Collector.rollout``
     kind: str
-    role: str  # Sphinx role name, "" for private symbols (Sphinx cannot link them)
-    target: str  # public dotted path for the role
+    role: str  # Sphinx role name, "" when Sphinx cannot link it (private, or undocumented in the docs tree)
+    target: str  # the public dotted path for the role (the one the docs tree documents, when one is given)
     anchor: Anchor | None
     documented: bool
     summary: str  # first docstring line
 
 
 class Refs:
-    """Builds :class:`Ref` and :class:`Anchor` values for one model and source tree."""
+    """Builds :class:`Ref` and :class:`Anchor` values for one model and source tree.
 
-    def __init__(self, model: CodeModel, root: Path) -> None:
+    With a docs tree (:mod:`rlmap.pages.docstree`), a role targets the public path that tree
+    documents, and a symbol it documents under no path gets no role (its literal name and source
+    link only): Sphinx would render such a role without a link.  Without one, a role targets the
+    shortest public path.
+    """
+
+    def __init__(self, model: CodeModel, root: Path, docs: DocsTree | None = None) -> None:
         self.model = model
         self.root = root
+        self.docs = docs
         self._lines: dict[str, list[str]] = {}
-        self._public = _public_names(model)
+        self._public = _linked_names(public_paths(model), docs)
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
 
     # -- symbols ---------------------------------------------------------------------------
@@ -169,24 +177,39 @@ def _is_public_path(dotted: str) -> bool:
     return not any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
 
 
-def _public_names(model: CodeModel) -> dict[str, str]:
-    """Qualname -> the shortest public dotted path that reaches it (re-exports included)."""
+def public_paths(model: CodeModel) -> dict[str, list[str]]:
+    """Qualname -> every public dotted path that reaches it (re-exports included), shortest first.
+
+    A member of a class is public under each public path of its class, when its own name is public.
+    """
     exported: dict[str, list[str]] = {}
     for module, name, target in model.exports():
         dotted = f"{module}.{name}"
         if _is_public_path(dotted):
             exported.setdefault(target, []).append(dotted)
-    public: dict[str, str] = {}
+    public: dict[str, list[str]] = {}
     for name in sorted(model.qualnames(), key=lambda qualname: (qualname.count("."), qualname)):
         owner, _, member = name.rpartition(".")
         if model.node_kind(owner) == CLASS:
-            # a member is public under its class's public name, when its own name is public
             if owner in public and not (member.startswith("_") and not member.startswith("__")):
-                public[name] = f"{public[owner]}.{member}"
+                public[name] = [f"{path}.{member}" for path in public[owner]]
             continue
-        candidates = list(exported.get(name, ()))
+        candidates = set(exported.get(name, ()))
         if _is_public_path(name):
-            candidates.append(name)
+            candidates.add(name)
         if candidates:
-            public[name] = min(candidates, key=lambda dotted: (len(dotted), dotted))
+            public[name] = sorted(candidates, key=lambda dotted: (len(dotted), dotted))
     return public
+
+
+def _linked_names(paths: dict[str, list[str]], docs: DocsTree | None) -> dict[str, str]:
+    """Qualname -> the path a role targets: the shortest public one, or with a docs tree the
+    shortest one it documents (no entry when it documents none)."""
+    if docs is None:
+        return {qualname: candidates[0] for qualname, candidates in paths.items()}
+    linked: dict[str, str] = {}
+    for qualname, candidates in paths.items():
+        documented = next((path for path in candidates if docs.documents(path)), "")
+        if documented:
+            linked[qualname] = documented
+    return linked

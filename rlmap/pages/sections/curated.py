@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rlmap.errors import ConfigError
 from rlmap.index.records import format_key
 from rlmap.model.codemodel import CodeModel
+from rlmap.pages.docstree import DocsTree
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import READERS, WRITERS, Body, Context, Site
@@ -38,15 +39,43 @@ class GlossaryTerm:
     entry: Term  # as the glossary file has it
     symbols: tuple[SymbolUse, ...]
     key_flows: tuple[KeyFlow, ...]
+    existing: tuple[str, ...] = ()  # the docs tree's own terms among its names: it defines them, rlmap does not
 
 
 @dataclass(frozen=True, slots=True)
 class GlossaryBody(Body):
-    terms: tuple[GlossaryTerm, ...]
+    terms: tuple[GlossaryTerm, ...]  # the terms this glossary defines
+    elsewhere: tuple[GlossaryTerm, ...] = ()  # terms the docs tree defines: live facts only, linked to its entry
+    document: str = ""  # the docs tree's document holding its glossary
+
+
+def existing_terms(term: Term, docs: DocsTree | None) -> tuple[str, ...]:
+    """The docs tree's own spelling of each of a term's names it already defines (in order, once)."""
+    if docs is None:
+        return ()
+    found = [docs.term(name) for name in term.names()]
+    return tuple(dict.fromkeys(name for name in found if name))
+
+
+def term_targets(profile: Profile, docs: DocsTree | None) -> dict[str, str]:
+    """Lower-cased term, alias or former name -> the glossary term a ``:term:`` link names.
+
+    A name the docs tree defines links to its entry; another name of such a term links to the
+    first of its names the tree defines; every other name links to the profile's term, as
+    without a docs tree.
+    """
+    targets: dict[str, str] = {}
+    for term in profile.glossary:
+        existing = existing_terms(term, docs)
+        for name in term.names():
+            own = docs.term(name) if docs is not None else ""
+            targets[name.lower()] = own or (existing[0] if existing else term.term)
+    return targets
 
 
 def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> GlossaryBody:
     del spec
+    docs = ctx.refs.docs
     entries = []
     for term in sorted(profile.glossary, key=lambda t: t.term.lower()):
         symbols = []
@@ -68,8 +97,12 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
                     files=len({ctx.model.path_of(a.function) for a in accesses}),
                 )
             )
-        entries.append(GlossaryTerm(term, tuple(symbols), tuple(keys)))
-    return GlossaryBody(tuple(entries))
+        entries.append(GlossaryTerm(term, tuple(symbols), tuple(keys), existing_terms(term, docs)))
+    return GlossaryBody(
+        tuple(entry for entry in entries if not entry.existing),
+        tuple(entry for entry in entries if entry.existing),
+        docs.term_document if docs is not None else "",
+    )
 
 
 @dataclass(frozen=True, slots=True)

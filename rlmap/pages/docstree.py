@@ -1,0 +1,283 @@
+"""What a Sphinx docs tree documents, read statically: Python objects and glossary terms.
+
+Pages link code with Sphinx roles and terms with ``:term:``; both resolve against the docs tree
+the pages are dropped into.  A role resolves only when that tree documents the exact dotted path
+(``torchrl.envs.transforms.InitTracker``, not the re-export ``torchrl.envs.InitTracker``), and a
+glossary term may be defined once in the whole tree.  This module reads the rst sources (no
+Sphinx, no import of the documented code), or a built ``objects.inv``:
+
+- ``.. currentmodule::`` / ``.. module::`` set the module that names are relative to (``module``
+  also documents it);
+- ``.. autosummary::`` entries, ``.. autoclass::``, ``.. autofunction::``, ``.. autodata::``,
+  ``.. automethod::``, ``.. autoattribute::`` and their ``py:`` twins document one object each; a
+  class documented that way documents its public methods and attributes too (TorchRL's
+  autosummary templates say ``:members:``);
+- ``.. automodule:: m`` with ``:members:`` documents the public names of ``m`` (and theirs);
+- ``.. glossary::`` blocks define terms (their first-level lines, aliases included).
+
+Docs come from pull requests: a file over :data:`MAX_DOC_BYTES`, anything that is not a
+regular file, and a symlink out of the tree are skipped with a diagnostic; an ``objects.inv`` is
+decompressed to at most :data:`MAX_INVENTORY_BYTES`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlmap.errors import RlmapError
+from rlmap.index.records import Diagnostic
+
+MAX_DOC_BYTES = 4 * 1024 * 1024
+MAX_INVENTORY_BYTES = 64 * 1024 * 1024
+MAX_FILES = 20_000
+
+_DIRECTIVE = re.compile(r"^(?P<indent>\s*)\.\.\s+(?:py:)?(?P<name>[a-z]+)::[ \t]*(?P<arg>.*)$")
+_OPTION = re.compile(r"^\s*:[\w-]+:")
+_NAME = re.compile(r"[~!]?[A-Za-z_][\w.]*")
+_OBJECT_DIRECTIVES = frozenset(
+    {
+        "autoclass",
+        "autoexception",
+        "autofunction",
+        "autodata",
+        "automethod",
+        "autoattribute",
+        "autoproperty",
+        "class",
+        "exception",
+        "function",
+        "data",
+        "method",
+        "attribute",
+        "property",
+    }
+)
+_INVENTORY_PY = re.compile(r"^(?P<name>\S+)\s+py:(?P<role>\w+)\s+-?\d+\s")
+
+
+class DocsTreeError(RlmapError):
+    """The docs tree given to link against does not exist or cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocsTree:
+    """The Python objects and glossary terms one docs tree documents (plain data)."""
+
+    objects: frozenset[str] = frozenset()  # dotted paths documented themselves
+    with_members: frozenset[str] = frozenset()  # classes/modules whose public members are documented too
+    terms: dict[str, str] = field(default_factory=dict)  # lower-cased term or alias -> as written
+    term_document: str = ""  # the document defining the first term (``reference/glossary``)
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def documents(self, dotted: str) -> bool:
+        """Whether a role with this exact target links in the tree."""
+        if dotted in self.objects:
+            return True
+        owner, _, member = dotted.rpartition(".")
+        if not owner or (member.startswith("_") and not member.startswith("__")):
+            return False
+        if owner in self.with_members:
+            return True
+        # a member of a public class of an ``automodule :members:`` module
+        module, _, cls = owner.rpartition(".")
+        return bool(module) and module in self.with_members and not cls.startswith("_")
+
+    def term(self, name: str) -> str:
+        """The tree's own spelling of a glossary term or alias, ``""`` when it defines none."""
+        return self.terms.get(name.lower(), "")
+
+
+def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
+    """The union of what ``paths`` document (directories of rst, rst files, ``objects.inv`` files).
+
+    ``None`` when no path is given: the pages then link every public path, as without a tree.
+    """
+    if not paths:
+        return None
+    reader = DocsReader()
+    for path in paths:
+        if not path.exists():
+            raise DocsTreeError(
+                f"docs tree '{path}' does not exist",
+                "pass --docs (or [tool.rlmap] docs) an existing docs source directory or objects.inv",
+            )
+        if path.is_file() and path.name.endswith(".inv"):
+            reader.inventory(path)
+        elif path.is_file():
+            reader.rst(path, path.parent)
+        else:
+            root = path.resolve()
+            files = sorted(p for p in root.rglob("*.rst"))[:MAX_FILES]
+            for file in files:
+                reader.rst(file, root)
+    return reader.tree()
+
+
+@dataclass(slots=True)
+class DocsReader:
+    """Collects what the documents it is shown document (``rlmap audit`` feeds it the pages it scans)."""
+
+    objects: set[str] = field(default_factory=set)
+    with_members: set[str] = field(default_factory=set)
+    terms: dict[str, str] = field(default_factory=dict)
+    term_document: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def tree(self) -> DocsTree:
+        """What was read so far."""
+        return DocsTree(
+            frozenset(self.objects),
+            frozenset(self.with_members),
+            dict(sorted(self.terms.items())),
+            self.term_document,
+            tuple(self.diagnostics),
+        )
+
+    def rst(self, path: Path, root: Path) -> None:
+        shown = _shown(path, root)
+        data = _read(path, root, shown, MAX_DOC_BYTES, self.diagnostics)
+        if data is None:
+            return
+        text = data.decode("utf-8", errors="replace")
+        scan_rst(text, self, Path(shown).with_suffix("").as_posix())
+
+    def inventory(self, path: Path) -> None:
+        data = _read(path, path.parent, path.name, MAX_INVENTORY_BYTES, self.diagnostics)
+        if data is None:
+            return
+        header, rest = _split_header(data)
+        if not header.startswith(b"# Sphinx inventory version 2"):
+            self.diagnostics.append(Diagnostic(path.name, 1, "not a Sphinx inventory (version 2); file skipped"))
+            return
+        inflater = zlib.decompressobj()
+        try:
+            body = inflater.decompress(rest, MAX_INVENTORY_BYTES)
+        except zlib.error:
+            self.diagnostics.append(Diagnostic(path.name, 1, "corrupt compressed inventory; file skipped"))
+            return
+        if inflater.unconsumed_tail:
+            self.diagnostics.append(Diagnostic(path.name, 1, "inventory larger than the limit; the rest skipped"))
+        for line in body.decode("utf-8", errors="replace").splitlines():
+            match = _INVENTORY_PY.match(line)
+            if match:
+                self.objects.add(match.group("name"))
+            elif " std:term " in line:
+                name = line.split(" std:term ", 1)[0]
+                self.terms.setdefault(name.lower(), name)
+
+
+def _split_header(data: bytes) -> tuple[bytes, bytes]:
+    """The four comment lines of an inventory, and the compressed body after them."""
+    lines = data.split(b"\n", 4)
+    return b"\n".join(lines[:4]), lines[4] if len(lines) > 4 else b""
+
+
+def scan_rst(text: str, reader: DocsReader, document: str) -> None:
+    """Record what one rst document documents and defines."""
+    lines = text.split("\n")
+    module = ""
+    index = 0
+    while index < len(lines):
+        match = _DIRECTIVE.match(lines[index])
+        index += 1
+        if match is None:
+            continue
+        name, arg, indent = match.group("name"), match.group("arg").strip(), len(match.group("indent"))
+        body, index = _block(lines, index, indent)
+        if name in ("currentmodule", "module"):
+            module = "" if arg == "None" else arg
+            if name == "module" and module:
+                reader.objects.add(module)  # ``.. module::`` is a target for :mod:, ``currentmodule`` is not
+        elif name == "autosummary":
+            for entry in body:
+                if entry.strip() and not _OPTION.match(entry):
+                    _documented(reader, module, entry.strip(), members=True)
+        elif name in _OBJECT_DIRECTIVES and arg:
+            _documented(reader, module, arg.split("(", 1)[0].strip(), members=name in _CLASSES)
+        elif name == "automodule" and arg:
+            reader.objects.add(arg)
+            if any(re.match(r"\s*:members:", line) for line in body):
+                reader.with_members.add(arg)
+        elif name == "glossary":
+            _terms(reader, body, document)
+
+
+_CLASSES = frozenset({"autoclass", "autoexception", "class", "exception"})
+
+
+def _block(lines: list[str], index: int, indent: int) -> tuple[list[str], int]:
+    """The lines of a directive's body (more indented than the directive, blank lines kept)."""
+    body: list[str] = []
+    while index < len(lines):
+        line = lines[index]
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        body.append(line)
+        index += 1
+    while body and not body[-1].strip():
+        body.pop()
+    return body, index
+
+
+def _documented(reader: DocsReader, module: str, entry: str, *, members: bool) -> None:
+    match = _NAME.match(entry)
+    if match is None:
+        return
+    name = match.group().lstrip("~!").rstrip(".")
+    paths = {f"{module}.{name}"} if module else set()
+    if "." in name or not module:
+        paths.add(name)  # autodoc tries the name as written too
+    reader.objects |= paths
+    if members:
+        reader.with_members |= paths
+
+
+def _terms(reader: DocsReader, body: list[str], document: str) -> None:
+    """Glossary terms: the lines at the body's first indentation (options left out)."""
+    content = [line for line in body if line.strip()]
+    if not content:
+        return
+    base = min(len(line) - len(line.lstrip()) for line in content)
+    for line in content:
+        if len(line) - len(line.lstrip()) != base or _OPTION.match(line):
+            continue
+        term = line.strip().partition(" : ")[0].strip()  # ``term : index key``
+        if term:
+            reader.terms.setdefault(term.lower(), term)
+            reader.term_document = reader.term_document or document
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _read(path: Path, root: Path, shown: str, limit: int, diagnostics: list[Diagnostic]) -> bytes | None:
+    """At most ``limit`` bytes of a regular file inside ``root``; else a diagnostic and ``None``."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        diagnostics.append(Diagnostic(shown, 1, "a symlink out of the docs tree; file skipped"))
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        diagnostics.append(Diagnostic(shown, 1, f"cannot read file: {error.strerror}; file skipped"))
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            diagnostics.append(Diagnostic(shown, 1, "not a regular file; skipped"))
+            return None
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        diagnostics.append(Diagnostic(shown, 1, f"over {limit >> 20} MiB; file skipped"))
+        return None
+    return data

@@ -1,0 +1,217 @@
+"""Linking into a docs tree: what it documents, which path a role targets, and glossary terms it defines."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+import zlib
+from pathlib import Path
+
+import pytest
+
+from rlmap.cli import main
+from rlmap.pages.docstree import load_docs_tree
+from rlmap.pages.refs import Refs
+from tests.conftest import FIXTURES, model_of
+
+CORPUS = Path(__file__).parents[2].parent / "shared" / "torchrl-docs"
+TORCHRL_DOCS = CORPUS / "docs" / "source"
+
+
+def needs_corpus() -> None:
+    if not TORCHRL_DOCS.is_dir():
+        pytest.skip(f"TorchRL's docs tree is not here: expected {TORCHRL_DOCS} (../shared beside the repository)")
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+# The fixture package defines ``Env`` in ``pkg.envs.base`` and re-exports it as ``pkg.envs.Env``
+# and ``pkg.Env`` (the shortest public path); this tree documents it as ``pkg.envs.Env``, and
+# defines glossary terms that two of the fixture profile's terms use.
+FIXTURE_TREE = {
+    "reference/envs.rst": """
+        Environments
+        ============
+
+        .. currentmodule:: pkg.envs
+
+        .. autosummary::
+            :toctree: generated/
+            :template: class.rst
+
+            Env
+        """,
+    "reference/collectors.rst": """
+        Collectors
+        ==========
+
+        .. autoclass:: pkg.collector.Collector
+            :members:
+        """,
+    "reference/glossary.rst": """
+        Glossary
+        ========
+
+        .. glossary::
+
+           Carrier
+              The hand-written entry.
+
+           replay buffer
+              Where the items go, by hand.
+        """,
+}
+
+
+def test_a_docs_tree_documents_autosummary_autoclass_and_their_members(tmp_path: Path) -> None:
+    tree = load_docs_tree([write_tree(tmp_path / "docs", FIXTURE_TREE)])
+    assert tree is not None
+    assert tree.documents("pkg.envs.Env")
+    assert tree.documents("pkg.envs.Env.step")  # a documented class documents its public members
+    assert not tree.documents("pkg.envs.Env._step")
+    assert not tree.documents("pkg.Env")  # another re-export is not what the tree documents
+    assert tree.documents("pkg.collector.Collector.rollout")
+    assert not tree.documents("pkg.buffers.make_buffer")
+    assert tree.term("carrier") == "Carrier"
+    assert tree.term("Replay Buffer") == "replay buffer"
+    assert tree.term("is_init") == ""
+    assert tree.term_document == "reference/glossary"
+
+
+def test_module_members_and_an_objects_inv(tmp_path: Path) -> None:
+    docs = write_tree(
+        tmp_path / "docs", {"api.rst": ".. module:: pkg.helpers\n\n.. automodule:: pkg.buffers\n   :members:\n"}
+    )
+    body = "pkg.envs.base.Env py:class 1 api.html#$ -\nenv batch size std:term -1 g.html#term-x -\n"
+    header = b"# Sphinx inventory version 2\n# Project: x\n# Version: 1\n# The remainder of this file is compressed.\n"
+    inventory = tmp_path / "objects.inv"
+    inventory.write_bytes(header + zlib.compress(body.encode()))
+    tree = load_docs_tree([docs, inventory])
+    assert tree is not None
+    assert tree.documents("pkg.helpers")
+    assert tree.documents("pkg.buffers.make_buffer")
+    assert tree.documents("pkg.buffers.Buffer.add")
+    assert not tree.documents("pkg.buffers._hidden")
+    assert tree.documents("pkg.envs.base.Env")
+    assert tree.term("Env batch size") == "env batch size"
+
+
+def test_a_role_targets_the_documented_path_and_an_undocumented_symbol_gets_none(tmp_path: Path) -> None:
+    model = model_of(FIXTURES, "pkg")
+    plain = Refs(model, FIXTURES)
+    assert plain.ref("pkg.envs.base.Env").target == "pkg.Env"  # without a tree: the shortest public path
+    assert plain.ref("pkg.buffers.make_buffer").role == "func"
+    linked = Refs(model, FIXTURES, load_docs_tree([write_tree(tmp_path / "docs", FIXTURE_TREE)]))
+    env = linked.ref("pkg.envs.base.Env")
+    assert (env.role, env.target) == ("class", "pkg.envs.Env")
+    assert linked.ref("pkg.envs.base.Env.step").target == "pkg.envs.Env.step"
+    helper = linked.ref("pkg.buffers.make_buffer")
+    assert (helper.role, helper.target) == ("", "")  # the literal name and its source link only
+    assert helper.anchor is not None
+
+
+def generate_fixture(out: Path, *extra: str) -> None:
+    args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(FIXTURES / "profile.toml")]
+    assert main([*args, "--out", str(out), "--no-cache", "-q", *extra]) == 0
+
+
+def test_terms_the_docs_tree_defines_are_linked_not_redefined(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", FIXTURE_TREE)
+    generate_fixture(tmp_path / "out", "--docs", str(docs))
+    rst = (tmp_path / "out" / "rst" / "glossary.rst").read_text()
+    glossary = rst.split(".. glossary::", 1)[1].split("The docs' own glossary", 1)[0]
+    assert "\n   is_init\n" in glossary  # the tree does not define it: rlmap does
+    for defined in ("carrier", "shuttle", "Buffer", "replay buffer"):
+        assert f"\n   {defined}\n" not in glossary
+    assert ":term:`Carrier`\n   Former name: ``shuttle``." in rst
+    assert ":term:`replay buffer`\n" in rst
+    assert "The state a collector keeps between steps." not in rst  # the tree's definition stands alone
+    assert "used in" in rst.split(":term:`Carrier`", 1)[1]  # with rlmap's live facts
+    # links into the glossary from other pages name the tree's term
+    assert ":term:`shuttle`" not in (tmp_path / "out" / "rst" / "collectors_internals.rst").read_text()
+    md = (tmp_path / "out" / "md" / "glossary.md").read_text()
+    assert "## carrier\n\nDefined in the docs' glossary (`reference/glossary`) as `Carrier`." in md
+    assert "The state a collector keeps between steps." not in md
+    assert "## is_init\n" in md
+
+
+def test_without_a_docs_tree_the_glossary_defines_every_term(tmp_path: Path) -> None:
+    generate_fixture(tmp_path / "out")
+    rst = (tmp_path / "out" / "rst" / "glossary.rst").read_text()
+    assert "\n   carrier\n   shuttle\n" in rst
+    assert "The docs' own glossary" not in rst
+
+
+def test_a_missing_docs_tree_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(FIXTURES / "profile.toml")]
+    code = main([*args, "--out", str(tmp_path / "out"), "--no-cache", "-q", "--docs", str(tmp_path / "nowhere")])
+    assert code == 2
+    assert "docs tree" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_sphinx_builds_a_hand_glossary_beside_the_generated_one_without_duplicate_terms(tmp_path: Path) -> None:
+    from sphinx.cmd.build import build_main
+
+    docs = write_tree(tmp_path / "docs", FIXTURE_TREE)
+    generate_fixture(tmp_path / "out", "--docs", str(docs), "--format", "rst")
+    source = tmp_path / "source"
+    shutil.copytree(docs, source)
+    shutil.copytree(tmp_path / "out" / "rst", source / "reference" / "internals")
+    (source / "conf.py").write_text('extensions = ["sphinx.ext.graphviz", "sphinx.ext.autosummary"]\n')
+    index = "Root\n====\n\n.. toctree::\n\n   reference/glossary\n   reference/internals/internals_index\n"
+    (source / "index.rst").write_text(index)
+    for page in ("envs", "collectors"):  # autodoc would import the code: these pages stay out of the build
+        (source / "reference" / f"{page}.rst").unlink()
+    warnings = tmp_path / "warnings.txt"
+    code = build_main(["-W", "--keep-going", "-q", "-b", "text", "-w", str(warnings), str(source), str(tmp_path / "b")])
+    assert "duplicate term" not in warnings.read_text()
+    assert code == 0, warnings.read_text()
+    built = (tmp_path / "b" / "reference" / "internals" / "glossary.txt").read_text()
+    assert "Carrier" in built
+    assert "is_init" in built
+
+
+@pytest.mark.torchrl
+def test_torchrl_docs_tree_targets() -> None:
+    needs_corpus()
+    tree = load_docs_tree([TORCHRL_DOCS])
+    assert tree is not None
+    assert tree.documents("torchrl.envs.transforms.InitTracker")
+    assert not tree.documents("torchrl.envs.InitTracker")
+    assert tree.documents("torchrl.collectors.Collector.rollout")
+    assert not tree.documents("torchrl.objectives.dreamer_v3.td_lambda_return_estimate")
+    assert {"carrier", "in_keys", "out_keys", "is_init", "trajectory id"} <= set(tree.terms)
+
+
+@pytest.mark.torchrl
+def test_torchrl_pages_link_what_torchrl_documents(tmp_path: Path) -> None:
+    """Every role on the pages generated against TorchRL's tree names an object that tree documents."""
+    needs_corpus()
+    import re
+
+    assert main(["generate", "--out", str(tmp_path / "out"), "--format", "rst", "-q", "--docs", str(TORCHRL_DOCS)]) == 0
+    tree = load_docs_tree([TORCHRL_DOCS])
+    assert tree is not None
+    roles = [
+        match.group(1)
+        for page in sorted((tmp_path / "out" / "rst").glob("*.rst"))
+        for match in re.finditer(r":(?:class|meth|func|attr|mod|data|obj|exc):`[^`<]*<([^>`]+)>`", page.read_text())
+    ]
+    assert len(roles) > 100
+    assert [target for target in roles if not tree.documents(target)] == []
+    text = "\n".join(page.read_text() for page in (tmp_path / "out" / "rst").glob("*.rst"))
+    assert "<torchrl.envs.transforms.InitTracker>" in text
+    assert "<torchrl.envs.InitTracker>" not in text
+    assert "``td_lambda_return_estimate``" in text
+    assert "td_lambda_return_estimate <" not in text
+    glossary = (tmp_path / "out" / "rst" / "glossary.rst").read_text().split("The docs' own glossary", 1)[0]
+    defined = {
+        line.strip().lower() for line in glossary.split("\n") if line.startswith("   ") and not line.startswith("    ")
+    }
+    assert defined.isdisjoint(tree.terms), "a term TorchRL's glossary defines is defined again"
