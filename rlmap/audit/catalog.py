@@ -66,8 +66,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "unlinkable-ref",
             WARNING,
-            "A role whose target exists but that Sphinx cannot link (private or under-qualified): "
-            "readers see plain text.",
+            "A role whose target exists but that Sphinx cannot link (private, under-qualified, or a path "
+            "the docs tree's autodoc/autosummary entries do not document): readers see plain text.",
             ":meth:`torchrl.collectors.Collector.rollout`",
             ":meth:`torchrl.collectors.Collector._make_carrier`",
         ),

@@ -18,6 +18,7 @@ from rlmap.audit.spelling import SPELLING_BUDGET, Speller
 from rlmap.index.records import CLASS, FUNCTION, MODULE, Symbol
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
+from rlmap.pages.refs import public_paths
 
 EXTERNAL_PREFIX = "external:"  # a name a module re-exports from another package: it exists
 ORPHAN_MIN_CALLERS = 3
@@ -59,6 +60,7 @@ class AuditContext:
     _anchor_files: dict[str, list[str]] = field(default_factory=dict)
     _at: dict[tuple[str, str], Symbol] | None = None
     _sorted_names: dict[str, list[str]] = field(default_factory=dict)
+    _public_paths: dict[str, list[str]] | None = None
 
     def __post_init__(self) -> None:
         for module, name, target in self.model.exports():
@@ -145,6 +147,15 @@ class AuditContext:
             best = f"{self.public_or_qualname(owner)}.{member}"
         self._public[qualname] = best
         return best
+
+    def documented_path(self, qualname: str) -> str:
+        """The shortest public path to a symbol that the scanned docs document (``""``: none does)."""
+        tree = self.docs.tree
+        if tree is None:
+            return ""
+        if self._public_paths is None:
+            self._public_paths = public_paths(self.model)
+        return next((path for path in self._public_paths.get(qualname, ()) if tree.documents(path)), "")
 
     # -- source: each file read once, parsed once, its definitions indexed by line once ----
     def source(self, path: str) -> bytes | None:

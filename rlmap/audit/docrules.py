@@ -68,6 +68,8 @@ def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
                 f"{shown} names a private object: Sphinx renders it as plain text, with no link",
                 f"link the source instead ({where}) or name the public API that uses it",
             )
+        if ref.kind != "literal" and not resolved.startswith(EXTERNAL_PREFIX):
+            return _check_documented(ctx, ref, target, resolved, shown)
         return None
     if not in_package:
         if _beyond_what_docs_show(ctx, ref, target):
@@ -81,6 +83,30 @@ def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
             )
     message = f"{shown} resolves to nothing in {ctx.model.source.stamp()}"
     return Finding.of("stale-ref", ref.path, ref.line, ref.text, message, suggest(ctx, target))
+
+
+def _check_documented(ctx: AuditContext, ref: DocRef, target: str, resolved: str, shown: str) -> Finding | None:
+    """unlinkable-ref for a role to a public object the docs tree documents under no path the role names.
+
+    Sphinx links an unqualified role only to an object documented at exactly ``module.name``
+    or ``name``: a re-export path (``torchrl.envs.InitTracker``) that the tree does not document
+    renders as plain text, even when another path (``torchrl.envs.transforms.InitTracker``) is.
+    """
+    tree = ctx.docs.tree
+    if tree is None or ref.text.startswith("."):  # no tree read, or Sphinx's suffix search
+        return None
+    written = [target] + ([f"{ref.module}.{target}"] if ref.module else [])
+    if any(tree.documents(path) for path in written):
+        return None
+    documented = ctx.documented_path(resolved)
+    message = f"{shown} names an object the docs tree does not document under that path: Sphinx renders no link"
+    if documented:
+        hint = f"name the documented path: :{ref.kind}:`~{documented}`"
+    else:
+        symbol = ctx.model.symbol(resolved)
+        where = f" ({ctx.code_path(symbol.path)}:{symbol.line})" if symbol else ""
+        hint = f"the docs tree documents it under no path: document it, or write it as a literal{where}"
+    return Finding.of("unlinkable-ref", ref.path, ref.line, ref.text, message, hint)
 
 
 def _beyond_what_docs_show(ctx: AuditContext, ref: DocRef, target: str) -> bool:

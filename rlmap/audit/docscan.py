@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.index.records import Diagnostic
+from rlmap.pages.docstree import DocsReader, DocsTree, scan_rst
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_REF_CHARS = 1000
@@ -69,6 +70,8 @@ class DocsScan:
     documents: frozenset[str]  # document names relative to each docs root, without suffix
     text_names: frozenset[str]  # every identifier-like word seen in the docs (for orphan checks)
     diagnostics: tuple[Diagnostic, ...]
+    # the Python objects the docs document (autodoc, autosummary, objects.inv); None when they document none
+    tree: DocsTree | None = None
 
 
 def _role_target(raw: str) -> str:
@@ -150,7 +153,10 @@ def _too_large(size: int, limit: int) -> str:
     )
 
 
-def scan_file(path: Path, shown: str) -> tuple[list[DocRef], set[str], set[str], Diagnostic | None]:
+def scan_file(
+    path: Path, shown: str, documented: DocsReader | None = None, document: str = ""
+) -> tuple[list[DocRef], set[str], set[str], Diagnostic | None]:
+    """The references, labels and words of one page; an rst page's autodoc entries go to ``documented``."""
     data, problem = read_bounded(path, shown)
     if data is None:
         return [], set(), set(), problem
@@ -159,6 +165,8 @@ def scan_file(path: Path, shown: str) -> tuple[list[DocRef], set[str], set[str],
     except UnicodeDecodeError as error:
         return [], set(), set(), Diagnostic(shown, 1, f"not valid UTF-8 ({error.reason}); file skipped")
     is_rst = path.suffix == ".rst"
+    if is_rst and documented is not None:
+        scan_rst(text, documented, document)
     refs: list[DocRef] = []
     labels: set[str] = set()
     module = ""
@@ -250,9 +258,13 @@ def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
     documents: set[str] = set()
     words: set[str] = set()
     diagnostics: list[Diagnostic] = []
+    documented = DocsReader()
     display_root = display_root.resolve()
     for given in roots:
         root = given.resolve()
+        if root.is_file() and root.name.endswith(".inv"):  # a built Sphinx inventory: what it documents
+            documented.inventory(root)
+            continue
         if root.is_dir():
             # sphinx-gallery tutorials define labels in their .py sources
             for script in sorted(root.rglob("*.py")):
@@ -269,18 +281,28 @@ def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
             if path.is_dir():
                 continue
             shown = _display(path, display_root)
-            documents.add(path.relative_to(base).with_suffix("").as_posix())
+            document = path.relative_to(base).with_suffix("").as_posix()
+            documents.add(document)
             escaped = _outside(path, display_root)
             if escaped is not None:
                 diagnostics.append(Diagnostic(shown, 1, escaped))
                 continue
-            found, found_labels, found_words, problem = scan_file(path, shown)
+            found, found_labels, found_words, problem = scan_file(path, shown, documented, document)
             refs.extend(found)
             labels |= found_labels
             words |= found_words
             if problem is not None:
                 diagnostics.append(problem)
-    return DocsScan(tuple(refs), frozenset(labels), frozenset(documents), frozenset(words), tuple(diagnostics))
+    tree = documented.tree()
+    diagnostics.extend(tree.diagnostics)
+    return DocsScan(
+        tuple(refs),
+        frozenset(labels),
+        frozenset(documents),
+        frozenset(words),
+        tuple(diagnostics),
+        tree if tree.objects else None,
+    )
 
 
 def _read_inside(path: Path, shown: str, display_root: Path) -> tuple[bytes | None, Diagnostic | None]:
