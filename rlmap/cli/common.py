@@ -114,9 +114,19 @@ def progress_display(quiet: bool) -> Iterator[Callable[[int, int], None] | None]
 
 
 def load_model_of(
-    settings: Any, profile: Any, cache_dir: Path | None, no_cache: bool, jobs: int | None, quiet: bool
+    settings: Any,
+    profile: Any,
+    cache_dir: Path | None,
+    no_cache: bool,
+    jobs: int | None,
+    quiet: bool,
+    pin_links: bool = False,
 ) -> Any:
-    """The resolved model of the configured source, with key accesses under the profile's extensions."""
+    """The resolved model of the configured source, with key accesses under the profile's extensions.
+
+    ``pin_links`` (for committed pages): in a git checkout, link each file at the last commit that
+    changed it, and not at all when the worktree changed it (see :mod:`rlmap.index.history`).
+    """
     from rlmap.index.source import locate_source
     from rlmap.model.session import load_model
 
@@ -143,6 +153,8 @@ def load_model_of(
             f"ignored {cache.rejected} unusable cache entr{'y' if cache.rejected == 1 else 'ies'} in {cache.directory} "
             "(corrupt, truncated or not written by this rlmap) and rebuilt them"
         )
+    if pin_links and tree.commit and tree.repo_url:
+        pin_permalinks(loaded)
     return loaded
 
 
@@ -175,3 +187,29 @@ def profile_of(profile: Path | None, package: str) -> Any:
         return load_profile(profile)
     path = builtin_profile_path(package)
     return load_profile(path, f"rlmap/profiles/{package}/{path.name}", builtin=True) if path is not None else None
+
+
+def pin_permalinks(loaded: Any) -> None:
+    """Pin the model's links per file; say which files get none, and when pinning is impossible."""
+    from dataclasses import replace
+
+    from rlmap.index.history import pin_files
+
+    tree = loaded.source
+    files = {}
+    for path in tree.python_files():
+        try:
+            files[tree.relpath(path)] = path.read_bytes()
+        except OSError:
+            continue  # the indexer has reported it
+    pins = pin_files(tree.root, files)
+    if pins.problem:
+        say_warning(f"links point at HEAD ({tree.commit[:12]}), so every commit changes them: {pins.problem}")
+        return
+    loaded.model.source = replace(loaded.model.source, pins=pins.refs, unlinked=pins.unlinked)
+    if pins.unlinked:
+        shown = ", ".join(sorted(pins.unlinked)[:5]) + (", ..." if len(pins.unlinked) > 5 else "")
+        say_warning(
+            f"{len(pins.unlinked)} file(s) differ from their last commit ({shown}): their lines are shown "
+            "without a link - commit them for links that stay right"
+        )

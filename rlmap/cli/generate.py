@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,6 +11,7 @@ import typer
 
 from rlmap.cli import common
 from rlmap.errors import ExitCode, RlmapError, UsageError
+from rlmap.terminal import inert
 
 
 @common.app.command()
@@ -79,7 +81,7 @@ def generate(
         )
     dot = find_dot() if render_svg and not check else None
     docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
-    loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
+    loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet, pin_links=True)
     try:
         job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates, docs_tree)
         output = build_output_isolated(job)
@@ -97,10 +99,17 @@ def generate(
     if check:
         result = check_output(settings.out, output)
         if result.diff:
-            typer.echo(result.diff, nl=False)
+            # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
+            # the files on disk made inert on a terminal
+            typer.echo(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
+            moved = (
+                f" ({len(result.links_only)} only because links now point at newer commits)"
+                if result.links_only
+                else ""
+            )
             common.say_error(
-                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale - "
-                f"run '{command}' and commit the result"
+                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale{moved} - "
+                f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
             )
             raise typer.Exit(int(ExitCode.FINDINGS))
         if not quiet:

@@ -201,9 +201,13 @@ def permalink_url(repo_url: str, ref: str, path: str, line: int | None = None) -
 
 
 def source_stamp(package: str, version: str, commit: str) -> str:
-    """``torchrl 0.14.1`` or ``torchrl 0.14.1 @ 1a2b3c4d5e6f``."""
-    text = f"{package} {version or '(unknown version)'}"
-    return f"{text} @ {commit[:12]}" if commit else text
+    """``torchrl 0.14.1``: what pages and messages say they describe.
+
+    Never the commit: the pages' header would then change with every commit of the repository,
+    whatever it touched (the links carry the commits that matter, see :mod:`rlmap.index.history`).
+    """
+    del commit
+    return f"{package} {version or '(unknown version)'}"
 
 
 def locate_source(

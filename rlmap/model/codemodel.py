@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import typing
 from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlmap.index.indexer import ProjectIndex
@@ -59,6 +59,10 @@ class SourceInfo:
     version: str
     commit: str
     repo_url: str
+    # Per-file link refs (the last commit that changed each file) and the files no commit holds
+    # as they are (see rlmap.index.history); empty: every link uses ``ref``.
+    pins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    unlinked: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, source: SourceTree) -> SourceInfo:
@@ -69,8 +73,11 @@ class SourceInfo:
         return git_ref(self.commit, self.version)
 
     def permalink(self, path: str, line: int | None = None) -> str:
-        """The link to ``path`` (at ``line``); ``""`` without a repository URL or a path."""
-        return permalink_url(self.repo_url, self.ref, path, line) if path else ""
+        """The link to ``path`` (at ``line``); ``""`` without a repository URL or a path, or for a
+        file whose worktree lines no commit holds."""
+        if not path or path in self.unlinked:
+            return ""
+        return permalink_url(self.repo_url, self.pins.get(path) or self.ref, path, line)
 
     def stamp(self) -> str:
         return source_stamp(self.package, self.version, self.commit)

@@ -15,7 +15,7 @@ from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_k
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
-from rlmap.model.codemodel import MODEL_MODULES, STATE, CodeModel, build_model
+from rlmap.model.codemodel import MODEL_MODULES, STATE, CodeModel, SourceInfo, build_model
 
 MODELS = "models"
 
@@ -35,13 +35,15 @@ _MODEL_CODE = code_version(*MODEL_MODULES, "model.session")  # the resolver and 
 
 
 def project_key(source: SourceTree, extensions: Sequence[str] = ()) -> str:
-    """Hash of every file's path and bytes, every skipped entry, what permalinks depend on, the extensions."""
+    """Hash of every file's path and bytes, every skipped entry, the repository URL, the extensions."""
     return _project_key(source, enabled_extensions(extensions))[0]
 
 
 def _project_key(source: SourceTree, extensions: tuple[str, ...]) -> tuple[str, set[str]]:
     """:func:`project_key` and the repo-relative paths of the files it hashed."""
-    parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.commit, source.repo_url]
+    # The commit is not part of it: the model is the same at any commit with the same files, and
+    # what the commit changes (links) is attached fresh on every load.
+    parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.repo_url]
     parts.append("extensions:" + ",".join(extensions))
     files, skipped = source.scan_files()
     for path in files:
@@ -69,7 +71,9 @@ def load_model(
         # Later stages read the files a model names: an entry (valid checksum or not) that names
         # anything but the files just hashed is not ours.
         if {row[2] for row in cached["symbols"].values()} <= paths:
-            return LoadedModel(CodeModel(cached), None, source)
+            model = CodeModel(cached)
+            model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
+            return LoadedModel(model, None, source)
         cache.rejected += 1
     index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
     model = build_model(index, source)
