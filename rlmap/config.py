@@ -65,18 +65,30 @@ class Config:
 
 
 def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
-    """``--config FILE`` if given (it must exist), else ``./pyproject.toml`` if it has ``[tool.rlmap]``."""
+    """``--config FILE`` if given (it must exist), else the nearest ``pyproject.toml`` with a
+    ``[tool.rlmap]`` table in the working directory or above it (as ruff and pytest look), up to
+    the root of the repository holding it."""
     if explicit is not None:
         if not explicit.is_file():
             raise ConfigError(f"config file '{explicit}' does not exist", "pass --config an existing TOML file")
         return _from_file(explicit, required=True)
-    candidate = (cwd or Path.cwd()) / "pyproject.toml"
-    if candidate.is_file():
-        return _from_file(candidate, required=False)
+    start = (cwd or Path.cwd()).absolute()
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and _has_table(candidate):
+            return _from_file(candidate, required=False, display=os.path.relpath(candidate, start))
+        if (folder / ".git").exists():
+            break  # no configuration above the repository applies to it
     return Config()
 
 
-def _from_file(path: Path, required: bool) -> Config:
+def _has_table(path: Path) -> bool:
+    """Whether a ``pyproject.toml`` has a ``[tool.rlmap]`` table (an unreadable one is an error)."""
+    tool = read_toml(path, path.name).get("tool")
+    return isinstance(tool, dict) and "rlmap" in tool
+
+
+def _from_file(path: Path, required: bool, display: str | None = None) -> Config:
     data = read_toml(path, path.name)
     tool = data.get("tool", {})
     table = tool.get("rlmap") if isinstance(tool, dict) else None
@@ -109,7 +121,7 @@ def _from_file(path: Path, required: bool) -> Config:
         docs=tuple(base / entry for entry in parsed.docs),
         audit_min_callers=parsed.audit_min_callers,
         audit_min_accesses=parsed.audit_min_accesses,
-        origin=path.name,
+        origin=display or path.name,
     )
     validate_formats(config.formats, config.origin)
     return config

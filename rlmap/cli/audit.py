@@ -63,6 +63,7 @@ def audit(
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
+    _check_something_to_read(roots, rule or (), settings.origin)
     topic_profile = common.profile_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
@@ -94,6 +95,21 @@ def _check_options(explain_rule: str | None, output_format: str, fail_on: str, r
     for rule_id in rules:
         if rule_id not in RULES:
             raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+
+
+def _check_something_to_read(roots: list[Path], rules: Sequence[str], origin: str) -> None:
+    """No docs is an error, unless only rules that read the code alone were asked for."""
+    from rlmap.audit.coderules import REPORTS
+
+    code_rules = set().union(*REPORTS.values())
+    if roots or (rules and set(rules) <= code_rules):
+        return
+    where = "" if origin == "built-in defaults" else f" in {origin}"
+    raise UsageError(
+        f"nothing to audit: no docs given{where}",
+        "pass --docs DIR (repeatable) or set docs = [...] under [tool.rlmap]; to check docstrings alone, "
+        f"pass --rule for each of {', '.join(sorted(code_rules))}",
+    )
 
 
 def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tuple[Any, Any]:
