@@ -279,12 +279,24 @@ def test_fixture_markdown_builds_with_myst(fixture_pages: Path, tmp_path: Path) 
 
 @pytest.mark.torchrl
 def test_committed_rst_builds_with_sphinx_inside_a_torchrl_like_tree(tmp_path: Path) -> None:
-    """The committed pages dropped into a docs tree that has TorchRL's data_layout and profiling pages."""
-    source = tmp_path / "reference"
-    shutil.copytree(REPO / "generated_docs" / "rst", source)
-    (source / "data_layout.rst").write_text("Data layout\n===========\n")
-    (source / "profiling.rst").write_text("Profiling\n=========\n")
-    index = "Reference\n=========\n\n.. toctree::\n\n   internals_index\n   data_layout\n   profiling\n"
+    """The committed pages placed as the README says (``reference/rlmap/``), beside TorchRL's own
+    pages of the same names: no collision, and the links to data_layout and profiling resolve."""
+    source = tmp_path / "source"
+    reference = source / "reference"
+    shutil.copytree(REPO / "generated_docs" / "rst", reference / "rlmap")
+    for name, title in [
+        ("data_layout", "Data layout"),
+        ("profiling", "Profiling"),
+        ("collectors_internals", "Collectors internals (TorchRL's hand page)"),
+        ("recurrent_state_lifecycle", "Recurrent state (TorchRL's hand page)"),
+    ]:
+        (reference / f"{name}.rst").write_text(f"{title}\n{'=' * len(title)}\n")
+    pages = "\n".join(f"   {name}" for name in ("data_layout", "profiling", "collectors_internals"))
+    toctree = (
+        f"Reference\n=========\n\n.. toctree::\n\n{pages}\n   recurrent_state_lifecycle\n   rlmap/internals_index\n"
+    )
+    (reference / "index.rst").write_text(toctree)
+    index = "TorchRL\n=======\n\n.. toctree::\n\n   reference/index\n"
     _sphinx_build(source, 'extensions = ["sphinx.ext.graphviz"]\n', index, tmp_path / "build")
 
 

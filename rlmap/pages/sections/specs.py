@@ -178,8 +178,11 @@ class Symptoms(Spec, kw_only=True):
 
 
 class Link(msgspec.Struct, forbid_unknown_fields=True):
+    """A related page: ``doc`` a Sphinx document name (``/reference/data_layout`` is from the docs
+    root, so it holds wherever the generated pages are placed), ``url`` for Markdown."""
+
     title: Name
-    doc: Name | None = None
+    doc: Annotated[str, msgspec.Meta(pattern=r"^/?[A-Za-z0-9_][A-Za-z0-9_/.-]{0,200}$")] | None = None
     url: Annotated[str, msgspec.Meta(pattern=r"^https://[^\s<>`]+$", max_length=500)] | None = None
 
 
