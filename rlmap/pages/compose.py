@@ -18,6 +18,7 @@ from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
 from rlmap.pages.sections import code, curated, data
 from rlmap.pages.sections.base import Context
+from rlmap.pages.versions import matches
 
 # kind -> builder(spec, context) over the model; curated kinds also read the profile
 BUILDERS: dict[str, Callable[..., Any]] = {
@@ -71,20 +72,38 @@ _BUILTIN_HINT = (
 
 
 def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageModel]:
+    """Every page's sections; every section whose names no longer resolve is reported, in one error."""
     pages = []
+    failures: list[RlmapError] = []
     for page in profile.pages.values():
         sections = []
         for declared in page.sections:
-            context = Context(model, refs, declared.where.removesuffix(":"))
+            if declared.spec.versions and not matches(model.source.version, declared.spec.versions):
+                continue  # written for other releases of the package
             try:
-                if declared.kind in CURATED_BUILDERS:
-                    body = CURATED_BUILDERS[declared.kind](declared.spec, context, profile)
-                else:
-                    body = BUILDERS[declared.kind](declared.spec, context)
+                body = _build(declared, Context(model, refs, declared.where), profile)
             except RlmapError as error:
-                if profile.builtin:  # the user cannot fix rlmap's own files: say what they can do
-                    error.hint = _BUILTIN_HINT.format(name=profile.name)
-                raise
+                failures.append(error)
+                continue
             sections.append(SectionModel(declared.kind, declared.id, declared.title, declared.prose, body, declared))
         pages.append(PageModel(page, tuple(sections)))
+    if failures:
+        raise _combined(failures, profile)
     return pages
+
+
+def _build(declared: Section, context: Context, profile: Profile) -> Any:
+    if declared.kind in CURATED_BUILDERS:
+        return CURATED_BUILDERS[declared.kind](declared.spec, context, profile)
+    return BUILDERS[declared.kind](declared.spec, context)
+
+
+def _combined(failures: list[RlmapError], profile: Profile) -> RlmapError:
+    """One error for all the sections that failed, so a user fixes them in one pass."""
+    first = failures[0]
+    if len(failures) > 1:
+        listed = "\n".join(f"  - {error.message}" for error in failures)
+        first = type(first)(f"{len(failures)} sections of the profile no longer match the code:\n{listed}", first.hint)
+    if profile.builtin:  # the user cannot fix rlmap's own files: say what they can do
+        first.hint = _BUILTIN_HINT.format(name=profile.name)
+    return first

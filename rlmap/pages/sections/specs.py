@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from rlmap.pages.versions import PATTERN as VERSIONS
+
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 Names = list[Name]
 KeyNames = list[Name | list[Name]]  # "is_init" or ["collector", "traj_ids"]
@@ -24,12 +26,15 @@ class Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Fields every section has.  ``title`` gives it a heading and a label (``rlmap_<slug>_<id>``),
     which needs an ``id``; without a title the section continues the one before it.  ``prose``
     names a ``[prose.<page>]`` entry shown under the heading; ``lead`` is a short curated line
-    (jinja, ``sym()``/``name()``/``key()``/``term()``) shown before the section's content."""
+    (jinja, ``sym()``/``name()``/``key()``/``term()``) shown before the section's content.
+    ``versions`` limits the section to some releases of the package (:mod:`rlmap.pages.versions`)."""
 
     id: Ident | None = None
     title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
     prose: Ident | None = None
     lead: Text | None = None
+    # the releases of the documented package this section applies to: ">=0.14, <0.16"
+    versions: Annotated[str, msgspec.Meta(pattern=VERSIONS)] | None = None
 
 
 class Flow(Spec, kw_only=True):
