@@ -229,11 +229,15 @@ class MarkdownFormatter(Formatter):
         return "```text\n" + text + "\n```\n"
 
     def diagram(self, diagram: Diagram) -> str:
+        """A mermaid fence: GitHub draws it; MyST does with sphinxcontrib-mermaid and
+        ``myst_fence_as_directive = ["mermaid"]`` (the conf.py lines the README gives)."""
         return "```mermaid\n" + diagram.mermaid + "```\n"
 
     def toctree(self, documents: Sequence[str]) -> str:
-        del documents
-        return ""
+        """A MyST toctree fence, so that a MyST build includes every page (GitHub shows it as a short
+        code block listing the pages)."""
+        body = "".join(f"{document}\n" for document in documents)
+        return "```{toctree}\n:maxdepth: 1\n\n" + body + "```\n"
 
 
 def heading_anchor(title: str) -> str:
