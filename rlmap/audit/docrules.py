@@ -150,6 +150,13 @@ def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
 def _document_exists(documents: frozenset[str], ref: DocRef) -> bool:
     """Whether a ``:doc:`` target names a document, from the page's folder or any folder above it."""
     target = ref.text
+    if target.startswith("/"):  # from the docs root, which may be any folder above the documents given
+        absolute = _normal(target)
+        # a document given as a lone file is known by its name only
+        return any(
+            document == absolute or document.endswith("/" + absolute) or absolute.endswith("/" + document)
+            for document in documents
+        )
     folder = Path(ref.path).parent.parts
     candidates = {target.lstrip("/")}
     for part in range(len(folder) + 1):

@@ -302,6 +302,12 @@ def _detect_version(root: Path, package: str) -> str:
     version_txt = root / "version.txt"
     if version_txt.is_file():
         return _read_small(version_txt).strip()
+    for metadata in sorted(root.glob(f"{package.split('.', maxsplit=1)[0]}-*.dist-info/METADATA"))[
+        :1
+    ]:  # an unpacked wheel
+        match = re.search(r"^Version: *(\S+)", _read_small(metadata), flags=re.MULTILINE)
+        if match:
+            return match.group(1)
     try:
         dist = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:

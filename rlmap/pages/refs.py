@@ -74,15 +74,22 @@ class Refs:
         self.root = root
         self.docs = docs
         self._lines: dict[str, list[str]] = {}
-        self._public = _linked_names(public_paths(model), docs)
+        paths = public_paths(model)
+        self._public = _linked_names(paths, docs)
+        # public dotted path -> qualname: a profile may name code the way its users import it
+        self._by_public = {path: qualname for qualname, found in paths.items() for path in found}
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
 
     # -- symbols ---------------------------------------------------------------------------
     def lookup(self, name: str, origin: str) -> str:
-        """The qualname for a curated name (full or unique suffix); ``origin`` names the caller."""
+        """The qualname for a curated name (full name, unique suffix, or public path);
+        ``origin`` names the caller."""
         matches = find_symbols(self.model, name)
         if len(matches) == 1:
             return matches[0]
+        public = self._public_lookup(name)
+        if public is not None:
+            return public
         if not matches:
             raise UnknownSymbol(
                 f"{origin}: '{name}' names no symbol of {self.model.source.stamp()}",
@@ -92,6 +99,15 @@ class Refs:
             f"{origin}: '{name}' is ambiguous ({', '.join(matches[:4])}{', ...' if len(matches) > 4 else ''})",
             "use a longer suffix or the full qualified name",
         )
+
+    def _public_lookup(self, name: str) -> str | None:
+        """``torchrl.data.SliceSampler`` (a public path, stable when the code moves inside the
+        package) or ``torchrl.collectors.Collector._make_carrier`` (a member of one)."""
+        if name in self._by_public:
+            return self._by_public[name]
+        owner, _, member = name.rpartition(".")
+        cls = self._by_public.get(owner)
+        return self.model.find_member(cls, member) if cls and member else None
 
     def ref(self, qualname: str) -> Ref:
         symbol = self.model.symbol(qualname)
