@@ -170,3 +170,16 @@ def test_the_builtin_profile_tells_the_user_to_copy_it_never_to_edit_rlmap(run: 
     assert "rlmap/profiles/torchrl/profile.toml:" in err
     assert "copy rlmap/profiles/torchrl/ into your repository, point [tool.rlmap] profile at the copy" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_names_may_be_public_paths(run: Run, tmp_path: Path, shop_pages: Path) -> None:
+    """``shop.Checkout`` is how users import it (a re-export): the profile may say it that way."""
+    profile = tmp_path / "profile"
+    shutil.copytree(PROFILE, profile)
+    text = (profile / "profile.toml").read_text().replace('class = "shop.orders.Checkout"', 'class = "shop.Checkout"')
+    assert 'class = "shop.Checkout"' in text
+    (profile / "profile.toml").write_text(text)
+    code, _, err = _generate(run, tmp_path / "out", profile=profile)
+    assert code == 0, err
+    for name in ("md/checkout_internals.md", "rst/checkout_internals.rst"):
+        assert (tmp_path / "out" / name).read_bytes() == (shop_pages / name).read_bytes()
