@@ -1,0 +1,217 @@
+"""The shipped ``rlmap-check`` hook, run for real by pre-commit in a small repository.
+
+The repository is set up like pytorch/rl would be: the package, the profile, ``[tool.rlmap]`` with
+``source = "."`` in its pyproject.toml, the committed pages, and the ``.pre-commit-config.yaml`` the
+README shows (read from it), pointing at this checkout at HEAD: commit a change to
+``.pre-commit-hooks.yaml`` before running these tests. pre-commit installs rlmap from that commit
+into a fresh virtualenv from PyPI: rlmap's own dependencies, no torch. Each environment takes about
+10-20 s to build (one for the module, one for ``try-repo``); the module takes about 25 s. Without
+PyPI the tests are skipped, except under CI (``CI`` set), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+REPO = Path(__file__).parent.parent.parent  # the checkout whose hook is tested
+PYPROJECT = """\
+[tool.rlmap]
+source = "."
+package = "pkg"
+profile = "profile.toml"
+out = "docs/internals"
+repo-url = "https://github.com/example/pkg"
+"""
+PAGE = "docs/internals/md/collectors_internals.md"
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.skipif(not (REPO / ".git").exists(), reason="not a git checkout of rlmap: nothing to install from"),
+]
+
+
+def documented_config() -> str:
+    """The README's ``.pre-commit-config.yaml``."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(# \.pre-commit-config\.yaml\n.*?)^```$", readme, re.S | re.M)
+    assert len(blocks) == 1, "README.md should show one .pre-commit-config.yaml"
+    return blocks[0]
+
+
+def _env(pre_commit_home: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("GIT_", "PRE_COMMIT"))}
+    env.update(
+        GIT_AUTHOR_NAME="rlmap tests",
+        GIT_AUTHOR_EMAIL="tests@rlmap.invalid",
+        GIT_COMMITTER_NAME="rlmap tests",
+        GIT_COMMITTER_EMAIL="tests@rlmap.invalid",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,  # no hooksPath or templates from the machine running the tests
+        PRE_COMMIT_HOME=str(pre_commit_home),
+    )
+    return env
+
+
+def _run(cwd: Path, home: Path, *command: str) -> tuple[int, str]:
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=900,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    if "An unexpected error has occurred" in output and "Installing environment" in output:
+        why = next((line.strip() for line in output.splitlines() if "ERROR:" in line), "see pre-commit's log")
+        _unavailable(f"pre-commit could not create the hook's environment (it installs rlmap from PyPI): {why}")
+    return done.returncode, output
+
+
+def _git(cwd: Path, home: Path, *args: str) -> str:
+    code, output = _run(cwd, home, "git", *args)
+    assert code == 0, output
+    return output
+
+
+def _pre_commit() -> str:
+    executable = shutil.which("pre-commit")
+    if executable is None:
+        _unavailable("pre-commit is not installed (it is in the test extras: pip install -e '.[test]')")
+    return str(executable)
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} - under CI this is a failure, not a skip")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit store for the module: the hook's environment is built once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture(scope="module")
+def committed_repo(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Path:
+    """The repository with its pages committed. The pages come from the hook's own diff, so they
+    are what the rlmap at HEAD writes, even when this checkout has uncommitted changes."""
+    root = tmp_path_factory.mktemp("precommit") / "repo"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    for name in ("profile.toml", "glossary.toml", "symptoms.toml"):
+        shutil.copy(FIXTURES / name, root / name)
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    head = _git(REPO, home, "rev-parse", "HEAD").strip()
+    config = documented_config().replace("<this repository>", str(REPO)).replace("<a tag>", head)
+    (root / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    _git(root, home, "init", "-q", "-b", "main")
+    _git(root, home, "add", ".")
+    _git(root, home, "commit", "-q", "-m", "the package")
+    code, output = _run(root, home, _pre_commit(), "run", "rlmap-check", "--all-files", "--hook-stage", "manual")
+    assert code == 1, output  # no pages yet
+    for relative, text in _created_files(output).items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    assert (root / PAGE).is_file()
+    _git(root, home, "add", ".")
+    _git(root, home, "commit", "-q", "-m", "its pages")
+    return root
+
+
+def _created_files(output: str) -> dict[str, str]:
+    """The files a ``--check`` diff creates (every one, when nothing was generated yet)."""
+    files: dict[str, str] = {}
+    diff = output[output.index("diff --git ") : output.index("rlmap: error:")]
+    for block in diff.split("diff --git ")[1:]:
+        lines = block.splitlines(keepends=True)
+        assert lines[1] == "--- /dev/null\n", block[:200]
+        name = lines[2].removeprefix("+++ b/").rstrip("\n")
+        text = "".join(line[1:] for line in lines[4:] if line.startswith("+"))
+        files[name] = text.removesuffix("\n") if "\\ No newline at end of file" in block else text
+    return files
+
+
+@pytest.fixture
+def repo(committed_repo: Path, tmp_path: Path, home: Path) -> Path:
+    """A copy of the repository with a remote to push to and pre-commit's git hooks installed."""
+    root = Path(shutil.copytree(committed_repo, tmp_path / "repo", symlinks=True))
+    _git(tmp_path, home, "init", "-q", "--bare", "remote.git")
+    _git(root, home, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    _git(root, home, "push", "-q", "origin", "main")
+    code, output = _run(root, home, _pre_commit(), "install")
+    assert code == 0, output
+    assert "pre-push" in output
+    return root
+
+
+def _move_a_documented_line(repo: Path, home: Path) -> None:
+    collector = repo / "pkg" / "collector.py"
+    collector.write_text("# a new first line\n" + collector.read_text(encoding="utf-8"), encoding="utf-8")
+    _git(repo, home, "commit", "-q", "-am", "move every line of the collector")
+
+
+def test_try_repo_passes_when_the_pages_are_current(committed_repo: Path, home: Path) -> None:
+    code, output = _run(
+        committed_repo,
+        home,
+        _pre_commit(),
+        "try-repo",
+        str(REPO),
+        "rlmap-check",
+        "--all-files",
+        "--hook-stage",
+        "manual",
+    )
+    assert code == 0, output
+    assert "rlmap internals pages match the code" in output
+    assert "Passed" in output
+
+
+def test_hook_fails_with_the_diff_when_a_documented_line_moved(repo: Path, home: Path) -> None:
+    _move_a_documented_line(repo, home)
+    code, output = _run(repo, home, _pre_commit(), "run", "rlmap-check", "--all-files", "--hook-stage", "manual")
+    assert code == 1, output
+    assert f"diff --git a/{PAGE} b/{PAGE}" in output
+    assert "-The fixture's `Collector.rollout` ([pkg/collector.py:47](" in output
+    assert "+The fixture's `Collector.rollout` ([pkg/collector.py:48](" in output
+    assert "are stale - run 'rlmap generate' and commit the result" in output
+
+
+def test_a_push_with_stale_pages_is_refused_until_the_diff_is_committed(repo: Path, home: Path) -> None:
+    """The commit goes through (the hook does not run before each commit); the push is refused
+    with the diff, which ``git apply`` takes from the repository root; then the push goes through."""
+    _move_a_documented_line(repo, home)
+    code, output = _run(repo, home, "git", "push", "origin", "main")
+    assert code != 0, output
+    assert "rlmap internals pages match the code" in output
+    assert "Failed" in output
+    assert "+The fixture's `Collector.rollout` ([pkg/collector.py:48](" in output
+    diff = output[output.index("diff --git ") : output.index("rlmap: error:")]
+    (repo.parent / "pages.diff").write_text(diff, encoding="utf-8")
+    _git(repo, home, "apply", str(repo.parent / "pages.diff"))
+    _git(repo, home, "commit", "-q", "-am", "regenerate the pages")
+    code, output = _run(repo, home, "git", "push", "origin", "main")
+    assert code == 0, output
+    assert "rlmap internals pages match the code" in output
+    assert "Passed" in output
+
+
+def test_a_push_that_changes_nothing_the_pages_are_made_of_skips_the_hook(repo: Path, home: Path) -> None:
+    (repo / "notes.txt").write_text("not code\n", encoding="utf-8")
+    _git(repo, home, "add", "notes.txt")
+    _git(repo, home, "commit", "-q", "-m", "notes")
+    code, output = _run(repo, home, "git", "push", "origin", "main")
+    assert code == 0, output
+    assert "(no files to check)Skipped" in output
