@@ -102,16 +102,16 @@ def generate(
             # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
             # the files on disk made inert on a terminal
             typer.echo(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
-            moved = (
-                f" ({len(result.links_only)} only because links now point at newer commits)"
-                if result.links_only
-                else ""
-            )
             common.say_error(
-                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale{moved} - "
+                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale - "
                 f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
             )
             raise typer.Exit(int(ExitCode.FINDINGS))
+        if result.links_only:  # always said, even with -q: the pages are right, their links are not the newest
+            common.say_note(
+                f"{len(result.links_only)} generated file(s) say what the code says but link other commits "
+                f"(or none, for files that were uncommitted); '{command}' refreshes the links"
+            )
         if not quiet:
             typer.echo(f"rlmap: {len(output.files)} generated files in {settings.out} are up to date", err=True)
         raise typer.Exit(int(incomplete))

@@ -13,29 +13,45 @@ from rlmap.output.write import MANIFEST, manifest_bytes, manifest_of, read_manif
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    stale: tuple[str, ...]  # files that differ or are missing
+    stale: tuple[str, ...]  # files whose content differs or that are missing (the manifest included)
     obsolete: tuple[str, ...]  # generated files no longer produced
-    diff: str  # a unified diff that ``git apply`` takes from the repository root
-    links_only: tuple[str, ...] = ()  # stale files whose only change is the commit their links point at
+    diff: str  # a unified diff that ``git apply`` takes from the repository root ("" when current)
+    links_only: tuple[str, ...] = ()  # current files whose links point at other commits, or have none
 
 
-# A permalink's commit: the part of a page that moves when a linked file is committed again.
-_PINNED = re.compile(rb"/blob/[0-9a-f]{40}/")
+# Where a page links its source: the link target, not what the page says.  Pages committed with
+# the code they document cannot link the commit that holds them (its id is not known yet), so
+# ``--check`` compares what pages say, and reports moved link targets apart.
+_MD_LINK = re.compile(rb"\[([^\]\n]+)\]\(https://[^)\s]+\)")
+_RST_LINK = re.compile(rb"`([^`<\n]+?) <https://[^>\s]+>`__")
+
+
+def _said(page: bytes) -> bytes:
+    """A page without its link targets: ``[loc](url)`` and ``\u0060loc <url>\u0060__`` become ``loc``."""
+    return _RST_LINK.sub(rb"``\1``", _MD_LINK.sub(rb"`\1`", page))
 
 
 def check_output(out: Path, output: Output) -> CheckResult:
-    """Compare ``output`` with ``out`` on disk; the diff names files from the repository root."""
+    """Compare ``output`` with ``out`` on disk; the diff names files from the repository root.
+
+    A file that says the same thing as the generated one but links other commits (or no commit)
+    is current: it is listed in ``links_only`` and kept as it is, manifest included.
+    """
     shown = _shown(out)
     stale: list[str] = []
     links_only: list[str] = []
     chunks: list[str] = []
+    kept: dict[str, bytes] = {}  # what the directory should hold: the files on disk where they are current
     for relative, data in sorted(output.files.items()):
         current = _current(out / relative)
+        kept[relative] = data
         if current == data:
             continue
-        stale.append(relative)
-        if current is not None and _PINNED.sub(b"/blob/-/", current) == _PINNED.sub(b"/blob/-/", data):
+        if current is not None and _said(current) == _said(data):
             links_only.append(relative)
+            kept[relative] = current
+            continue
+        stale.append(relative)
         chunks.append(_diff(f"{shown}/{relative}", current, data))
     previous = read_manifest(out)
     written = {relative.split("/", 1)[0] for relative in output.files}
@@ -43,12 +59,9 @@ def check_output(out: Path, output: Output) -> CheckResult:
     obsolete = tuple(sorted(relative for relative in listed - set(output.files) if (out / relative).is_file()))
     for relative in obsolete:
         chunks.append(_diff(f"{shown}/{relative}", _current(out / relative), None))
-    expected = manifest_of(output.files, None, previous).files
-    if previous is None or previous.files != expected:
+    if previous is None or previous.files != manifest_of(kept, None, previous).files:
         stale.append(MANIFEST)
-        chunks.append(
-            _diff(f"{shown}/{MANIFEST}", _current(out / MANIFEST), manifest_bytes(output.files, None, previous))
-        )
+        chunks.append(_diff(f"{shown}/{MANIFEST}", _current(out / MANIFEST), manifest_bytes(kept, None, previous)))
     return CheckResult(tuple(stale), obsolete, "".join(chunks), tuple(links_only))
 
 
