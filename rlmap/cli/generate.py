@@ -58,7 +58,6 @@ def generate(
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
-    from rlmap.output.check import check_output
     from rlmap.output.generate import Job, build_output_isolated, find_dot, render_svgs, write_output
     from rlmap.pages.docstree import load_docs_tree
 
@@ -97,23 +96,7 @@ def generate(
     )
     command += "".join(f" --docs {shlex.quote(str(path))}" for path in docs or ())
     if check:
-        result = check_output(settings.out, output)
-        if result.diff:
-            # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
-            # the files on disk made inert on a terminal
-            typer.echo(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
-            common.say_error(
-                f"{len(result.stale) + len(result.obsolete)} generated file(s) in {settings.out} are stale - "
-                f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
-            )
-            raise typer.Exit(int(ExitCode.FINDINGS))
-        if result.links_only:  # always said, even with -q: the pages are right, their links are not the newest
-            common.say_note(
-                f"{len(result.links_only)} generated file(s) say what the code says but link other commits "
-                f"(or none, for files that were uncommitted); '{command}' refreshes the links"
-            )
-        if not quiet:
-            typer.echo(f"rlmap: {len(output.files)} generated files in {settings.out} are up to date", err=True)
+        _check(settings.out, output, command, quiet)
         raise typer.Exit(int(incomplete))
     svgs = render_svgs(output) if dot is not None else None
     changed = write_output(settings.out, output, svgs)
@@ -123,6 +106,29 @@ def generate(
             err=True,
         )
     raise typer.Exit(int(incomplete))
+
+
+def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
+    """``--check``: exit 1 with a diff when what the pages say is stale; a note when only links are."""
+    from rlmap.output.check import check_output
+
+    result = check_output(out, output)
+    if result.diff:
+        # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
+        # the files on disk made inert on a terminal
+        typer.echo(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
+        common.say_error(
+            f"{len(result.stale) + len(result.obsolete)} generated file(s) in {out} are stale - "
+            f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
+        )
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    if result.links_only:  # always said, even with -q: the pages are right, their links are not the newest
+        common.say_note(
+            f"{len(result.links_only)} generated file(s) say what the code says but link other commits "
+            f"(or none, for files that were uncommitted); '{command}' refreshes the links"
+        )
+    if not quiet:
+        typer.echo(f"rlmap: {len(output.files)} generated files in {out} are up to date", err=True)
 
 
 def _regenerate_command(**given: Any) -> str:
