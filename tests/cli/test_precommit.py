@@ -5,7 +5,7 @@ The repository is set up like pytorch/rl would be: the package, the profile, ``[
 README shows (read from it), pointing at this checkout at HEAD: commit a change to
 ``.pre-commit-hooks.yaml`` before running these tests. pre-commit installs rlmap from that commit
 into a fresh virtualenv from PyPI: rlmap's own dependencies, no torch. Each environment takes about
-10-20 s to build (one for the module, one for ``try-repo``); the module takes about 25 s. Without
+10-20 s to build (one for the module, one for ``try-repo``); the module takes about 30 s. Without
 PyPI the tests are skipped, except under CI (``CI`` set), where they fail.
 """
 
@@ -119,7 +119,7 @@ def committed_repo(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Path
     _git(root, home, "init", "-q", "-b", "main")
     _git(root, home, "add", ".")
     _git(root, home, "commit", "-q", "-m", "the package")
-    code, output = _run(root, home, _pre_commit(), "run", "rlmap-check", "--all-files", "--hook-stage", "manual")
+    code, output = _run(root, home, _pre_commit(), "run", "rlmap-check", "--all-files")
     assert code == 1, output  # no pages yet
     for relative, text in _created_files(output).items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -145,35 +145,21 @@ def _created_files(output: str) -> dict[str, str]:
 
 @pytest.fixture
 def repo(committed_repo: Path, tmp_path: Path, home: Path) -> Path:
-    """A copy of the repository with a remote to push to and pre-commit's git hooks installed."""
+    """A copy of the repository with pre-commit's git hook installed."""
     root = Path(shutil.copytree(committed_repo, tmp_path / "repo", symlinks=True))
-    _git(tmp_path, home, "init", "-q", "--bare", "remote.git")
-    _git(root, home, "remote", "add", "origin", str(tmp_path / "remote.git"))
-    _git(root, home, "push", "-q", "origin", "main")
     code, output = _run(root, home, _pre_commit(), "install")
     assert code == 0, output
-    assert "pre-push" in output
     return root
 
 
 def _move_a_documented_line(repo: Path, home: Path) -> None:
     collector = repo / "pkg" / "collector.py"
     collector.write_text("# a new first line\n" + collector.read_text(encoding="utf-8"), encoding="utf-8")
-    _git(repo, home, "commit", "-q", "-am", "move every line of the collector")
+    _git(repo, home, "add", "pkg/collector.py")
 
 
 def test_try_repo_passes_when_the_pages_are_current(committed_repo: Path, home: Path) -> None:
-    code, output = _run(
-        committed_repo,
-        home,
-        _pre_commit(),
-        "try-repo",
-        str(REPO),
-        "rlmap-check",
-        "--all-files",
-        "--hook-stage",
-        "manual",
-    )
+    code, output = _run(committed_repo, home, _pre_commit(), "try-repo", str(REPO), "rlmap-check", "--all-files")
     assert code == 0, output
     assert "rlmap internals pages match the code" in output
     assert "Passed" in output
@@ -181,7 +167,8 @@ def test_try_repo_passes_when_the_pages_are_current(committed_repo: Path, home: 
 
 def test_hook_fails_with_the_diff_when_a_documented_line_moved(repo: Path, home: Path) -> None:
     _move_a_documented_line(repo, home)
-    code, output = _run(repo, home, _pre_commit(), "run", "rlmap-check", "--all-files", "--hook-stage", "manual")
+    _git(repo, home, "commit", "-q", "--no-verify", "-m", "move every line of the collector")
+    code, output = _run(repo, home, _pre_commit(), "run", "rlmap-check", "--all-files")
     assert code == 1, output
     assert f"diff --git a/{PAGE} b/{PAGE}" in output
     assert "-The fixture's `Collector.rollout` ([pkg/collector.py:47](" in output
@@ -189,29 +176,37 @@ def test_hook_fails_with_the_diff_when_a_documented_line_moved(repo: Path, home:
     assert "are stale - run 'rlmap generate' and commit the result" in output
 
 
-def test_a_push_with_stale_pages_is_refused_until_the_diff_is_committed(repo: Path, home: Path) -> None:
-    """The commit goes through (the hook does not run before each commit); the push is refused
-    with the diff, which ``git apply`` takes from the repository root; then the push goes through."""
+def test_a_commit_that_moves_a_documented_line_is_refused_until_the_pages_come_with_it(repo: Path, home: Path) -> None:
+    """Refused with the diff (which ``git apply`` takes from the repository root); committed with
+    the pages it passes, and the pages stay current once the commit exists (only links differ)."""
     _move_a_documented_line(repo, home)
-    code, output = _run(repo, home, "git", "push", "origin", "main")
+    code, output = _run(repo, home, "git", "commit", "-m", "move every line of the collector")
     assert code != 0, output
-    assert "rlmap internals pages match the code" in output
     assert "Failed" in output
-    assert "+The fixture's `Collector.rollout` ([pkg/collector.py:48](" in output
+    # the staged file is in no commit yet: its lines are shown without a link
+    assert "+The fixture's `Collector.rollout` (`pkg/collector.py:48`)" in output
     diff = output[output.index("diff --git ") : output.index("rlmap: error:")]
     (repo.parent / "pages.diff").write_text(diff, encoding="utf-8")
-    _git(repo, home, "apply", str(repo.parent / "pages.diff"))
-    _git(repo, home, "commit", "-q", "-am", "regenerate the pages")
-    code, output = _run(repo, home, "git", "push", "origin", "main")
+    _git(repo, home, "apply", "--index", str(repo.parent / "pages.diff"))
+    code, output = _run(repo, home, "git", "commit", "-m", "move every line of the collector")
     assert code == 0, output
-    assert "rlmap internals pages match the code" in output
+    assert "Passed" in output
+    code, output = _run(repo, home, _pre_commit(), "run", "rlmap-check", "--all-files")
+    assert code == 0, output
+
+
+def test_a_commit_that_changes_a_documented_file_but_no_documented_line_passes(repo: Path, home: Path) -> None:
+    collector = repo / "pkg" / "collector.py"
+    collector.write_text(collector.read_text(encoding="utf-8") + "# a last line\n", encoding="utf-8")
+    _git(repo, home, "add", "pkg/collector.py")
+    code, output = _run(repo, home, "git", "commit", "-m", "a comment")
+    assert code == 0, output
     assert "Passed" in output
 
 
-def test_a_push_that_changes_nothing_the_pages_are_made_of_skips_the_hook(repo: Path, home: Path) -> None:
+def test_a_commit_of_nothing_the_pages_are_made_of_skips_the_hook(repo: Path, home: Path) -> None:
     (repo / "notes.txt").write_text("not code\n", encoding="utf-8")
     _git(repo, home, "add", "notes.txt")
-    _git(repo, home, "commit", "-q", "-m", "notes")
-    code, output = _run(repo, home, "git", "push", "origin", "main")
+    code, output = _run(repo, home, "git", "commit", "-m", "notes")
     assert code == 0, output
     assert "(no files to check)Skipped" in output
