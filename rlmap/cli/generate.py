@@ -118,7 +118,7 @@ def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
         # the files on disk made inert on a terminal
         typer.echo(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
         common.say_error(
-            f"{len(result.stale) + len(result.obsolete)} generated file(s) in {out} are stale - "
+            f"{len(result.stale) + len(result.obsolete)} generated file(s) in {_shown(out)} are stale - "
             f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
         )
         raise typer.Exit(int(ExitCode.FINDINGS))
@@ -128,7 +128,15 @@ def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
             f"(or none, for files that were uncommitted); '{command}' refreshes the links"
         )
     if not quiet:
-        typer.echo(f"rlmap: {len(output.files)} generated files in {out} are up to date", err=True)
+        typer.echo(f"rlmap: {len(output.files)} generated files in {_shown(out)} are up to date", err=True)
+
+
+def _shown(path: Path) -> str:
+    """A path for a message: relative to the working directory when it is below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return str(path)
 
 
 def _regenerate_command(**given: Any) -> str:

@@ -77,7 +77,10 @@ def _diff(name: str, before: bytes | None, after: bytes | None) -> str:
     target = f"b/{name}" if after is not None else "/dev/null"
     lines = list(difflib.unified_diff(old, new, fromfile=source, tofile=target))
     fixed = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
-    return f"diff --git a/{name} b/{name}\n" + "".join(fixed) if fixed else ""
+    if not fixed:
+        return ""
+    mode = "new file mode 100644\n" if before is None else "deleted file mode 100644\n" if after is None else ""
+    return f"diff --git a/{name} b/{name}\n{mode}" + "".join(fixed)
 
 
 def _shown(out: Path) -> str:

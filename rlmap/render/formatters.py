@@ -174,7 +174,7 @@ class RstFormatter(Formatter):
 
     def toctree(self, documents: Sequence[str]) -> str:
         body = "\n".join(f"   {document}" for document in documents)
-        return f".. toctree::\n   :maxdepth: 1\n\n{body}\n"
+        return f".. toctree::\n   :maxdepth: 1\n   :hidden:\n\n{body}\n"  # the page lists them already
 
 
 class MarkdownFormatter(Formatter):
@@ -237,7 +237,7 @@ class MarkdownFormatter(Formatter):
         """A MyST toctree fence, so that a MyST build includes every page (GitHub shows it as a short
         code block listing the pages)."""
         body = "".join(f"{document}\n" for document in documents)
-        return "```{toctree}\n:maxdepth: 1\n\n" + body + "```\n"
+        return "```{toctree}\n:maxdepth: 1\n:hidden:\n\n" + body + "```\n"  # the page lists them already
 
 
 def heading_anchor(title: str) -> str:

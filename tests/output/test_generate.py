@@ -260,20 +260,6 @@ def test_fixture_rst_builds_with_sphinx_warnings_as_errors(fixture_pages: Path, 
     _sphinx_build(source, 'extensions = ["sphinx.ext.graphviz"]\n', index, tmp_path / "build")
 
 
-# myst-parser still touches a Sphinx attribute Sphinx has deprecated: theirs to fix, not a page problem.
-@pytest.mark.filterwarnings("ignore:.*is deprecated. Check CHANGES for Sphinx API modifications")
-def test_fixture_markdown_builds_with_myst(fixture_pages: Path, tmp_path: Path) -> None:
-    source = tmp_path / "md"
-    shutil.copytree(fixture_pages / "md", source)
-    conf = (
-        'extensions = ["myst_parser"]\nsource_suffix = {".md": "markdown"}\nroot_doc = "internals_index"\n'
-        "myst_heading_anchors = 3  # links to sections and glossary terms use GitHub's heading anchors\n"
-        "# mermaid blocks are for GitHub; Sphinx has no lexer for them\n"
-        'suppress_warnings = ["misc.highlighting_failure", "toc.not_included"]\n'
-    )
-    _sphinx_build(source, conf, "", tmp_path / "build")
-
-
 # -- the real torchrl, and the committed pages -------------------------------------------------
 
 

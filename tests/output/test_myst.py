@@ -66,7 +66,7 @@ def test_the_documented_myst_conf_is_only_settings() -> None:
 
 def test_the_markdown_index_carries_a_myst_toctree(fixture_pages: Path) -> None:
     index = (fixture_pages / "md" / "internals_index.md").read_text(encoding="utf-8")
-    assert "```{toctree}\n:maxdepth: 1\n\ncollectors_internals\nrecurrent_state_lifecycle\n" in index
+    assert "```{toctree}\n:maxdepth: 1\n:hidden:\n\ncollectors_internals\nrecurrent_state_lifecycle\n" in index
 
 
 # myst-parser still touches a Sphinx attribute Sphinx has deprecated: theirs to fix, not a page problem.
@@ -84,7 +84,8 @@ def test_markdown_pages_build_with_myst_as_documented(pages: str, fixture_pages:
     assert fences > 0
     assert drawn == fences
     index = (html / "internals_index.html").read_text(encoding="utf-8")
-    assert 'class="toctree-l1"><a class="reference internal" href="collectors_internals.html">' in index
+    assert '<a class="reference internal" href="collectors_internals.html">' in index  # the page's own list
+    # every page is in the (hidden) toctree: -W would fail on toc.not_included otherwise
 
 
 def test_fixture_rst_pages_build_as_documented(fixture_pages: Path, tmp_path: Path) -> None:

@@ -140,3 +140,14 @@ def test_an_uncommitted_edit_gets_no_link_and_a_warning(repo: Path, run: Run, tm
     assert "blob/" in page  # other files keep their links
     assert "/pkg/collector.py#" not in page
     assert "`pkg/collector.py:48`" in page  # the worktree's line, shown without a link
+
+
+def test_a_missing_page_comes_back_through_git_apply(repo: Path, run: Run) -> None:
+    """The diff creates a file that is missing (``new file mode``), so git apply takes it too."""
+    (repo / "docs" / "gen" / "md" / "glossary.md").unlink()
+    _commit(repo, "lose a page")
+    code, diff, _ = _check(run, repo)
+    assert code == 1
+    assert "diff --git a/docs/gen/md/glossary.md b/docs/gen/md/glossary.md\nnew file mode 100644\n" in diff
+    _git(repo, "apply", "-", stdin=diff)
+    assert _check(run, repo)[0] == 0

@@ -192,7 +192,7 @@ class Link(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Contents(Spec, kw_only=True):
-    """Every listed page of the profile with its summary (a toctree in rst), then ``related`` links."""
+    """Every listed page of the profile with its summary (and a hidden toctree), then ``related`` links."""
 
     related: list[Link] = []
 
