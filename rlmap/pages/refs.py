@@ -75,7 +75,7 @@ class Refs:
         self.docs = docs
         self._lines: dict[str, list[str]] = {}
         paths = public_paths(model)
-        self._public = _linked_names(paths, docs)
+        self._public = _linked_names(paths, docs, model)
         # public dotted path -> qualname: a profile may name code the way its users import it
         self._by_public = {path: qualname for qualname, found in paths.items() for path in found}
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
@@ -218,14 +218,28 @@ def public_paths(model: CodeModel) -> dict[str, list[str]]:
     return public
 
 
-def _linked_names(paths: dict[str, list[str]], docs: DocsTree | None) -> dict[str, str]:
+def _linked_names(paths: dict[str, list[str]], docs: DocsTree | None, model: CodeModel) -> dict[str, str]:
     """Qualname -> the path a role targets: the shortest public one, or with a docs tree the
     shortest one it documents (no entry when it documents none)."""
     if docs is None:
         return {qualname: candidates[0] for qualname, candidates in paths.items()}
     linked: dict[str, str] = {}
     for qualname, candidates in paths.items():
-        documented = next((path for path in candidates if docs.documents(path)), "")
+        documented = next((path for path in candidates if _documented(docs, path, model, qualname)), "")
         if documented:
             linked[qualname] = documented
     return linked
+
+
+def _documented(docs: DocsTree, path: str, model: CodeModel, qualname: str) -> bool:
+    """Whether a role to ``path`` links: named by the tree itself, or a member autodoc's
+    ``:members:`` shows - one with a docstring of its own (not ``__init__``, not an attribute only
+    assigned in a method, which autodoc does not see)."""
+    if path in docs.objects:
+        return True
+    if not docs.documents(path):
+        return False
+    symbol = model.symbol(qualname)
+    if symbol is None or qualname.endswith(".__init__"):
+        return False
+    return symbol.kind in (CLASS, MODULE) or bool(symbol.has_docstring)

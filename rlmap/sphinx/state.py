@@ -25,6 +25,7 @@ from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.session import load_model, project_key
+from rlmap.pages.docstree import DocsTree, load_docs_tree
 from rlmap.pages.profile import Profile, builtin_profile_path, load_profile
 from rlmap.pages.refs import Refs
 from rlmap.render.sandbox import make_environment
@@ -64,7 +65,7 @@ def load_state(app: Any) -> None:
     """``builder-inited``: locate the source, load the profile and the model, keep them for the build."""
     config = app.config
     try:
-        state = _load(config, Path(app.confdir), "sphinx.ext.graphviz" in app.extensions)
+        state = _load(config, Path(app.confdir), "sphinx.ext.graphviz" in app.extensions, Path(app.srcdir))
     except RlmapError as error:
         raise RlmapSphinxError(f"rlmap: {error}") from None
     _STATES[app.env] = state
@@ -72,7 +73,7 @@ def load_state(app: Any) -> None:
     logger.info("rlmap: %s, %d symbols (model %s)", state.source.stamp(), symbols, state.key[:12])
 
 
-def _load(config: Any, confdir: Path, graphviz: bool) -> BuildState:
+def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None) -> BuildState:
     package = config.rlmap_package
     source_path = _path(config.rlmap_source, confdir)
     profile = _profile(_path(config.rlmap_profile, confdir), package)
@@ -96,7 +97,7 @@ def _load(config: Any, confdir: Path, graphviz: bool) -> BuildState:
     return BuildState(
         model=loaded.model,
         source=tree,
-        refs=Refs(loaded.model, tree.root),
+        refs=Refs(loaded.model, tree.root, _documented(srcdir)),
         profile=profile,
         # the commit too: links change with it, even where the files do not
         key=f"{project_key(tree, extensions)}@{tree.commit}",
@@ -162,3 +163,13 @@ def merge_pages(app: Any, env: Any, docnames: set[str], other: Any) -> None:
                 note = {}
                 setattr(env, PAGES, note)
             note[docname] = theirs[docname]
+
+
+def _documented(srcdir: Path | None) -> DocsTree | None:
+    """What the docs being built document (autodoc, autosummary): roles then target those paths,
+    as on the generated pages; ``None`` when the tree documents no Python object (every public
+    path is then a role, as without a tree)."""
+    if srcdir is None:
+        return None
+    documented = load_docs_tree([srcdir])
+    return documented if documented is not None and (documented.objects or documented.with_members) else None

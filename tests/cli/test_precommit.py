@@ -136,9 +136,10 @@ def _created_files(output: str) -> dict[str, str]:
     diff = output[output.index("diff --git ") : output.index("rlmap: error:")]
     for block in diff.split("diff --git ")[1:]:
         lines = block.splitlines(keepends=True)
-        assert lines[1] == "--- /dev/null\n", block[:200]
-        name = lines[2].removeprefix("+++ b/").rstrip("\n")
-        text = "".join(line[1:] for line in lines[4:] if line.startswith("+"))
+        assert lines[1] == "new file mode 100644\n", block[:200]
+        assert lines[2] == "--- /dev/null\n", block[:200]
+        name = lines[3].removeprefix("+++ b/").rstrip("\n")
+        text = "".join(line[1:] for line in lines[5:] if line.startswith("+"))
         files[name] = text.removesuffix("\n") if "\\ No newline at end of file" in block else text
     return files
 

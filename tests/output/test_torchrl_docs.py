@@ -315,27 +315,14 @@ def shown_text(role: str) -> str:
     return body.rpartition(".")[2] if body.startswith("~") else body.lstrip("!").removesuffix("()")
 
 
-# Defects of rlmap this test found (reported; the lists must shrink to nothing as they are fixed):
-# - rlmap/pages/docstree.py DocsTree.documents: a member of a class documented with ``:members:`` counts
-#   as documented whatever it is, but autodoc without ``:undoc-members:`` skips members with no
-#   docstring, never shows ``__init__`` as a member, and does not see attributes assigned in methods.
-KNOWN_UNDOCUMENTED_TARGETS = frozenset(
-    {
-        "torchrl.collectors.Collector.__init__",  # __init__: never a member in autodoc
-        "torchrl.collectors.Collector.no_cuda_sync",  # assigned in __init__
-        "torchrl.envs.EnvBase.step_and_maybe_reset",  # no docstring
-        "torchrl.modules.GRUModule.gru",  # assigned in __init__
-        "torchrl.modules.GRUModule.recurrent_mode",  # property with no docstring
-        "torchrl.modules.LSTMModule.lstm",  # assigned in __init__
-        "torchrl.modules.LSTMModule.recurrent_mode",  # property with no docstring
-        "torchrl.objectives.LossModule.tensor_keys",  # property with no docstring
-        "torchrl.objectives.value.ValueEstimatorBase.tensor_keys",  # property with no docstring
-    }
-)
-# - rlmap/sphinx/state.py: the directives' ``Refs(loaded.model, tree.root)`` has no docs tree, so a
-#   directive turns every public name into a Python role, documented or not (the generated pages,
-#   made with --docs, show these as literals with a source link).
-KNOWN_UNLINKED_ON_DIRECTIVE_PAGE = ("EnvBase.step_and_maybe_reset", "cudagraph_mark_step_begin")
+# Defects of rlmap this test found, now fixed (the lists stay, empty, so a new one shows by name):
+# - a member of a class documented with ``:members:`` counted as documented whatever it was, but
+#   autodoc without ``:undoc-members:`` skips members with no docstring, never shows ``__init__``
+#   and does not see attributes assigned in methods (15 unlinked roles; rlmap/pages/refs.py);
+# - the directives linked every public name, documented or not (rlmap/sphinx/state.py: they now
+#   read the tree being built, as generate --docs does).
+KNOWN_UNDOCUMENTED_TARGETS: frozenset[str] = frozenset()
+KNOWN_UNLINKED_ON_DIRECTIVE_PAGE: tuple[str, ...] = ()
 
 
 # -- the tests ------------------------------------------------------------------------------------

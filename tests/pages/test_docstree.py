@@ -109,7 +109,8 @@ def test_a_role_targets_the_documented_path_and_an_undocumented_symbol_gets_none
     linked = Refs(model, FIXTURES, load_docs_tree([write_tree(tmp_path / "docs", FIXTURE_TREE)]))
     env = linked.ref("pkg.envs.base.Env")
     assert (env.role, env.target) == ("class", "pkg.envs.Env")
-    assert linked.ref("pkg.envs.base.Env.step").target == "pkg.envs.Env.step"
+    # ``Env.step`` has no docstring: autoclass :members: (TorchRL's class template) does not show it
+    assert linked.ref("pkg.envs.base.Env.step").role == ""
     helper = linked.ref("pkg.buffers.make_buffer")
     assert (helper.role, helper.target) == ("", "")  # the literal name and its source link only
     assert helper.anchor is not None
@@ -215,3 +216,37 @@ def test_torchrl_pages_link_what_torchrl_documents(tmp_path: Path) -> None:
         line.strip().lower() for line in glossary.split("\n") if line.startswith("   ") and not line.startswith("    ")
     }
     assert defined.isdisjoint(tree.terms), "a term TorchRL's glossary defines is defined again"
+
+
+def test_autodoc_members_without_a_docstring_get_no_role(tmp_path: Path, make_package) -> None:  # type: ignore[no-untyped-def]
+    """``autoclass :members:`` shows members that have a docstring; the others would not link."""
+    root = make_package(
+        {
+            "lib/__init__.py": "from lib.core import Engine\n",
+            "lib/core.py": '''
+                class Engine:
+                    """Runs things."""
+
+                    def __init__(self):
+                        self.speed = 1
+
+                    def start(self):
+                        """Start it."""
+
+                    def stop(self):
+                        pass
+
+                    @property
+                    def busy(self):
+                        return False
+            ''',
+        }
+    )
+    model = model_of(root, "lib")
+    tree = load_docs_tree([write_tree(tmp_path / "docs", {"api.rst": ".. autoclass:: lib.Engine\n   :members:\n"})])
+    refs = Refs(model, root, tree)
+    assert refs.ref("lib.core.Engine").target == "lib.Engine"
+    assert refs.ref("lib.core.Engine.start").target == "lib.Engine.start"
+    for undocumented in ("lib.core.Engine.stop", "lib.core.Engine.busy", "lib.core.Engine.__init__"):
+        assert refs.ref(undocumented).role == "", undocumented  # a literal and its source link, no dead role
+    assert refs.ref("lib.core.Engine.speed").role == ""  # assigned in __init__: autodoc does not see it

@@ -51,7 +51,7 @@ def test_the_profile_alone_decides_the_pages(shop_pages: Path) -> None:
     assert "- [Checkout internals](checkout_internals.md): what a checkout does with an order" in index
     assert "See also" not in index  # the index lists pages; it has no footer of its own
     rst = (shop_pages / "rst" / "index.rst").read_text()
-    assert ".. toctree::\n   :maxdepth: 1\n\n   checkout_internals\n" in rst
+    assert ".. toctree::\n   :maxdepth: 1\n   :hidden:\n\n   checkout_internals\n" in rst
 
 
 _ANCHORED = re.compile(r"`([^`]+)` (?:at |\()`(shop/[\w/]+\.py):(\d+)`")
