@@ -75,21 +75,17 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
     start = (cwd or Path.cwd()).absolute()
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file() and _has_table(candidate):
-            return _from_file(candidate, required=False, display=os.path.relpath(candidate, start))
+        data = read_toml(candidate, candidate.name) if candidate.is_file() else {}
+        tool = data.get("tool")
+        if isinstance(tool, dict) and "rlmap" in tool:  # read once, here (an unreadable file is an error)
+            return _from_file(candidate, required=False, display=os.path.relpath(candidate, start), data=data)
         if (folder / ".git").exists():
             break  # no configuration above the repository applies to it
     return Config()
 
 
-def _has_table(path: Path) -> bool:
-    """Whether a ``pyproject.toml`` has a ``[tool.rlmap]`` table (an unreadable one is an error)."""
-    tool = read_toml(path, path.name).get("tool")
-    return isinstance(tool, dict) and "rlmap" in tool
-
-
-def _from_file(path: Path, required: bool, display: str | None = None) -> Config:
-    data = read_toml(path, path.name)
+def _from_file(path: Path, required: bool, display: str | None = None, data: dict[str, Any] | None = None) -> Config:
+    data = read_toml(path, path.name) if data is None else data
     tool = data.get("tool", {})
     table = tool.get("rlmap") if isinstance(tool, dict) else None
     if table is None and path.name != "pyproject.toml":

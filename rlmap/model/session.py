@@ -20,9 +20,6 @@ from rlmap.model.codemodel import MODEL_MODULES, STATE, CodeModel, SourceInfo, b
 MODELS = "models"
 
 
-# What a caller that names no extension gets: the tensordict key vocabulary, as before extensions
-# existed (the tests' synthetic packages and the benchmark).  The CLI always passes its profile's
-# ``extensions``, empty when there is no profile.
 @dataclass(frozen=True, slots=True)
 class LoadedModel:
     model: CodeModel
