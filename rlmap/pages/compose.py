@@ -16,13 +16,13 @@ from rlmap.model.codemodel import CodeModel
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
-from rlmap.pages.sections import code, curated, data
+from rlmap.pages.sections import code, curated, data, flow
 from rlmap.pages.sections.base import Context
 from rlmap.pages.versions import matches
 
 # kind -> builder(spec, context) over the model; curated kinds also read the profile
 BUILDERS: dict[str, Callable[..., Any]] = {
-    "flow": code.build_flow,
+    "flow": flow.build_flow,
     "callees": code.build_callees,
     "calls": code.build_calls,
     "quotes": code.build_quotes,
@@ -50,7 +50,7 @@ class SectionModel:
     id: str | None
     title: str | None
     prose: str | None
-    body: Any  # the kind's frozen body (e.g. :class:`rlmap.pages.sections.code.FlowBody`)
+    body: Any  # the kind's frozen body (e.g. :class:`rlmap.pages.sections.flow.FlowBody`)
     declared: Section
 
 

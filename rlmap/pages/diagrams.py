@@ -110,21 +110,6 @@ def call_diagram(model: CodeModel, name: str, root: str, scope: tuple[str, ...],
     return render(name, nodes, [(ids[a], ids[b], label) for (a, b), label in sorted(edges.items())])
 
 
-def flow_diagram(name: str, title: str, loop: str | None, steps: Sequence[Any]) -> Diagram:
-    """The calls as a numbered chain; the body of a loop closes back on its header."""
-    nodes = [("start", f"{title}: {loop}" if loop else title, "ellipse")]
-    edges = []
-    previous = "start"
-    for step in steps:
-        node_id = f"s{step.number}"
-        nodes.append((node_id, f"{step.number}. {step.text}", "box"))
-        edges.append((previous, node_id, step.guard[:60]))
-        previous = node_id
-    if steps and loop:
-        edges.append((previous, "start", "next iteration"))
-    return render(name, nodes, edges, direction="TB")
-
-
 def key_diagram(name: str, flows: Sequence[Any]) -> Diagram:
     """Writers -> key -> readers for each key (functions by short name); ``flows`` have
     ``key``, ``writers`` and ``readers`` (rows with a ``function``)."""

@@ -71,22 +71,35 @@ def _source_line(path: str, needle: str) -> int:
     return next(n for n, text in enumerate(lines, start=1) if needle in text)
 
 
-def test_flow_lists_every_call_in_code_order_with_its_condition(shop_pages: Path) -> None:
+def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> None:
     page = (shop_pages / "md" / "checkout_internals.md").read_text()
-    steps = re.findall(r"^(\d+)\. `([^`]+)` at `shop/orders.py:(\d+)`(.*)$", page, flags=re.MULTILINE)
-    assert [call for _, call, _, _ in steps] == [
-        "order.total", "apply_discount", "tax_for", "self._record", "self._ship_express", "self._ship",
-    ]  # fmt: skip
-    lines = [int(line) for _, _, line, _ in steps]
+    outline = page[page.index("What `Checkout.run`") : page.index("### Every call, in code order")]
+    steps = re.findall(r"^( *)- \*\*(\d+)\*\* `([^`]+)`.* at `shop/orders.py:(\d+)`(.*)$", outline, flags=re.MULTILINE)
+    # order.total is a method of a parameter: plumbing, left to the list of every call
+    assert [call for _, _, call, _, _ in steps] == [
+        "apply_discount",
+        "tax_for",
+        "self._record",
+        "self._ship_express",
+        "self._ship",
+    ]
+    assert [int(number) for _, number, _, _, _ in steps] == [1, 2, 3, 4, 5]
+    lines = [int(line) for _, _, _, line, _ in steps]
     assert lines == sorted(lines)
-    assert lines[1] == _source_line("shop/orders.py", "amount = apply_discount(")
-    conditions = {call: rest for _, call, _, rest in steps}
-    assert conditions["apply_discount"].endswith("- only `if coupon is not None`")
-    assert conditions["self._ship_express"].endswith("- only `if self._express`")
-    assert conditions["self._ship"].endswith("- only `not (self._express)`")
-    assert "- only" not in conditions["tax_for"]
-    assert "-> `Checkout._record` (`shop/orders.py:" in conditions["self._record"]
-    assert "Before the loop" not in page  # no loop declared: one flat, numbered list
+    assert lines[0] == _source_line("shop/orders.py", "amount = apply_discount(")
+    conditions = {call: rest for _, _, call, _, rest in steps}
+    assert conditions["apply_discount"].endswith("- only if `coupon is not None`")
+    assert "only if" not in conditions["tax_for"]
+    indents = {call: indent for indent, _, call, _, _ in steps}
+    assert indents["self._ship_express"] == "  "  # inside the branch, which also exits
+    assert "- `if self._express`:" in outline
+    express = _source_line("shop/orders.py", "return self._ship_express(order)")
+    assert f"  - **exit** `return self._ship_express(order)` at `shop/orders.py:{express}`" in outline
+    assert "Before the loop" not in page  # no loop declared: the whole body is the outline
+    every = page[page.index("### Every call, in code order") :]
+    assert f"| 1 | `order.total` | `shop/orders.py:{_source_line('shop/orders.py', 'order.total()')}` |" in every
+    assert "| 6 | `self._ship` |" in every
+    assert "`not (self._express)` |" in every
 
 
 def test_returns_callers_and_inventory_come_from_the_code(shop_pages: Path) -> None:

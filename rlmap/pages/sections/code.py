@@ -1,4 +1,4 @@
-"""Sections about functions and classes: flow, callees, calls, quotes, returns, subclasses,
+"""Sections about functions and classes (the flow section is :mod:`.flow`): callees, calls, quotes, returns, subclasses,
 inventory, symbols and caveats.  Each ``build_<kind>`` takes the section's checked parameters
 and a :class:`Context`, and returns the frozen body its template renders."""
 
@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 
 from rlmap.index.records import FUNCTION, METHOD, PROPERTY
-from rlmap.pages.diagrams import call_diagram, diagram_from_edges, flow_diagram
+from rlmap.pages.diagrams import call_diagram, diagram_from_edges
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, Entry, Site, overrides, primary
+from rlmap.pages.sections.base import Body, Call, Context, Entry, Site
 
 # Lines worth quoting by default: shape changes and time/batch indexing.
 DEFAULT_MARKERS = (
@@ -20,47 +20,6 @@ DEFAULT_MARKERS = (
     "[...",
     *(f"[:,{space}{start}" for space in ("", " ") for start in "-:0123456789"),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class FlowBody(Body):
-    function: Ref
-    loop: str | None
-    steps: tuple[Call, ...]
-    before: tuple[Call, ...]
-    after: tuple[Call, ...]
-
-
-def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
-    cls = ctx.name(spec.class_, "class") if spec.class_ else None
-    function = ctx.member(cls, spec.function, "function")
-    before: list[Call] = []
-    steps: list[Call] = []
-    after: list[Call] = []
-    for site in ctx.model.call_sites(function):
-        if site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets):
-            continue
-        inside = spec.loop is None or spec.loop in site.guards
-        guards = site.guards[site.guards.index(spec.loop) + 1 :] if spec.loop and inside else site.guards
-        bucket = steps if inside else (after if steps else before)
-        bucket.append(
-            Call(
-                number=len(bucket) + 1,
-                anchor=ctx.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line),
-                text=site.callee_text,
-                targets=ctx.targets(primary(site.targets, site.how)),
-                overrides=overrides(site.how),
-                guard=" / ".join(guards),
-            )
-        )
-    if spec.loop and not steps:
-        raise ctx.fail(
-            f"loop '{spec.loop}' encloses no call in {function}",
-            "the loop header changed: update it to the loop's text as written in the code",
-        )
-    ref = ctx.ref(function)
-    diagrams = (flow_diagram(spec.diagram, ref.display, spec.loop, steps),) if spec.diagram else ()
-    return FlowBody(ref, spec.loop, tuple(steps), tuple(before), tuple(after), diagrams=diagrams)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,15 +37,48 @@ class Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     versions: Annotated[str, msgspec.Meta(pattern=VERSIONS)] | None = None
 
 
+class Phase(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A named run of the loop body's top-level statements.  It starts at the first statement
+    (after the previous phase's start) that calls or touches ``starts_at`` (default: ``anchor``)
+    and runs to the next phase; ``anchor`` must be called or touched inside it, so a phase whose
+    code moved or vanished fails generation."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+    anchor: Name
+    starts_at: Name | None = None
+
+
+Fact = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+class Configuration(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A way the function is commonly set up.  ``facts`` give the values of expressions as the
+    code writes them (``"self.replay_buffer" = "None"``, ``"env_device" = "'cpu'"``; ``"..."`` is
+    an object that is not None); every other attribute of ``self`` the conditions read is derived
+    from where the code assigns it (:mod:`rlmap.pages.conditions`)."""
+
+    id: Ident
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+    summary: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+    inherits: Ident | None = None  # an earlier configuration whose facts this one starts from
+    facts: dict[Fact, Fact] = {}
+
+
 class Flow(Spec, kw_only=True):
-    """Every call of ``function`` in code order with its condition; with ``loop`` (the loop's
-    header as written) the calls inside the loop are numbered and drawn, the rest listed as
-    before and after it."""
+    """What ``function`` does, from its control flow: an outline with the branches as
+    alternatives and the exits as exits, the loop named by ``loop`` (its header as written) in
+    ``phases``, calls on locals, tensors and builtins (``plumbing``: call targets with these
+    prefixes, and methods of local variables) left to a complete list of every call; for each of
+    ``configurations``, which steps run.  ``diagram`` draws the control flow."""
 
     function: Name
     class_: Name | None = msgspec.field(default=None, name="class")
     loop: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
     diagram: Ident | None = None
+    phases: list[Phase] = []
+    configurations: list[Configuration] = []
+    plumbing: Names = msgspec.field(default_factory=lambda: ["builtins."])
+    every_call: bool = True  # the complete list of calls in code order, after the outline
 
 
 class Callees(Spec, kw_only=True):

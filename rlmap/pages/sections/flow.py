@@ -1,0 +1,395 @@
+"""The flow section: what a function does, read from its control flow.
+
+The function's source is read into blocks (:mod:`rlmap.index.controlflow`); every call site of
+the model is placed in the block that holds it.  The outline keeps the calls a reader follows
+(on ``self``, into the package) with the branches as alternatives and the exits as exits; the
+loop the profile names is cut into the profile's phases; calls on locals, tensors and builtins
+are left to the complete list of every call.  For each configuration the profile declares, each
+step is marked as running, skipped or depending on something the code does not fix
+(:mod:`rlmap.pages.conditions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from rlmap.index import controlflow as cf
+from rlmap.model.codemodel import ResolvedCall
+from rlmap.pages.conditions import joined, negated
+from rlmap.pages.diagrams import Diagram
+from rlmap.pages.flowchart import flowchart
+from rlmap.pages.refs import Anchor, Ref
+from rlmap.pages.sections import specs
+from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, overrides, primary
+from rlmap.pages.sections.runs import DEPENDS, RUNS, SKIPPED, ConfigurationBody, Runs, header_test, preceding_operands
+
+CALL = "call"
+EXIT = "exit"
+CHOICE = "choice"  # exclusive branches: ``if``/``elif``/``else``, ``match``
+BLOCK = "block"  # a nested loop or an exception handler: its steps, under its header
+
+__all__ = ["DEPENDS", "RUNS", "SKIPPED", "FlowBody", "Item", "build_flow"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One entry of the outline."""
+
+    kind: str
+    text: str = ""  # a call as written; an exit statement; a block's header
+    anchor: Anchor | None = None
+    targets: tuple[Ref | str, ...] = ()
+    overrides: int = 0
+    condition: str = ""  # what must also hold, inside its block, for it to run
+    number: int = 0  # calls: the step's number in the outline
+    arms: tuple[Branch, ...] = ()  # choice
+    items: tuple[Item, ...] = ()  # block
+    status: tuple[str, ...] = ()  # per configuration: runs / skipped / depends
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    label: str  # ``if c`` / ``elif c`` / ``else`` / ``case p``
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseBody:
+    name: str
+    anchor: Anchor | None  # its first statement
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FlowBody(Body):
+    function: Ref
+    loop: str | None
+    loop_anchor: Anchor | None
+    wrappers: tuple[str, ...]  # the ``with`` headers around the loop
+    before: tuple[Item, ...]  # the whole body when there is no loop
+    phases: tuple[PhaseBody, ...]
+    loop_else: tuple[Item, ...]  # the loop's ``else``: when it ends without ``break``
+    after: tuple[Item, ...]
+    configurations: tuple[ConfigurationBody, ...]
+    steps: tuple[Item, ...]  # every numbered call and every exit, in code order
+    calls: tuple[Call, ...]  # every call, in code order (the appendix)
+
+
+def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
+    cls = ctx.name(spec.class_, "class") if spec.class_ else None
+    function = ctx.member(cls, spec.function, "function")
+    owner = cls or (function.rpartition(".")[0] if ctx.model.node_kind(function.rpartition(".")[0]) == "class" else "")
+    symbol = ctx.model.symbol(function)
+    if symbol is None:
+        raise ctx.fail(f"function: '{function}' is not a function")
+    lines = ctx.refs.source_lines(symbol.path)[symbol.line - 1 : symbol.end_line]
+    try:
+        flow = cf.function_flow("\n".join(lines) + "\n", symbol.line)
+    except cf.FlowError as error:
+        raise ctx.fail(f"function: {function}: {error}", "check that the source matches the index") from None
+    builder = _Builder(spec, ctx, function, owner, flow)
+    return builder.build()
+
+
+class _Builder:
+    def __init__(self, spec: specs.Flow, ctx: Context, function: str, owner: str, flow: cf.FunctionFlow) -> None:
+        self.spec, self.ctx, self.function, self.owner, self.flow = spec, ctx, function, owner, flow
+        self.sites = ctx.model.call_sites(function)
+        self.placed: dict[tuple[int, int], list[ResolvedCall]] = {}
+        self.paths: dict[int, tuple[cf.Step, ...]] = {}
+        for site in self.sites:
+            path = cf.locate(flow.body, site.line)
+            if not path:
+                continue
+            self.paths[id(site)] = path
+            self.placed.setdefault(_holder(path), []).append(site)
+        self.runs = Runs(spec.configurations, ctx, owner, flow)
+        self.numbered: list[Item] = []  # the calls, by number
+        self.rows: list[Item] = []  # the calls and the exits, in code order
+        self.loop_node: cf.Node | None = None
+        self.loop_path: tuple[cf.Step, ...] = ()
+
+    # -- the outline -------------------------------------------------------------------------
+    def build(self) -> FlowBody:
+        spec, ctx = self.spec, self.ctx
+        before: list[Item] = []
+        phases: list[PhaseBody] = []
+        loop_else: list[Item] = []
+        after: list[Item] = []
+        wrappers: list[str] = []
+        loop_anchor = None
+        if spec.loop:
+            self.loop_path = self._find_loop(spec.loop)
+            self.loop_node = loop = self.runs.loop = self.loop_path[-1].node
+            loop_anchor = ctx.anchor(self.function, loop.text.split()[0], loop.line)
+            outer = self.loop_path[0].node
+            index = next(i for i, node in enumerate(self.flow.body) if node is outer)
+            before = self.items(self.flow.body[:index])
+            for step in self.loop_path[:-1]:
+                before.extend(self.header_items(step.node))
+                wrappers.append(step.node.text)
+            phases = self.phases(loop.arms[0].body)
+            if len(loop.arms) > 1:
+                loop_else = self.items(loop.arms[1].body)
+            after = self.after_loop(index)
+        else:
+            before = self.items(self.flow.body)
+        configurations = self.runs.configurations(self.numbered)
+        calls = tuple(self.every_call()) if spec.every_call else ()
+        diagrams: tuple[Diagram, ...] = ()
+        if spec.diagram:
+            diagrams = (
+                flowchart(
+                    spec.diagram, ctx.refs.ref(self.function).display, before, phases, loop_else, after, spec.loop
+                ),
+            )
+        return FlowBody(
+            function=ctx.ref(self.function),
+            loop=spec.loop,
+            loop_anchor=loop_anchor,
+            wrappers=tuple(wrappers),
+            before=tuple(before),
+            phases=tuple(phases),
+            loop_else=tuple(loop_else),
+            after=tuple(after),
+            configurations=configurations,
+            steps=tuple(self.rows),
+            calls=calls,
+            diagrams=diagrams,
+        )
+
+    def _find_loop(self, header: str) -> tuple[cf.Step, ...]:
+        wanted = cf.one_line(header)
+        found: list[tuple[cf.Step, ...]] = []
+
+        def visit(nodes: Sequence[cf.Node], path: tuple[cf.Step, ...]) -> None:
+            for node in nodes:
+                if node.kind == cf.LOOP and node.text == wanted:
+                    found.append((*path, cf.Step(node, 0)))
+                for index, arm in enumerate(node.arms):
+                    visit(arm.body, (*path, cf.Step(node, index)))
+
+        visit(self.flow.body, ())
+        if not found:
+            loops = []
+
+            def collect(nodes: Sequence[cf.Node]) -> None:
+                for node in nodes:
+                    if node.kind == cf.LOOP:
+                        loops.append(node.text)
+                    for arm in node.arms:
+                        collect(arm.body)
+
+            collect(self.flow.body)
+            hint = f"its loops: {'; '.join(loops)}" if loops else "the function has no loop now: remove 'loop'"
+            raise self.ctx.fail(f"loop '{header}' is not a loop of {self.function}", hint)
+        return found[0]
+
+    def after_loop(self, index: int) -> list[Item]:
+        """The statements after the loop: in the blocks around it, then in the function."""
+        items: list[Item] = []
+        for depth in range(len(self.loop_path) - 1, 0, -1):
+            step = self.loop_path[depth - 1]
+            block = step.node.arms[step.arm or 0].body
+            inner = self.loop_path[depth].node
+            position = next(i for i, node in enumerate(block) if node is inner)
+            items.extend(self.items(block[position + 1 :]))
+        items.extend(self.items(self.flow.body[index + 1 :]))
+        return items
+
+    def phases(self, body: Sequence[cf.Node]) -> list[PhaseBody]:
+        spec, ctx = self.spec, self.ctx
+        if not spec.phases:
+            return [PhaseBody("Each iteration", None, tuple(self.items(body)))]
+        cls = self.owner or None
+        starts: list[int] = []
+        for number, phase in enumerate(spec.phases, 1):
+            where = f"phases[{number}] ({phase.name})"
+            starts_at = ctx.member(cls, phase.starts_at or phase.anchor, f"{where} starts_at")
+            first = starts[-1] + 1 if starts else 0
+            found = next((i for i in range(first, len(body)) if self.uses(body[i], starts_at)), None)
+            if found is None:
+                raise ctx.fail(
+                    f"{where}: no statement of the loop after the previous phase calls or touches {starts_at}",
+                    "the code moved: anchor the phase on a symbol its first statement uses",
+                )
+            starts.append(0 if number == 1 else found)
+        built = []
+        for number, (phase, start) in enumerate(zip(spec.phases, starts, strict=True), 1):
+            end = starts[number] if number < len(starts) else len(body)
+            statements = body[start:end]
+            anchor = ctx.member(cls, phase.anchor, f"phases[{number}] ({phase.name}) anchor")
+            if not any(self.uses(node, anchor) for node in statements):
+                raise ctx.fail(
+                    f"phases[{number}] ({phase.name}): {anchor} is neither called nor accessed in the phase",
+                    "the code moved: anchor the phase on a symbol it uses",
+                )
+            opening = statements[0]
+            built.append(
+                PhaseBody(phase.name, ctx.anchor(self.function, "", opening.line), tuple(self.items(statements)))
+            )
+        return built
+
+    def uses(self, node: cf.Node, qualname: str) -> bool:
+        for site in self.sites:
+            if node.line <= site.line <= node.end_line and qualname in site.targets:
+                return True
+        return any(
+            access.function == self.function and node.line <= access.line <= node.end_line
+            for access in self.ctx.model.attribute_accesses(qualname)
+        )
+
+    def items(self, nodes: Sequence[cf.Node]) -> list[Item]:
+        out: list[Item] = []
+        for node in nodes:
+            out.extend(self.header_items(node))
+            if node.kind in cf.EXITS:
+                out.append(self.exit_item(node))
+            elif node.kind in (cf.IF, cf.MATCH):
+                out.extend(self.choice(node))
+            elif node.kind == cf.LOOP:
+                out.extend(self.block(f"each {node.text}", self.items(node.arms[0].body)))
+                if len(node.arms) > 1:
+                    out.extend(self.block(f"when `{node.text}` ends without break", self.items(node.arms[1].body)))
+            elif node.kind == cf.TRY:
+                for index, arm in enumerate(node.arms):
+                    inner = self.arm_items(node, index)
+                    if arm.role == cf.EXCEPT:
+                        out.extend(self.block(f"on exception {arm.condition}".rstrip(), inner))
+                    elif arm.role == cf.ELSE:
+                        out.extend(self.block("if no exception", inner))
+                    else:
+                        out.extend(inner)
+            elif node.kind == cf.WITH:
+                out.extend(self.items(node.arms[0].body))
+        return out
+
+    def header_items(self, node: cf.Node) -> list[Item]:
+        return [self.call_item(site) for site in self.placed.get((id(node), -1), ()) if self.significant(site)]
+
+    def arm_items(self, node: cf.Node, index: int) -> list[Item]:
+        header = [self.call_item(site) for site in self.placed.get((id(node), index), ()) if self.significant(site)]
+        return header + self.items(node.arms[index].body)
+
+    def choice(self, node: cf.Node) -> list[Item]:
+        branches = []
+        for index, arm in enumerate(node.arms):
+            label = {cf.THEN: "if", cf.ELIF: "elif", cf.CASE: "case"}.get(arm.role, "else")
+            text = f"{label} {arm.condition}" if arm.condition else label
+            branches.append(Branch(text, tuple(self.arm_items(node, index))))
+        filled = [branch for branch in branches if branch.items]
+        if not filled:
+            return []
+        if len(filled) > 1:
+            anchor = self.ctx.anchor(self.function, "if", node.line)
+            return [Item(CHOICE, text=node.text, arms=tuple(branches), anchor=anchor)]
+        # one branch does something: its condition, on its calls
+        condition = _arm_condition(node, branches.index(filled[0]))
+        items = filled[0].items
+        if len(items) == 1 and items[0].kind in (CALL, EXIT, BLOCK):
+            return [self.conditioned(items[0], condition)]
+        return [Item(BLOCK, text=f"if {condition}", items=items)]
+
+    def conditioned(self, item: Item, condition: str) -> Item:
+        """``item`` under one more condition (a block's header grows: ``if a and b``)."""
+        if item.kind == BLOCK:
+            if item.text.startswith("if "):
+                return replace(item, text="if " + joined(condition, item.text[3:]))
+            return Item(BLOCK, text=f"if {condition}", items=(item,))
+        flattened = replace(item, condition=joined(condition, item.condition))
+        if item.kind == CALL:
+            self.numbered[item.number - 1] = flattened
+        self.rows[next(i for i, row in enumerate(self.rows) if row is item)] = flattened
+        return flattened
+
+    def block(self, header: str, items: list[Item]) -> list[Item]:
+        return [Item(BLOCK, text=header, items=tuple(items))] if items else []
+
+    def call_item(self, site: ResolvedCall) -> Item:
+        targets = [t for t in primary(site.targets, site.how) if not t.startswith(BUILTIN_NOISE)]
+        item = Item(
+            CALL,
+            text=site.callee_text,
+            anchor=self.ctx.anchor(self.function, site.callee_text.rsplit(".", 1)[-1], site.line),
+            targets=self.ctx.targets(targets),
+            overrides=overrides(site.how),
+            condition=self.short_circuit(site),
+            number=len(self.numbered) + 1,
+            status=self.runs.status(self.site_path(site), site),
+        )
+        self.numbered.append(item)
+        self.rows.append(item)
+        return item
+
+    def exit_item(self, node: cf.Node) -> Item:
+        path = cf.locate(self.flow.body, node.line)
+        item = Item(
+            EXIT,
+            text=node.text,
+            anchor=self.ctx.anchor(self.function, node.kind, node.line),
+            status=self.runs.status(path, None),
+        )
+        self.rows.append(item)
+        return item
+
+    def significant(self, site: ResolvedCall) -> bool:
+        """A call a reader follows: on the object's own state (``self.x.f()``) or into the
+        package; not plumbing (a method of a local value, what another call returned, or a
+        target under one of the ``plumbing`` prefixes)."""
+        if "(...)" in site.callee_text:
+            return False
+        head = site.callee_text.split(".", 1)[0]
+        if head in ("self", "cls"):
+            return True
+        resolved = [t for t in site.targets if not t.startswith("?:")]
+        if resolved and all(t.startswith(tuple(self.spec.plumbing)) for t in resolved):
+            return False
+        return bool(resolved) or "." not in site.callee_text
+
+    def site_path(self, site: ResolvedCall) -> tuple[cf.Step, ...]:
+        return self.paths.get(id(site), ())
+
+    def short_circuit(self, site: ResolvedCall) -> str:
+        """``a and f()``: the call runs only when ``a`` holds (``or``: when it fails)."""
+        path = self.site_path(site)
+        if not path or path[-1].arm is not None:
+            return ""
+        test = header_test(path)
+        return " and ".join(preceding_operands(test, site.callee_text)) if test else ""
+
+    def every_call(self) -> list[Call]:
+        rows: list[Call] = []
+        for site in self.sites:
+            if site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets):
+                continue
+            rows.append(
+                Call(
+                    number=len(rows) + 1,
+                    anchor=self.ctx.anchor(self.function, site.callee_text.rsplit(".", 1)[-1], site.line),
+                    text=site.callee_text,
+                    targets=self.ctx.targets(primary(site.targets, site.how)),
+                    overrides=overrides(site.how),
+                    guard=" / ".join(site.guards),
+                )
+            )
+        return rows
+
+
+def _holder(path: tuple[cf.Step, ...]) -> tuple[int, int]:
+    """Where a placed line sits: a statement (or a compound statement's header), or an arm's header."""
+    last = path[-1]
+    if len(path) > 1:
+        parent, arm = path[-2].node, path[-2].arm
+        in_header = arm is not None and last.node.kind == cf.STATEMENT and last.node.text == parent.arms[arm].condition
+        if in_header and parent.arms[arm].role in (cf.ELIF, cf.EXCEPT, cf.CASE):  # type: ignore[index]
+            return (id(parent), arm)  # type: ignore[return-value]
+    return (id(last.node), -1)
+
+
+def _arm_condition(node: cf.Node, index: int) -> str:
+    """What must hold to take arm ``index`` of an ``if``: the earlier tests failed, its own holds."""
+    parts = [negated(node.arms[i].condition) for i in range(index)]
+    if node.arms[index].condition and node.arms[index].role != cf.ELSE:
+        parts.append(node.arms[index].condition)
+    return joined(*parts)

@@ -1,0 +1,233 @@
+"""Which steps of a flow run under each configuration the profile declares.
+
+A step's path (the compound statements and arms around it, :func:`rlmap.index.controlflow.locate`)
+is evaluated arm by arm: an ``if`` arm holds when the earlier tests fail and its own holds; the
+loop being documented runs its body (other loops: "depends"); an exception handler is off the
+normal path; a loop's ``else`` runs when no ``break``, ``return`` or ``raise`` in it is taken;
+what follows the loop runs when no ``return`` or ``raise`` in it is.  Each test is evaluated by
+:class:`rlmap.pages.conditions.Evaluator` under the configuration's facts.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rlmap.index import controlflow as cf
+from rlmap.model.codemodel import ResolvedCall
+from rlmap.pages.conditions import AN_OBJECT, UNKNOWN, Evaluator, normalize, parse_fact
+from rlmap.pages.refs import Anchor
+from rlmap.pages.sections import specs
+from rlmap.pages.sections.base import Context
+
+RUNS, SKIPPED, DEPENDS = "runs", "skipped", "depends"
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    expression: str
+    value: str
+    anchors: tuple[Anchor | None, ...]
+    assigned: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigurationBody:
+    id: str
+    name: str
+    summary: str
+    facts: tuple[tuple[str, str], ...]
+    derived: tuple[Derived, ...]
+    runs: tuple[int, ...]  # the numbers of the steps that run
+    depends: tuple[int, ...]
+
+
+class Runs:
+    """The configurations of one flow section, and the status of each step under each."""
+
+    def __init__(
+        self, configurations: Sequence[specs.Configuration], ctx: Context, owner: str, flow: cf.FunctionFlow
+    ) -> None:
+        self.spec_configurations = configurations
+        self.ctx = ctx
+        self.flow = flow
+        self.loop: cf.Node | None = None  # the loop the page documents, once found
+        self.facts = self._configuration_facts()
+        self.evaluators = [
+            Evaluator(ctx.model, owner, {normalize(k): self._fact(c.id, k, v) for k, v in self.facts[c.id].items()})
+            for c in configurations
+        ]
+
+    def _configuration_facts(self) -> dict[str, dict[str, str]]:
+        """Each configuration's facts, after those of the configuration it inherits from."""
+        facts: dict[str, dict[str, str]] = {}
+        for number, config in enumerate(self.spec_configurations, 1):
+            if config.id in facts:
+                raise self.ctx.fail(f"configurations[{number}]: the id '{config.id}' is used twice")
+            base: dict[str, str] = {}
+            if config.inherits is not None:
+                if config.inherits not in facts:
+                    raise self.ctx.fail(
+                        f"configurations[{number}] ({config.id}): inherits '{config.inherits}', "
+                        "which is not an earlier configuration",
+                        f"use one of: {', '.join(facts) or '(none: this is the first)'}",
+                    )
+                base = facts[config.inherits]
+            facts[config.id] = {**base, **config.facts}
+        return facts
+
+    def _fact(self, config: str, expression: str, value: str) -> object:
+        try:
+            return parse_fact(value)
+        except (ValueError, SyntaxError):
+            raise self.ctx.fail(
+                f"configuration '{config}': fact {expression} = {value!r} is not a Python literal",
+                "write None, True, False, a number, a quoted string, () or ... (an object)",
+            ) from None
+
+    def status(self, path: tuple[cf.Step, ...], site: ResolvedCall | None) -> tuple[str, ...]:
+        return tuple(self._status(evaluator, path, site) for evaluator in self.evaluators)
+
+    def _status(self, evaluator: Evaluator, path: tuple[cf.Step, ...], site: ResolvedCall | None) -> str:
+        values = [self._step_truth(evaluator, path[i], i, path) for i in range(len(path))]
+        if site is not None:
+            values.extend(truth_of(evaluator, text) for text in preceding_operands(header_test(path), site.callee_text))
+        line = site.line if site is not None else (path[-1].node.line if path else 0)
+        if self.loop is not None and line > self.loop.end_line:
+            values.append(self._loop_completes(evaluator))
+        if any(value is False for value in values):
+            return SKIPPED
+        if any(value is UNKNOWN for value in values):
+            return DEPENDS
+        return RUNS
+
+    def _step_truth(self, evaluator: Evaluator, step: cf.Step, position: int, path: tuple[cf.Step, ...]) -> object:
+        node, arm = step.node, step.arm
+        if arm is None:
+            return True
+        role = node.arms[arm].role
+        if node.kind == cf.IF:
+            values = [truth_of(evaluator, node.arms[i].condition) for i in range(arm)]
+            earlier: object = True
+            for value in values:
+                if value is True:
+                    return False
+                if value is UNKNOWN:
+                    earlier = UNKNOWN
+            if role == cf.ELSE:
+                return earlier
+            own = truth_of(evaluator, node.arms[arm].condition)
+            if own is False:
+                return False
+            if position == len(path) - 2 and path[-1].node.text == node.arms[arm].condition:
+                return earlier  # the call is in this arm's own test
+            return UNKNOWN if UNKNOWN in (earlier, own) else True
+        if node.kind == cf.LOOP:
+            if role == cf.ELSE:
+                return self._no_break(evaluator, node)
+            return True if node is self.loop else UNKNOWN
+        if node.kind == cf.TRY:
+            return role != cf.EXCEPT
+        if node.kind == cf.MATCH:
+            return UNKNOWN
+        return True
+
+    def _exits_in(self, node: cf.Node, kinds: tuple[str, ...]) -> list[cf.Node]:
+        found = []
+
+        def visit(nodes: Sequence[cf.Node], nested_loop: bool) -> None:
+            for child in nodes:
+                if child.kind in kinds and not (nested_loop and child.kind == cf.BREAK):
+                    found.append(child)
+                for arm in child.arms:
+                    visit(arm.body, nested_loop or child.kind == cf.LOOP)
+
+        visit(node.arms[0].body, False)
+        return found
+
+    def _no_break(self, evaluator: Evaluator, loop: cf.Node) -> object:
+        return _none_taken(self._exit_truths(evaluator, loop, (cf.BREAK, cf.RETURN, cf.RAISE)))
+
+    def _loop_completes(self, evaluator: Evaluator) -> object:
+        """After the loop runs only if no ``return`` (or ``raise``) inside it is taken."""
+        assert self.loop is not None
+        return _none_taken(self._exit_truths(evaluator, self.loop, (cf.RETURN, cf.RAISE)))
+
+    def _exit_truths(self, evaluator: Evaluator, loop: cf.Node, kinds: tuple[str, ...]) -> list[str]:
+        return [
+            self._status(evaluator, cf.locate(self.flow.body, exit_.line), None)
+            for exit_ in self._exits_in(loop, kinds)
+        ]
+
+    def configurations(self, steps: Sequence[Any]) -> tuple[ConfigurationBody, ...]:
+        """Each configuration with its facts, the flags derived from the code and the numbers of
+        the ``steps`` (numbered calls) that run, or depend."""
+        return tuple(self._configuration(index, steps) for index in range(len(self.spec_configurations)))
+
+    def _configuration(self, index: int, steps: Sequence[Any]) -> ConfigurationBody:
+        config = self.spec_configurations[index]
+        derived = []
+        for expression, row in sorted(self.evaluators[index].derived.items()):
+            name = expression.rsplit(".", 1)[-1]
+            anchors = tuple(self.ctx.anchor(function, name, line) for function, line, _ in row.writes)
+            assigned = tuple(value for *_, value in row.writes)
+            derived.append(Derived(expression, show_value(row.value), anchors, assigned))
+        return ConfigurationBody(
+            config.id,
+            config.name,
+            config.summary,
+            tuple(config.facts.items()),
+            tuple(derived),
+            tuple(step.number for step in steps if step.status[index] == RUNS),
+            tuple(step.number for step in steps if step.status[index] == DEPENDS),
+        )
+
+
+def truth_of(evaluator: Evaluator, text: str) -> object:
+    return evaluator.condition(text) if text else True
+
+
+def _none_taken(statuses: list[str]) -> object:
+    if RUNS in statuses:
+        return False
+    return UNKNOWN if DEPENDS in statuses else True
+
+
+def header_test(path: tuple[cf.Step, ...]) -> str:
+    if not path:
+        return ""
+    node = path[-1].node
+    if node.kind == cf.IF:
+        return node.arms[0].condition
+    if node.kind == cf.LOOP and node.text.startswith("while "):
+        return node.text[len("while ") :]
+    if len(path) > 1 and path[-2].arm is not None:
+        parent = path[-2].node.arms[path[-2].arm]
+        if parent.role == cf.ELIF and node.text == parent.condition:
+            return parent.condition
+    return ""
+
+
+def preceding_operands(test: str, callee: str) -> list[str]:
+    """The operands of a top-level ``and`` (or, negated, ``or``) written before the call."""
+    try:
+        node = ast.parse(test, mode="eval").body
+    except SyntaxError:
+        return []
+    if not isinstance(node, ast.BoolOp):
+        return []
+    before: list[str] = []
+    for operand in node.values:
+        text = ast.unparse(operand)
+        if callee in text:
+            return before
+        before.append(text if isinstance(node.op, ast.And) else f"not ({text})")
+    return []
+
+
+def show_value(value: object) -> str:
+    if value is AN_OBJECT:
+        return "an object"
+    return repr(value)

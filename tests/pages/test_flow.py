@@ -1,0 +1,236 @@
+"""The flow section on a small synthetic package: phases, alternatives, exits, configurations
+(with flags derived in the order ``__init__`` sets them) and the control-flow diagram."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Run, write_package
+
+MILL = {
+    "mill/__init__.py": "",
+    "mill/machine.py": '''
+class Machine:
+    """Moves items, steps them and stores the results."""
+
+    def __init__(self, device=None, buffer=None):
+        self._setup(device)
+        self.buffer = buffer
+        self._late()
+
+    def _setup(self, device):
+        self.device = device
+        self._cast = self.device is not None
+
+    def _late(self):
+        if self.device is None:
+            self.device = "cpu"
+        self._strip = not self._cast or self.device == "cpu"
+
+    def run(self, items):
+        """Every item through the machine."""
+        self._prepare()
+        for item in items:
+            if self._cast:
+                item = self.move(item)
+            elif self._strip:
+                self.strip(item)
+            out = self.step(item)
+            out.check()
+            if self.buffer is not None:
+                self.buffer.add(out)
+                if self.full():
+                    return None
+            else:
+                self.keep(out)
+            if self.stop():
+                break
+        else:
+            self.finish()
+        return self.result()
+
+    def _prepare(self):
+        """Get ready."""
+
+    def move(self, item):
+        """Move one item."""
+        return item
+
+    def strip(self, item):
+        """Strip one item."""
+
+    def step(self, item):
+        """Step one item."""
+        return item
+
+    def full(self):
+        """Whether the buffer is full."""
+        return False
+
+    def keep(self, out):
+        """Keep one result."""
+
+    def stop(self):
+        """Whether to stop."""
+        return False
+
+    def finish(self):
+        """After the last item."""
+
+    def result(self):
+        """What the run gives back."""
+''',
+}
+
+PROFILE = """
+[profile]
+name = "mill"
+
+[pages.machine]
+slug = "machine_internals"
+title = "Machine internals"
+summary = "what a run does"
+
+[[pages.machine.sections]]
+kind = "flow"
+id = "run"
+title = "A run"
+class = "mill.machine.Machine"
+function = "run"
+loop = "for item in items"
+diagram = "machine_run_flow"
+{phases}
+[[pages.machine.sections.configurations]]
+id = "plain"
+name = "Plain"
+summary = "Machine() with nothing given."
+facts."device" = "None"
+facts."self.buffer" = "None"
+facts."self.stop()" = "False"
+
+[[pages.machine.sections.configurations]]
+id = "buffered"
+name = "Buffered"
+inherits = "plain"
+summary = "Machine(buffer=b): results go to the buffer."
+facts."self.buffer" = "..."
+"""
+
+PHASES = """
+[[pages.machine.sections.phases]]
+name = "Prepare the item"
+anchor = "move"
+
+[[pages.machine.sections.phases]]
+name = "Step"
+anchor = "step"
+
+[[pages.machine.sections.phases]]
+name = "Store"
+starts_at = "buffer"
+anchor = "keep"
+
+[[pages.machine.sections.phases]]
+name = "Stop or go on"
+anchor = "stop"
+"""
+
+
+def _generate(run: Run, tmp_path: Path, phases: str = PHASES) -> tuple[int, str, Path]:
+    source = write_package(tmp_path / "src", MILL)
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "profile.toml").write_text(PROFILE.format(phases=phases))
+    out = tmp_path / "out"
+    code, _, err = run(
+        "generate", "--source", str(source), "--package", "mill", "--profile", str(profile), "--out", str(out),
+        "--no-cache", "-q",
+    )  # fmt: skip
+    return code, err, out
+
+
+@pytest.fixture
+def mill(run: Run, tmp_path: Path) -> Path:
+    code, err, out = _generate(run, tmp_path)
+    assert code == 0, err
+    return out
+
+
+def _line(needle: str) -> int:
+    text = MILL["mill/machine.py"].lstrip("\n")  # as write_package writes it
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_the_loop_is_cut_into_the_profiles_phases_with_branches_and_exits(mill: Path) -> None:
+    page = (mill / "md" / "machine_internals.md").read_text()
+    outline = page[page.index("What `Machine.run`") : page.index("```mermaid")]
+    assert re.findall(r"^\d+\. \*\*(.+)\*\*$", outline, flags=re.MULTILINE) == [
+        "Prepare the item", "Step", "Store", "Stop or go on",
+    ]  # fmt: skip
+    prepare = outline[outline.index("Prepare the item") : outline.index("**Step**")]
+    assert "one of these branches:" in prepare  # if / elif exclude each other
+    assert "- `if self._cast`" in prepare
+    assert "- `elif self._strip`" in prepare
+    assert "`out.check`" not in outline  # a method of a local value: in the complete list only
+    store = outline[outline.index("**Store**") : outline.index("Stop or go on")]
+    assert f"**exit** `return None` at `mill/machine.py:{_line('return None')}` - if `self.full()`" in store
+    stop = outline[outline.index("Stop or go on") :]
+    assert f"**exit** `break` at `mill/machine.py:{_line('break')}` - if `self.stop()`" in stop
+    assert "When the loop ends without ``break``" in outline or "When the loop ends without `break`" in outline
+    assert "| 5 | `out.check` |" in page  # the complete list keeps every call
+
+
+def test_configurations_follow_the_order_init_sets_the_flags(mill: Path) -> None:
+    page = (mill / "md" / "machine_internals.md").read_text()
+    # _cast is set while device is still None; _late then sets device: a flow-insensitive
+    # reading would say _cast is True
+    assert "`self._cast = False`" in page
+    assert "`self._strip = True`" in page
+    table = page[page.index("| step | Plain | Buffered |") :]
+    rows = {
+        m[0]: (m[1], m[2])
+        for m in re.findall(r"^\| (?:\*\*\d+\*\* )?(?:exit )?`([^`]+)` \| (\S+) \| (\S+) \|", table, flags=re.MULTILINE)
+    }
+    assert rows["self.move"] == ("-", "-")
+    assert rows["self.strip"] == ("runs", "runs")
+    assert rows["self.buffer.add"] == ("-", "runs")
+    assert rows["self.keep"] == ("runs", "-")
+    assert rows["return None"] == ("-", "depends")  # self.full() is not a fact
+    assert rows["break"] == ("-", "-")
+    assert rows["self.finish"] == ("runs", "depends")  # after a return that may be taken
+
+
+def test_the_diagram_draws_decisions_exits_and_the_loop(mill: Path) -> None:
+    dot = (mill / "rst" / "machine_run_flow.dot").read_text()
+    found = re.findall(r'^\s*(n\d+) \[label=(?:"((?:[^"\\]|\\.)*)"|(\w+))', dot, flags=re.MULTILINE)
+    nodes = {node: quoted or bare for node, quoted, bare in found}
+    by_label = {label: node for node, label in nodes.items()}
+    edges = re.findall(r"^\s*(n\d+) -> (n\d+)(?: \[(.*)\])?$", dot, flags=re.MULTILINE)
+    loop = by_label["for item in items"]
+    brk = by_label["break"]
+    assert not [e for e in edges if e[0] == brk]  # an exit is a terminal
+    back = [e for e in edges if e[1] == loop and "dashed" in e[2]]
+    assert len(back) == 1
+    assert nodes[back[0][0]] == "next iteration"
+    assert any(label.endswith("self._cast ?") for label in nodes.values())
+    assert "subgraph cluster_" in dot
+    assert 'label="Prepare the item"' in dot
+    mermaid = (mill / "md" / "machine_internals.md").read_text()
+    assert "flowchart TB" in mermaid
+    assert '{"self.buffer is not None ?"}' in mermaid
+
+
+def test_a_vanished_phase_anchor_or_loop_fails_generation(run: Run, tmp_path: Path) -> None:
+    code, err, _ = _generate(
+        run, tmp_path / "a", PHASES.replace('anchor = "stop"', 'starts_at = "stop"\nanchor = "finish"')
+    )
+    assert code == 2
+    assert "phases[4] (Stop or go on): mill.machine.Machine.finish is neither called" in err
+    code, err, _ = _generate(run, tmp_path / "b", PHASES.replace('anchor = "move"', 'anchor = "nothing_here"'))
+    assert code == 2
+    assert "phases[1] (Prepare the item)" in err
+    code, err, _ = _generate(run, tmp_path / "c", PHASES + "\n[pages.x]\n")
+    assert code == 2
