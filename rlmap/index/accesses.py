@@ -12,8 +12,14 @@ import libcst as cst
 
 from rlmap.index import lines as L
 from rlmap.index.keys import KeyVisitor
-from rlmap.index.records import FUNCTION, READ, AttributeAccess, CallSite
+from rlmap.index.records import FUNCTION, MUTATE, READ, WRITE, AttributeAccess, CallSite
 from rlmap.index.syntax import call_name, compact_text, dotted_parts
+
+# Methods that change the container they are called on (list, dict, set, deque).
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "add", "discard",
+     "appendleft", "extendleft", "popleft", "sort", "reverse"}
+)  # fmt: skip
 
 
 class AccessVisitor(KeyVisitor):
@@ -30,11 +36,14 @@ class AccessVisitor(KeyVisitor):
         line, _, _ = self.position(node, L.ATTR, node.attr.value)
         scope = self.scope
         is_callee, self.callee = node is self.callee, None
+        operation = ""
+        if self.mutated is not None and node is self.mutated[0]:
+            kind, operation, self.mutated = MUTATE, self.mutated[1], None
         on_self = bool(scope.self_name) and isinstance(node.value, cst.Name) and node.value.value == scope.self_name
         if kind == READ and not is_callee and not on_self and scope.kind == FUNCTION:
             self.record_attribute_read(node, line)
         if on_self:
-            self.record_self_access(node, kind, line, value, value_text, annotation)
+            self.record_self_access(node, kind, line, value, value_text, annotation, operation)
         self.walk(node.value)
 
     def record_attribute_read(self, node: cst.Attribute, line: int) -> None:
@@ -60,6 +69,7 @@ class AccessVisitor(KeyVisitor):
         value: cst.BaseExpression | None,
         value_text: str,
         annotation: str,
+        operation: str = "",
     ) -> None:
         value_parts: tuple[str, ...] = ()
         is_call = False
@@ -80,8 +90,25 @@ class AccessVisitor(KeyVisitor):
                 value_parts=value_parts,
                 value_is_call=is_call,
                 annotation=annotation,
+                operation=operation,
             )
         )
+
+    def mutates(self, method: str, call: cst.Call) -> bool:
+        """Whether calling ``method`` changes its receiver in place: the common containers'
+        mutators, torch's trailing-underscore convention (``zero_``), an extension's methods that
+        write a key (``set``), and any call passing ``inplace=True``."""
+        if method in _MUTATORS or (method.endswith("_") and not method.startswith("_")):
+            return True
+        inplace = any(
+            arg.keyword is not None and arg.keyword.value == "inplace" and isinstance(arg.value, cst.Name)
+            and arg.value.value == "True"
+            for arg in call.args
+        )  # fmt: skip
+        vocabulary = self.vocabulary  # a method that writes a key changes its receiver
+        if vocabulary is not None and vocabulary.methods.get(method) == WRITE:
+            return True
+        return inplace  # ``exclude`` returns a copy unless told otherwise
 
     def visit_call(self, node: cst.Call) -> None:
         func = node.func
@@ -99,6 +126,8 @@ class AccessVisitor(KeyVisitor):
         )
         self.record_call_keys(node, line, start, end)
         self.callee = func  # the attribute read that is this call's callee is not a read
+        if isinstance(func, cst.Attribute) and self.mutates(func.attr.value, node):
+            self.mutated = (func.value, func.attr.value)
         self.walk(func)
         for arg in node.args:
             self.walk(arg)

@@ -22,6 +22,7 @@ READ = "read"
 WRITE = "write"
 AUGMENTED = "augmented"
 DELETE = "delete"
+MUTATE = "mutate"  # attributes only: changed in place (``self.x.update(...)``, ``self.x[k] = v``)
 CHECK = "check"  # tensordict keys only: membership test
 
 
@@ -65,7 +66,7 @@ class AttributeAccess:
 
     owner: str  # class qualname
     attribute: str
-    kind: str  # read / write / augmented / delete
+    kind: str  # read / write / augmented / delete / mutate
     function: str  # qualname of the enclosing function
     line: int
     guards: tuple[str, ...] = ()
@@ -73,6 +74,7 @@ class AttributeAccess:
     value_parts: tuple[str, ...] = ()  # writes: dotted value, or the callee of a call value
     value_is_call: bool = False
     annotation: str = ""  # ``self.x: T = ...``
+    operation: str = ""  # mutations: the method (``update``) or ``[]=`` / ``del []``
 
 
 @dataclass(frozen=True, slots=True)

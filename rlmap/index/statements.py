@@ -126,6 +126,7 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         elif isinstance(target, cst.Attribute):
             self.visit_attribute(target, kind, value, value_text, annotation)
         elif isinstance(target, cst.Subscript):
+            self.mutated = (target.value, "del []" if kind == DELETE else "[]=")  # ``self.x[k] = v`` changes self.x
             self.visit_subscript(target, WRITE if kind in (WRITE, AUGMENTED) else kind)
         else:
             self.walk(target)

@@ -70,6 +70,7 @@ class Walker:
         self.package_parts = module_name.split(".")
         self.line_count = 1
         self.callee: cst.CSTNode | None = None
+        self.mutated: tuple[cst.CSTNode, str] | None = None  # ``self.x`` about to be changed in place, and how
         self.exit_guard = ""
         self.source_lines: list[str] = []
 

@@ -121,6 +121,7 @@ class Context:
                 kind=access.kind,
                 value=access.value,
                 guard=" / ".join(access.guards),
+                how=access.operation,
             )
             for access in self.model.attribute_accesses(attribute)
             if access.kind in kinds

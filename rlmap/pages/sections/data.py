@@ -43,7 +43,7 @@ def build_accesses(spec: specs.Accesses, ctx: Context) -> AccessesBody:
     for name in spec.attributes:
         qualname = ctx.attribute(cls, name, "attributes")
         if spec.layout == "by-function":
-            for row in ctx.accesses(qualname, ("write", "read", "augmented", "delete")):
+            for row in ctx.accesses(qualname, ("write", "read", "augmented", "delete", "mutate")):
                 grouped[row.function.qualname if row.function else ""].append(row)
         attributes.append(
             Attribute(
