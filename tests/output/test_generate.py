@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -267,6 +268,11 @@ def test_fixture_rst_builds_with_sphinx_warnings_as_errors(fixture_pages: Path, 
 def test_committed_rst_builds_with_sphinx_inside_a_torchrl_like_tree(tmp_path: Path) -> None:
     """The committed pages placed as the README says (``reference/rlmap/``), beside TorchRL's own
     pages of the same names: no collision, and the links to data_layout and profiling resolve."""
+    source = _torchrl_like_tree(tmp_path)
+    _sphinx_build(source, 'extensions = ["sphinx.ext.graphviz"]\n', "", tmp_path / "build")
+
+
+def _torchrl_like_tree(tmp_path: Path) -> Path:
     source = tmp_path / "source"
     reference = source / "reference"
     shutil.copytree(REPO / "generated_docs" / "rst", reference / "rlmap")
@@ -282,8 +288,65 @@ def test_committed_rst_builds_with_sphinx_inside_a_torchrl_like_tree(tmp_path: P
         f"Reference\n=========\n\n.. toctree::\n\n{pages}\n   recurrent_state_lifecycle\n   rlmap/internals_index\n"
     )
     (reference / "index.rst").write_text(toctree)
-    index = "TorchRL\n=======\n\n.. toctree::\n\n   reference/index\n"
-    _sphinx_build(source, 'extensions = ["sphinx.ext.graphviz"]\n', index, tmp_path / "build")
+    (source / "index.rst").write_text("TorchRL\n=======\n\n.. toctree::\n\n   reference/index\n")
+    return source
+
+
+_NO_DIAGRAMS = """
+from docutils.parsers.rst import Directive
+
+
+class NoDiagram(Directive):  # the test machine may have no dot; the lists are what is checked
+    required_arguments = 1
+
+    def run(self):
+        return []
+
+
+def setup(app):
+    app.add_directive("graphviz", NoDiagram)
+"""
+
+
+class _ListTree(HTMLParser):
+    """The nesting of ``ul``/``ol``/``li`` in an HTML page, and the text of each ``li``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.nested: list[tuple[str, ...]] = []  # the open tags around each list that is inside an item
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        del attrs
+        if tag in ("ul", "ol", "li"):
+            if tag in ("ul", "ol") and self.stack and self.stack[-1] == "li":
+                self.nested.append(tuple(self.stack))
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("ul", "ol", "li") and self.stack:
+            self.stack.pop()
+
+
+def test_committed_rst_renders_nested_lists_as_nested_lists_in_sphinx_html(tmp_path: Path) -> None:
+    """Built by Sphinx (-W) to HTML: where the rst nests a list (a branch's steps under the branch,
+    a phase's steps under the phase), the HTML has a list inside the item."""
+    source = _torchrl_like_tree(tmp_path)
+    (source / "conf.py").write_text(_NO_DIAGRAMS)
+    from sphinx.cmd.build import build_main
+
+    assert build_main(["-W", "--keep-going", "-q", "-b", "html", str(source), str(tmp_path / "html")]) == 0
+    html = (tmp_path / "html" / "reference" / "rlmap" / "collectors_internals.html").read_text(encoding="utf-8")
+    tree = _ListTree()
+    tree.feed(html)
+    rst = (source / "reference" / "rlmap" / "collectors_internals.rst").read_text(encoding="utf-8")
+    nested_in_rst = len(re.findall(r"\n\n( +)- ", rst))  # an indented item after a blank line
+    assert len(tree.nested) >= 20
+    assert len(tree.nested) >= nested_in_rst // 4  # each nested list has at least a few items
+    assert any(len(tags) >= 6 for tags in tree.nested)  # phase > branches > a branch's steps
+    flow = html[html.index("Policy step (or a random action)") :]
+    branches = flow.index("one of these branches:")
+    assert flow.index("<ul", branches) < flow.index("</li>", branches)  # the branches inside the item
 
 
 @pytest.mark.torchrl
