@@ -34,31 +34,52 @@ def _listed_overrides(section: str, stop: str | None = None) -> list[tuple[str, 
     return [(name, path.replace("/", ".")) for name, path in items]
 
 
+def _outline(section: str) -> str:
+    """A flow section's outline (what comes before its complete list of calls)."""
+    return section[: section.index("### Every call, in code order")]
+
+
+def _steps(outline: str) -> list[tuple[str, str, str]]:
+    """(indentation, call as written, the rest of the line) of each numbered step."""
+    return re.findall(r"^( *)- \*\*\d+\*\* `([^`]+)`(.*)$", outline, flags=re.MULTILINE)
+
+
 def test_step_flow_calls_the_subclass_step_only_without_a_preset_result() -> None:
-    flow = _section("EnvBase.step")
-    step = re.search(r"^\d+\. `self\._step` at .*$", flow, flags=re.MULTILINE)
-    assert step is not None
-    assert step.group().endswith("- only `if next_tensordict is None`")
-    assert re.search(r"^\d+\. `tensordict\.set` at \[torchrl/envs/common\.py:\d+\]\([^)]*\) -> ", flow, re.MULTILINE)
+    outline = _outline(_section("EnvBase.step"))
+    block = outline[outline.index("- `if next_tensordict is None`:") :]
+    steps = _steps(block)
+    assert steps[0][:2] == ("  ", "self._step")  # the first step inside the branch
+    assert "-> `EnvBase._step`" in steps[0][2]
+    assert "(or one of " in steps[0][2]  # any subclass's _step
+    # tensordict.set is a method of tensordict's: left to the complete list, with its line
+    every = _section("EnvBase.step")[len(outline) :]
+    assert re.search(r"^\| \d+ \| `tensordict\.set` \| \[torchrl/envs/common\.py:\d+\]", every, re.MULTILINE)
 
 
 def test_transformed_env_steps_its_base_env_then_its_transform() -> None:
-    flow = _section("TransformedEnv._step")
-    assert "runs its base environment's step\nand its transform." in flow
-    calls = re.findall(r"^\d+\. `([\w.]+)` at ", flow, flags=re.MULTILINE)
+    section = _section("TransformedEnv._step")
+    assert "runs its base environment's step\nand its transform." in section
+    calls = [call for _, call, _ in _steps(_outline(section))]
     assert calls.index("self.base_env._step") < calls.index("self.transform._step")
 
 
 def test_step_and_maybe_reset_hands_over_unless_compiled() -> None:
-    flow = _section("EnvBase.step_and_maybe_reset")
-    assert re.search(r"^\d+\. `compiled` at .* - only `if compiled is not None`$", flow, flags=re.MULTILINE)
-    assert re.search(r"^\d+\. `self\._step_and_maybe_reset` at .* -> `EnvBase\._step_and_maybe_reset` ", flow, re.M)
-    assert re.search(r"^\d+\. `self\.step` at .* -> `EnvBase\.step` ", flow, flags=re.MULTILINE)
+    section = _section("EnvBase.step_and_maybe_reset")
+    outline = _outline(section)
+    assert "- `if compiled is not None`:\n\n  - **" in outline
+    assert "  - **exit** `return compiled(tensordict)`" in outline
+    steps = {call: rest for _, call, rest in _steps(outline)}
+    assert "-> `EnvBase._step_and_maybe_reset`" in steps["self._step_and_maybe_reset"]
+    second = section[len(outline) :]  # the private method's flow follows
+    assert "-> `EnvBase.step`" in {call: rest for _, call, rest in _steps(second)}["self.step"]
 
 
 def test_compose_calls_each_transform_through_its_loop() -> None:
-    flow = _section("TransformedEnv._step")
-    assert re.search(r"^1\. `t\._step` at .* - only `for t in self\.transforms`$", flow, flags=re.MULTILINE)
+    section = _section("TransformedEnv._step")
+    compose = section[section.index("What `Compose._step`") :]
+    outline = _outline(compose)
+    block = outline[outline.index("- `each for t in self.transforms`:") :]
+    assert _steps(block)[0][:2] == ("  ", "t._step")  # the loop variable's _step, each transform in turn
 
 
 @pytest.mark.runtime

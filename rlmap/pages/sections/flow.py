@@ -334,18 +334,19 @@ class _Builder:
         return item
 
     def significant(self, site: ResolvedCall) -> bool:
-        """A call a reader follows: on the object's own state (``self.x.f()``) or into the
-        package; not plumbing (a method of a local value, what another call returned, or a
-        target under one of the ``plumbing`` prefixes)."""
+        """A call a reader follows: on the object itself (``self.x.f()``), into the documented
+        code, or of a callable held in a local name; not plumbing (a method of a local value that
+        leads out of the code, what another call returned, builtins, or a target under one of the
+        ``plumbing`` prefixes)."""
         if "(...)" in site.callee_text:
             return False
-        head = site.callee_text.split(".", 1)[0]
-        if head in ("self", "cls"):
+        if site.callee_text.split(".", 1)[0] in ("self", "cls"):
             return True
         resolved = [t for t in site.targets if not t.startswith("?:")]
-        if resolved and all(t.startswith(tuple(self.spec.plumbing)) for t in resolved):
-            return False
-        return bool(resolved) or "." not in site.callee_text
+        plumbing = tuple(self.spec.plumbing)
+        if any(self.ctx.model.has_symbol(t) and not t.startswith(plumbing) for t in resolved):
+            return True
+        return not resolved and "." not in site.callee_text
 
     def site_path(self, site: ResolvedCall) -> tuple[cf.Step, ...]:
         return self.paths.get(id(site), ())
