@@ -103,6 +103,13 @@ class Formatter:
             return "(no source)"
         return self.external(anchor.location, anchor.url) if anchor.url else self.code(anchor.location)
 
+    def line(self, anchor: Anchor | None) -> str:
+        """A line of the file being described, as ``L2125``, linked to its permalink."""
+        if anchor is None:
+            return "(no source)"
+        title = f"L{anchor.line}"
+        return self.external(title, anchor.url) if anchor.url else self.code(title)
+
     def external(self, title: str, url: str) -> str:
         raise NotImplementedError
 

@@ -129,7 +129,7 @@ def test_attribute_access_kinds_guards_and_values() -> None:
         ("b", "write", 8, ("not (x)", "elif x is None"), "0"),
         ("a", "delete", 10, ("not (x)", "else (not (x is None))"), ""),
         ("b", "read", 11, (), ""),
-        ("b", "read", 13, ("while self.b < 3",), ""),
+        ("b", "mutate", 13, ("while self.b < 3",), ""),  # append changes it in place
         ("c", "read", 13, ("while self.b < 3",), ""),
         ("c", "write", 15, ("while self.b < 3", "except ValueError"), "None"),
     ]

@@ -53,7 +53,11 @@ def test_step_flow_calls_the_subclass_step_only_without_a_preset_result() -> Non
     assert "(or one of " in steps[0][2]  # any subclass's _step
     # tensordict.set is a method of tensordict's: left to the complete list, with its line
     every = _section("EnvBase.step")[len(outline) :]
-    assert re.search(r"^\| \d+ \| `tensordict\.set` \| \[torchrl/envs/common\.py:\d+\]", every, re.MULTILINE)
+    assert re.search(
+        r"^\d+\. `tensordict\.set` at \[L\d+\]\(https://github\.com/pytorch/rl/blob/v0\.14\.1/torchrl/envs/common\.py#L\d+\)",
+        every,
+        re.MULTILINE,
+    )
 
 
 def test_transformed_env_steps_its_base_env_then_its_transform() -> None:
@@ -66,7 +70,7 @@ def test_transformed_env_steps_its_base_env_then_its_transform() -> None:
 def test_step_and_maybe_reset_hands_over_unless_compiled() -> None:
     section = _section("EnvBase.step_and_maybe_reset")
     outline = _outline(section)
-    assert "- `if compiled is not None`:\n\n  - **" in outline
+    assert "- `if compiled is not None`:\n  - **" in outline
     assert "  - **exit** `return compiled(tensordict)`" in outline
     steps = {call: rest for _, call, rest in _steps(outline)}
     assert "-> `EnvBase._step_and_maybe_reset`" in steps["self._step_and_maybe_reset"]

@@ -166,7 +166,11 @@ def _line(needle: str) -> int:
 
 def test_the_loop_is_cut_into_the_profiles_phases_with_branches_and_exits(mill: Path) -> None:
     page = (mill / "md" / "machine_internals.md").read_text()
-    outline = page[page.index("What `Machine.run`") : page.index("```mermaid")]
+    outline = page[page.index("Before the loop:") : page.index("```mermaid")]
+    glance = page[page.index("At a glance") : page.index("Before the loop:")]
+    assert "1. **Prepare the item** (2-3): either (`move`) or (`strip`)" in glance
+    assert "3. **Store** (5-7): either (`buffer.add`, `full`, **exit** `return`?) or (`keep`)" in glance
+    assert "4. **Stop or go on** (8): `stop`, **exit** `break`?" in glance
     assert re.findall(r"^\d+\. \*\*(.+)\*\*$", outline, flags=re.MULTILINE) == [
         "Prepare the item", "Step", "Store", "Stop or go on",
     ]  # fmt: skip
@@ -176,31 +180,49 @@ def test_the_loop_is_cut_into_the_profiles_phases_with_branches_and_exits(mill: 
     assert "- `elif self._strip`" in prepare
     assert "`out.check`" not in outline  # a method of a local value: in the complete list only
     store = outline[outline.index("**Store**") : outline.index("Stop or go on")]
-    assert f"**exit** `return None` at `mill/machine.py:{_line('return None')}` - if `self.full()`" in store
+    assert f"**exit** `return None` at `L{_line('return None')}` - if `self.full()`" in store
     stop = outline[outline.index("Stop or go on") :]
-    assert f"**exit** `break` at `mill/machine.py:{_line('break')}` - if `self.stop()`" in stop
+    assert f"**exit** `break` at `L{_line('break')}` - if `self.stop()`" in stop
     assert "When the loop ends without ``break``" in outline or "When the loop ends without `break`" in outline
-    assert "| 5 | `out.check` |" in page  # the complete list keeps every call
+    assert f"5. `out.check` at `L{_line('out.check()')}`" in page  # the complete list keeps every call
+
+
+def _numbers(page: str) -> dict[str, int]:
+    """The outline's step numbers by call (each call is made once in this function)."""
+    outline = page[: page.index("### Which steps run")]
+    return {call: int(n) for n, call in re.findall(r"- \*\*(\d+)\*\* `([^`]+)`", outline)}
+
+
+def _runs(line: str) -> set[int]:
+    found: set[int] = set()
+    for part in line.split(", "):
+        first, _, last = part.partition("-")
+        found.update(range(int(first), int(last or first) + 1))
+    return found
 
 
 def test_configurations_follow_the_order_init_sets_the_flags(mill: Path) -> None:
     page = (mill / "md" / "machine_internals.md").read_text()
+    facts = page[page.index("|   | Plain | Buffered |") : page.index("### Every call")]
+    assert "| `self.buffer` | `None` | an object |" in facts
     # _cast is set while device is still None; _late then sets device: a flow-insensitive
     # reading would say _cast is True
-    assert "`self._cast = False`" in page
-    assert "`self._strip = True`" in page
-    table = page[page.index("| step | Plain | Buffered |") :]
-    rows = {
-        m[0]: (m[1], m[2])
-        for m in re.findall(r"^\| (?:\*\*\d+\*\* )?(?:exit )?`([^`]+)` \| (\S+) \| (\S+) \|", table, flags=re.MULTILINE)
-    }
-    assert rows["self.move"] == ("-", "-")
-    assert rows["self.strip"] == ("runs", "runs")
-    assert rows["self.buffer.add"] == ("-", "runs")
-    assert rows["self.keep"] == ("runs", "-")
-    assert rows["return None"] == ("-", "depends")  # self.full() is not a fact
-    assert rows["break"] == ("-", "-")
-    assert rows["self.finish"] == ("runs", "depends")  # after a return that may be taken
+    assert re.search(r"^\| `self\._cast` \(from `L\d+`\) \| `False` \| `False` \|$", facts, flags=re.MULTILINE)
+    assert re.search(r"^\| `self\._strip` \(from `L\d+`\) \| `True` \| `True` \|$", facts, flags=re.MULTILINE)
+    assert "All of them give `device = None`, `self.stop() = False`." in page
+    numbers = _numbers(page)
+    plain = re.search(r"^- \*\*Plain\*\*: .* Runs ([\d, -]+); exits: (.*)\.$", page, flags=re.MULTILINE)
+    buffered = re.search(r"^- \*\*Buffered\*\*: .* Runs ([\d, -]+); depends: ([\d, -]+); exits: (.*)\.$", page, re.M)
+    assert plain is not None
+    assert buffered is not None
+    runs = {call for call, n in numbers.items() if n in _runs(plain.group(1))}
+    assert runs == {"self._prepare", "self.strip", "self.step", "self.keep", "self.stop", "self.finish", "self.result"}
+    assert plain.group(2) == f"`return self.result()` at `L{_line('return self.result()')}`"  # break never taken
+    runs = {call for call, n in numbers.items() if n in _runs(buffered.group(1))}
+    assert runs == {"self._prepare", "self.strip", "self.step", "self.buffer.add", "self.full", "self.stop"}
+    # self.full() is not a fact: the return may be taken, so what follows the loop depends
+    assert {call for call, n in numbers.items() if n in _runs(buffered.group(2))} == {"self.finish", "self.result"}
+    assert buffered.group(3).startswith(f"`return None` at `L{_line('return None')}` (depends)")
 
 
 def test_the_diagram_draws_decisions_exits_and_the_loop(mill: Path) -> None:

@@ -74,7 +74,7 @@ def _source_line(path: str, needle: str) -> int:
 def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> None:
     page = (shop_pages / "md" / "checkout_internals.md").read_text()
     outline = page[page.index("What `Checkout.run`") : page.index("### Every call, in code order")]
-    steps = re.findall(r"^( *)- \*\*(\d+)\*\* `([^`]+)`.* at `shop/orders.py:(\d+)`(.*)$", outline, flags=re.MULTILINE)
+    steps = re.findall(r"^( *)- \*\*(\d+)\*\* `([^`]+)`.* at `L(\d+)`(.*)$", outline, flags=re.MULTILINE)
     # order.total is a method of a parameter: plumbing, left to the list of every call
     assert [call for _, _, call, _, _ in steps] == [
         "apply_discount",
@@ -94,12 +94,15 @@ def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> No
     assert indents["self._ship_express"] == "  "  # inside the branch, which also exits
     assert "- `if self._express`:" in outline
     express = _source_line("shop/orders.py", "return self._ship_express(order)")
-    assert f"  - **exit** `return self._ship_express(order)` at `shop/orders.py:{express}`" in outline
+    assert f"  - **exit** `return self._ship_express(order)` at `L{express}`" in outline
+    assert "(lines `L` are lines of `shop/orders.py`)" in outline
     assert "Before the loop" not in page  # no loop declared: the whole body is the outline
     every = page[page.index("### Every call, in code order") :]
-    assert f"| 1 | `order.total` | `shop/orders.py:{_source_line('shop/orders.py', 'order.total()')}` |" in every
-    assert "| 6 | `self._ship` |" in every
-    assert "`not (self._express)` |" in every
+    assert f"1. `order.total` at `L{_source_line('shop/orders.py', 'order.total()')}`\n" in every
+    assert (
+        f"6. `self._ship` at `L{_source_line('shop/orders.py', 'return self._ship(order)')}` - only `not (self._express)`"
+        in every
+    )
 
 
 def test_returns_callers_and_inventory_come_from_the_code(shop_pages: Path) -> None:

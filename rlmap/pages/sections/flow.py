@@ -22,7 +22,18 @@ from rlmap.pages.flowchart import flowchart
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, overrides, primary
-from rlmap.pages.sections.runs import DEPENDS, RUNS, SKIPPED, ConfigurationBody, Runs, header_test, preceding_operands
+from rlmap.pages.sections.runs import (
+    DEPENDS,
+    RUNS,
+    SKIPPED,
+    ConfigurationBody,
+    FactRow,
+    Runs,
+    common_facts,
+    fact_rows,
+    header_test,
+    preceding_operands,
+)
 
 CALL = "call"
 EXIT = "exit"
@@ -55,10 +66,76 @@ class Branch:
 
 
 @dataclass(frozen=True, slots=True)
+class Glance:
+    """One token of a phase's one-line summary: a call (``conditional`` when a condition guards
+    it), an exit, or the words around alternatives (``either`` / ``or`` / ``end``)."""
+
+    kind: str
+    text: str = ""
+    conditional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseBody:
     name: str
     anchor: Anchor | None  # its first statement
     items: tuple[Item, ...]
+
+    @property
+    def glance(self) -> tuple[Glance, ...]:
+        tokens: list[Glance] = []
+        for token in glance(self.items):
+            if not (tokens and token.kind in (CALL, EXIT) and tokens[-1] == token):
+                tokens.append(token)  # the same call twice in a row (two branches' cudagraph step) once
+        return tuple(tokens)
+
+    @property
+    def numbers(self) -> str:
+        """The span of step numbers the phase holds: ``6-15``."""
+        found = [item.number for item in _flatten(self.items) if item.kind == CALL]
+        if not found:
+            return ""
+        return f"{min(found)}-{max(found)}" if len(found) > 1 else str(found[0])
+
+
+def glance(items: Sequence[Item], conditional: bool = False, nested: bool = False) -> list[Glance]:
+    """The calls and exits of ``items`` in order; two or more branches that call something are
+    shown as alternatives (at the top level of a phase), deeper branches as conditional steps."""
+    out: list[Glance] = []
+    for item in items:
+        if item.kind == CALL:
+            out.append(Glance(CALL, _short(item.text), conditional or bool(item.condition)))
+        elif item.kind == EXIT:
+            out.append(Glance(EXIT, item.text.split(" ", 1)[0], conditional or bool(item.condition)))
+        elif item.kind == BLOCK:
+            out.extend(glance(item.items, True, nested))
+        elif item.kind == CHOICE:
+            arms = [arm for arm in item.arms if arm.items]
+            if conditional or nested or len(arms) < 2:
+                for arm in arms:
+                    out.extend(glance(arm.items, True, nested))
+                continue
+            out.append(Glance("either"))
+            for index, arm in enumerate(arms):
+                if index:
+                    out.append(Glance("or"))
+                out.extend(glance(arm.items, False, True))
+            out.append(Glance("end"))
+    return out
+
+
+def _flatten(items: Sequence[Item]) -> list[Item]:
+    found = []
+    for item in items:
+        found.append(item)
+        found.extend(_flatten(item.items))
+        for arm in item.arms:
+            found.extend(_flatten(arm.items))
+    return found
+
+
+def _short(callee: str) -> str:
+    return callee[len("self.") :] if callee.startswith("self.") else callee
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +149,8 @@ class FlowBody(Body):
     loop_else: tuple[Item, ...]  # the loop's ``else``: when it ends without ``break``
     after: tuple[Item, ...]
     configurations: tuple[ConfigurationBody, ...]
+    facts: tuple[FactRow, ...]  # what each configuration gives, and what follows from the code
+    common: tuple[tuple[str, str], ...]  # the facts every configuration gives alike
     steps: tuple[Item, ...]  # every numbered call and every exit, in code order
     calls: tuple[Call, ...]  # every call, in code order (the appendix)
 
@@ -135,7 +214,7 @@ class _Builder:
             after = self.after_loop(index)
         else:
             before = self.items(self.flow.body)
-        configurations = self.runs.configurations(self.numbered)
+        configurations = self.runs.configurations(self.rows)
         calls = tuple(self.every_call()) if spec.every_call else ()
         diagrams: tuple[Diagram, ...] = ()
         if spec.diagram:
@@ -154,6 +233,8 @@ class _Builder:
             loop_else=tuple(loop_else),
             after=tuple(after),
             configurations=configurations,
+            facts=fact_rows(configurations),
+            common=common_facts(configurations),
             steps=tuple(self.rows),
             calls=calls,
             diagrams=diagrams,
@@ -360,6 +441,8 @@ class _Builder:
         return " and ".join(preceding_operands(test, site.callee_text)) if test else ""
 
     def every_call(self) -> list[Call]:
+        """Every call in code order with its conditions (the documented loop's header left out)."""
+        loop_guard = self.loop_node.text if self.loop_node is not None else None
         rows: list[Call] = []
         for site in self.sites:
             if site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets):
@@ -371,7 +454,7 @@ class _Builder:
                     text=site.callee_text,
                     targets=self.ctx.targets(primary(site.targets, site.how)),
                     overrides=overrides(site.how),
-                    guard=" / ".join(site.guards),
+                    guard=" / ".join(guard for guard in site.guards if guard != loop_guard),
                 )
             )
         return rows

@@ -38,10 +38,80 @@ class ConfigurationBody:
     id: str
     name: str
     summary: str
-    facts: tuple[tuple[str, str], ...]
+    facts: tuple[tuple[str, str], ...]  # its own and those it inherits
     derived: tuple[Derived, ...]
     runs: tuple[int, ...]  # the numbers of the steps that run
     depends: tuple[int, ...]
+    exits: tuple[tuple[str, Anchor | None, str], ...]  # the exits that are or may be taken: (text, where, status)
+
+    @property
+    def runs_text(self) -> str:
+        return spans(self.runs)
+
+    @property
+    def depends_text(self) -> str:
+        return spans(self.depends)
+
+
+def spans(numbers: Sequence[int]) -> str:
+    """``1, 2, 3, 5, 7, 8`` -> ``1-3, 5, 7-8``."""
+    parts: list[str] = []
+    start = previous = None
+    for number in sorted(numbers):
+        if previous is not None and number == previous + 1:
+            previous = number
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = number
+    if start is not None:
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class FactRow:
+    """One expression across the configurations: given (a fact) or derived from the code."""
+
+    expression: str
+    anchors: tuple[Anchor | None, ...]  # derived: where the code assigns it
+    values: tuple[str, ...]  # per configuration ("" where neither given nor derived)
+
+
+def common_facts(configurations: Sequence[ConfigurationBody]) -> tuple[tuple[str, str], ...]:
+    """The facts every configuration gives, with the same value."""
+    if not configurations:
+        return ()
+    first = dict(configurations[0].facts)
+    return tuple(
+        (expression, value)
+        for expression, value in first.items()
+        if all(dict(c.facts).get(expression) == value for c in configurations[1:])
+    )
+
+
+def fact_rows(configurations: Sequence[ConfigurationBody]) -> tuple[FactRow, ...]:
+    """The facts that differ between configurations (in the order written), then the derived
+    attributes, sorted."""
+    given: dict[str, None] = {}
+    derived: dict[str, dict[Anchor | None, None]] = {}
+    for config in configurations:
+        given.update((expression, None) for expression, _ in config.facts)
+        for row in config.derived:
+            derived.setdefault(row.expression, {}).update((anchor, None) for anchor in row.anchors)
+    common = dict(common_facts(configurations))
+    rows = [
+        FactRow(expression, (), tuple(dict(c.facts).get(expression, "") for c in configurations))
+        for expression in given
+        if expression not in common
+    ]
+    for expression in sorted(derived):
+        values = tuple(
+            next((row.value for row in c.derived if row.expression == expression), "") for c in configurations
+        )
+        anchors = tuple(sorted(derived[expression], key=lambda a: a.line if a else 0))
+        rows.append(FactRow(expression, anchors, values))
+    return tuple(rows)
 
 
 class Runs:
@@ -162,8 +232,8 @@ class Runs:
         ]
 
     def configurations(self, steps: Sequence[Any]) -> tuple[ConfigurationBody, ...]:
-        """Each configuration with its facts, the flags derived from the code and the numbers of
-        the ``steps`` (numbered calls) that run, or depend."""
+        """Each configuration with its facts, the flags derived from the code, the numbers of the
+        ``steps`` (calls and exits, in code order) that run or depend, and the exits it may take."""
         return tuple(self._configuration(index, steps) for index in range(len(self.spec_configurations)))
 
     def _configuration(self, index: int, steps: Sequence[Any]) -> ConfigurationBody:
@@ -178,10 +248,15 @@ class Runs:
             config.id,
             config.name,
             config.summary,
-            tuple(config.facts.items()),
+            tuple(self.facts[config.id].items()),
             tuple(derived),
-            tuple(step.number for step in steps if step.status[index] == RUNS),
-            tuple(step.number for step in steps if step.status[index] == DEPENDS),
+            tuple(step.number for step in steps if step.kind == "call" and step.status[index] == RUNS),
+            tuple(step.number for step in steps if step.kind == "call" and step.status[index] == DEPENDS),
+            tuple(
+                (step.text, step.anchor, step.status[index])
+                for step in steps
+                if step.kind == "exit" and step.status[index] != SKIPPED
+            ),
         )
 
 
