@@ -100,7 +100,7 @@ def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> No
     every = page[page.index("### Every call, in code order") :]
     assert f"1. `order.total` at `L{_source_line('shop/orders.py', 'order.total()')}`\n" in every
     assert (
-        f"6. `self._ship` at `L{_source_line('shop/orders.py', 'return self._ship(order)')}` - only `not (self._express)`"
+        f"6. `self._ship` at `L{_source_line('shop/orders.py', 'return self._ship(order)')}` - in `not (self._express)`"
         in every
     )
 

@@ -441,7 +441,8 @@ class _Builder:
         return " and ".join(preceding_operands(test, site.callee_text)) if test else ""
 
     def every_call(self) -> list[Call]:
-        """Every call in code order with its conditions (the documented loop's header left out)."""
+        """Every call in code order with the condition of the block that holds it (the
+        documented loop's header left out; the outline has the whole path of each step)."""
         loop_guard = self.loop_node.text if self.loop_node is not None else None
         rows: list[Call] = []
         for site in self.sites:
@@ -454,7 +455,7 @@ class _Builder:
                     text=site.callee_text,
                     targets=self.ctx.targets(primary(site.targets, site.how)),
                     overrides=overrides(site.how),
-                    guard=" / ".join(guard for guard in site.guards if guard != loop_guard),
+                    guard=next((guard for guard in reversed(site.guards) if guard != loop_guard), ""),
                 )
             )
         return rows
