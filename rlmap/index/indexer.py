@@ -12,11 +12,10 @@ import gc
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -24,6 +23,9 @@ from rlmap.index.cache import Cache, content_key
 from rlmap.index.records import Diagnostic, ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
+
+if TYPE_CHECKING:  # the process pool is imported by the runs that parse, only
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 FILES = "files"
 # Below this many files to parse, a process pool costs more than it saves.
@@ -205,6 +207,8 @@ def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path
         for work in ordered:
             yield _index_file(work)
         return
+    from concurrent.futures import ProcessPoolExecutor
+
     import rlmap.index.extract  # noqa: F401  (once here, inherited by the forked workers, not once in each)
 
     # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
@@ -223,6 +227,8 @@ def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path
 
 
 def _submit(pool: ProcessPoolExecutor, work: Work) -> Future[Done] | None:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return pool.submit(_index_file, work)
     except BrokenProcessPool:  # a worker died while the files were handed out
@@ -231,6 +237,8 @@ def _submit(pool: ProcessPoolExecutor, work: Work) -> Future[Done] | None:
 
 def _result(future: Future[Done] | None, work: Work) -> Done | None:
     """The future's records; ``None`` when its process pool broke before it was done."""
+    from concurrent.futures.process import BrokenProcessPool
+
     if future is None:
         return None
     try:
@@ -261,6 +269,8 @@ def _stored(work: Work, payload: bytes) -> Done:
 
 def _parse_alone(items: list[Work]) -> Iterator[Done]:
     """Parse each file in a one-worker process pool; a file that kills it is a diagnostic."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool: ProcessPoolExecutor | None = None
     try:
         for work in items:

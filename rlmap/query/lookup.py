@@ -9,13 +9,15 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.target import CERTAIN
-from rlmap.pages.curated import Term
+
+if TYPE_CHECKING:
+    from rlmap.pages.curated import Term
 
 
 def find_symbols(model: CodeModel, query: str) -> list[str]:
