@@ -8,15 +8,16 @@ from typing import Annotated
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import ExitCode, UsageError
+from rlmap.errors import ExitCode
 
 
-@common.app.command()
+@common.app.command(cls=common.Command)
 def show(
     name: Annotated[
         str,
         typer.Argument(
-            help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids)."
+            metavar="NAME",
+            help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids).",
         ),
     ],
     source: common.SourceOption = None,
@@ -65,16 +66,19 @@ def show(
     raise typer.Exit(int(code))
 
 
-@common.app.command()
+@common.app.command(cls=common.Command)
 def graph(
     source: common.SourceOption = None,
     scope: Annotated[
         list[str] | None,
         typer.Option(
-            "--scope", help="Keep callers whose qualified name starts with PREFIX (repeatable).", show_default=False
+            "--scope",
+            metavar="PREFIX",
+            help="Keep callers whose qualified name starts with PREFIX (repeatable).",
+            show_default=False,
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="json or dot.")] = "json",
+    output_format: Annotated[common.GraphFormat, typer.Option("--format", help="Output format.")] = "json",
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
@@ -86,8 +90,6 @@ def graph(
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
     from rlmap.query.graphdump import graph_dot, graph_json
 
-    if output_format not in ("json", "dot"):
-        raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)

@@ -33,7 +33,7 @@ _PARALLEL_THRESHOLD = 8
 # A source file larger than this is not read (torchrl's largest is ~0.2 MB).
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[str, int, int], None]  # (phase, done, total): the indexer reports "index"
 # What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions.
 Job = tuple[bytes, str, tuple[str, ...]]
 # What a worker is handed: the job, its cache key, and the cache directory it writes the entry to.
@@ -155,7 +155,7 @@ def build_index(
 
     done = len(results)
     if progress:
-        progress(done, len(files))
+        progress("index", done, len(files))
     decoder = msgspec.msgpack.Decoder(ModuleIndex)
     with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
         for payload, write_failed in _parse_all(pending, jobs, cache.directory):
@@ -164,7 +164,7 @@ def build_index(
             cache.write_failed |= write_failed
             done += 1
             if progress:
-                progress(done, len(files))
+                progress("index", done, len(files))
 
     modules = tuple(results[path] for path in sorted(results))
     stats = IndexStats(

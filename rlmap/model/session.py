@@ -75,7 +75,11 @@ def load_model(
         cache.rejected += 1
     with paused_gc():  # records and the model are millions of objects without a cycle
         index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
+        if progress:
+            progress("resolve", 0, len(index.modules))
         model = build_model(index, source)
+        if progress:
+            progress("resolve", len(index.modules), len(index.modules))
         cache.put(MODELS, key, model.state)
     return LoadedModel(model, index.stats, source)
 

@@ -100,7 +100,7 @@ def test_graph_dot_is_deterministic(run: Run) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["graph", "--format", "xml"], "unknown --format 'xml'"),
+        (["graph", "--format", "xml"], "Invalid value for '--format': 'xml' is not one of 'json', 'dot'"),
         (["show", "--nope", "x"], "No such option"),
         (["show"], "Missing argument"),
         (["show", "x", "--source", "/definitely/not/here"], "source path '/definitely/not/here' does not exist"),
@@ -223,3 +223,60 @@ def test_help_keeps_its_text(run: Run, command: str) -> None:
     assert "<bool>" not in out
     if command in ("generate", "audit"):
         assert "[tool.rlmap]" in out
+
+
+def test_root_help_lists_the_commands_in_the_readmes_order(run: Run) -> None:
+    from rlmap.cli.common import COMMAND_ORDER
+
+    code, out, _ = run("--help")
+    assert code == 0
+    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert {"generate", "audit", "show", "graph"} <= set(listed)
+    assert listed == [name for name in COMMAND_ORDER if name in listed]
+
+
+@pytest.mark.parametrize("command", ["generate", "show", "graph"])
+def test_help_names_values_not_types(run: Run, command: str) -> None:
+    """Metavars say what to pass (``NAME``, ``PATH``, ``DIR``, ``N``); closed sets list their choices."""
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    assert "{" not in out.splitlines()[0]  # the usage line: ``NAME``, not ``{name}``
+    assert "--source PATH" in out
+    assert "-j, --jobs N" in out
+    if command == "show":
+        assert out.splitlines()[0].endswith("show [OPTIONS] NAME")
+    if command == "graph":
+        assert "--format <json|dot>" in out
+
+
+def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:
+    from rlmap.cli import common
+
+    lines: list[str] = []
+    now = [0.0]
+    report = common._PlainProgress()
+    report._clock = lambda: now[0]
+    report._start = 0.0
+    original = common.say_progress
+    common.say_progress = lines.append  # type: ignore[assignment]
+    try:
+        report("index", 0, 40)  # in the first second: nothing (a warm run says nothing)
+        now[0] = 2.0
+        for done in range(41):
+            report("index", done, 40)
+        now[0] = 5.0
+        report("resolve", 0, 40)
+        report("resolve", 40, 40)
+        report("render", 0, 0)
+    finally:
+        common.say_progress = original
+    assert lines == [
+        "index 0/40 files (2.0 s)",
+        "index 10/40 files (2.0 s)",
+        "index 20/40 files (2.0 s)",
+        "index 30/40 files (2.0 s)",
+        "index 40/40 files (2.0 s)",
+        "resolve 0/40 modules (5.0 s)",
+        "resolve 40/40 modules (5.0 s)",
+        "render (5.0 s)",
+    ]
