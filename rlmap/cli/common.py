@@ -116,6 +116,23 @@ def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
     typer.echo(terminal_safe(text), err=err, nl=nl)
 
 
+def page(text: str) -> None:
+    """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links);
+    printed as it is when no pager runs."""
+    import shlex
+    import shutil
+    import subprocess
+
+    command = shlex.split(os.environ.get("PAGER") or "less -FRX")
+    if not command or shutil.which(command[0]) is None:
+        typer.echo(text)
+        return
+    try:
+        subprocess.run(command, input=text + "\n", text=True, check=False)
+    except OSError:
+        typer.echo(text)
+
+
 def say_error(message: str) -> None:
     echo_safe(f"rlmap: error: {message}", err=True)
 

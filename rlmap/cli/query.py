@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,7 +33,7 @@ def show(
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
-    from rlmap.query.lookup import describe, describe_key, find_key, format_description
+    from rlmap.query.lookup import describe, describe_key, find_key
 
     settings = common.settings_of(config, source, package, profile)
     package = settings.package
@@ -56,7 +56,7 @@ def show(
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
     else:
-        common.echo_safe(format_description(result))
+        _print_report(result)
     code = common.report_diagnostics(model.diagnostics)
     if "ambiguous" in result:
         common.say_error(
@@ -64,6 +64,38 @@ def show(
         )
         code = max(code, ExitCode.USAGE)
     raise typer.Exit(int(code))
+
+
+def _print_report(result: dict[str, Any]) -> None:
+    """The text of ``show``: locations as hyperlinks on a terminal that shows them, a pager when
+    it is longer than the terminal (on a terminal only); plain text into a pipe or a file."""
+    import os
+    import sys
+
+    from rlmap.query.lookup import format_description
+    from rlmap.terminal import hyperlink, supports_hyperlinks
+
+    on_terminal = sys.stdout.isatty()
+    links: list[tuple[str, str]] = []
+
+    def link(text: str, url: str) -> str:
+        links.append((text, url))
+        return f"\ue000{len(links) - 1}\ue001"
+
+    text = format_description(result, link if supports_hyperlinks(on_terminal, dict(os.environ)) else None)
+    text = common.terminal_safe(text.replace("\ue000", "").replace("\ue001", "") if not links else text)
+    for number, (shown, url) in enumerate(links):
+        text = text.replace(f"\ue000{number}\ue001", hyperlink(shown, url))
+    if on_terminal and text.count("\n") + 1 > _terminal_lines():
+        common.page(text)
+    else:
+        typer.echo(text)
+
+
+def _terminal_lines() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).lines - 1
 
 
 @common.app.command(cls=common.Command)
