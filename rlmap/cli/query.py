@@ -11,12 +11,34 @@ from rlmap.cli import common
 from rlmap.errors import ExitCode
 
 
+def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of NAME from the cached model of the source the command line names (or
+    the configured one): ``Collector.ro`` -> ``Collector.rollout``.  Nothing when no model is
+    cached: completion never parses."""
+    from rlmap.index.cache import Cache, default_cache_dir
+    from rlmap.index.source import locate_source
+    from rlmap.model.session import cached_model
+    from rlmap.query.lookup import completions
+
+    params = getattr(ctx, "params", None) or {}
+    try:
+        settings = common.settings_of(params.get("config"), params.get("source"), params.get("package"))
+        chosen = common.profile_of(params.get("profile") or settings.profile, settings.package)
+        tree = locate_source(settings.source, package=settings.package, repo_url=settings.repo_url)
+        cache_dir = params.get("cache_dir") or default_cache_dir()
+        model = cached_model(tree, Cache(cache_dir), chosen.extensions if chosen is not None else ())
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return completions(model, incomplete) if model is not None else []
+
+
 @common.app.command(cls=common.Command)
 def show(
     name: Annotated[
         str,
         typer.Argument(
             metavar="NAME",
+            autocompletion=_complete_name,
             help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids).",
         ),
     ],

@@ -84,6 +84,17 @@ def load_model(
     return LoadedModel(model, index.stats, source)
 
 
+def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = ()) -> CodeModel | None:
+    """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
+    (for shell completion, which must answer at once or not at all)."""
+    key, paths = _project_key(source, enabled_extensions(extensions))
+    cached = cache.get(MODELS, key, LAZY_STATE)
+    if cached is None:
+        return None
+    named = named_files(cached)
+    return CodeModel.from_cache(cached) if named is not None and named <= paths else None
+
+
 def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:
     """The cached index of one file under the given extensions, if any (used by tests)."""
     return cache.get(FILES, file_key(path, data, enabled_extensions(extensions)), ModuleIndex)

@@ -109,6 +109,19 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
     return result
 
 
+def completions(model: CodeModel, incomplete: str, limit: int = 200) -> list[str]:
+    """Names that complete ``incomplete``: full qualified names, or suffixes of as many parts
+    (``Collector.ro`` -> ``Collector.rollout``), sorted, at most ``limit``."""
+    depth = incomplete.count(".") + 1
+    found: set[str] = set()
+    for name in model.qualnames():
+        suffix = ".".join(name.split(".")[-depth:])
+        for candidate in (name, suffix):
+            if candidate.startswith(incomplete):
+                found.add(candidate)
+    return sorted(found)[:limit]
+
+
 def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
     """Names spelled like ``query`` (``Colector.rollout`` -> ``Collector.rollout``), as short as the query."""
     import difflib

@@ -51,3 +51,27 @@ def test_a_warm_show_imports_no_parser_resolver_or_graph_library(tmp_path: Path)
     code, warm, err = _show(root, cache)
     assert code == 0, err
     assert warm == [], f"a warm show imported {warm}"
+
+
+def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    cache = tmp_path / "cache"
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} Collector.ro"
+
+    def complete() -> list[str]:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "_RLMAP_COMPLETE": "complete_bash"}
+        env |= {"COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+        done = subprocess.run(
+            [sys.executable, "-m", "rlmap"], check=False, capture_output=True, text=True, env=env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert complete() == []  # nothing cached: completion parses nothing, offers nothing
+    assert not (cache / "files").exists()
+    code, _, err = _show(root, cache)
+    assert code == 0, err
+    assert complete() == ["Collector.rollout"]
