@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(ExitCode.USAGE)
     except errors.UsageError as error:
         hint = f"run '{error.ctx.command_path} --help'" if error.ctx else "run 'rlmap --help'"
-        say_error(f"{error.format_message()} - {hint}")
+        message = error.format_message().replace("Value error, ", "")  # pydantic's prefix, in typer's messages
+        say_error(f"{message} - {hint}")
         return int(ExitCode.USAGE)
     except typer.Exit as done:
         return int(done.exit_code)

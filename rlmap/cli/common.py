@@ -8,19 +8,42 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from rlmap.errors import ExitCode
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
+# The commands in the order the README presents them (``rlmap --help`` lists them so).
+COMMAND_ORDER = ("generate", "audit", "diff", "show", "graph")
+
+
+class _ReadmeOrder(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        rank = {name: position for position, name in enumerate(COMMAND_ORDER)}
+        return sorted(names, key=lambda name: (rank.get(name, len(rank)), name))
+
+
+class Command(TyperCommand):
+    """A command whose usage line reads ``show [OPTIONS] NAME`` (typer writes ``{NAME}``).
+
+    Commands pass it as ``@app.command(cls=common.Command)``."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [piece[1:-1] if piece[:1] == "{" and piece[-1:] == "}" else piece for piece in pieces]
+
+
 app = typer.Typer(
+    cls=_ReadmeOrder,
     name="rlmap",
     help="Internals documentation for TorchRL, generated from its source (never imported).",
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion; NAME completes from the cached model
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text is literal: "[tool.rlmap]" must not be read as markup
@@ -30,23 +53,30 @@ SourceOption = Annotated[
     Path | None,
     typer.Option(
         "--source",
+        metavar="PATH",
         help="A checkout holding torchrl/, or the torchrl package directory. Default: the installed torchrl.",
         show_default=False,
     ),
 ]
 CacheDirOption = Annotated[
     Path | None,
-    typer.Option("--cache-dir", help="Where parsed files are cached. Default: ~/.cache/rlmap.", show_default=False),
+    typer.Option(
+        "--cache-dir", metavar="DIR", help="Where parsed files are cached. Default: ~/.cache/rlmap.", show_default=False
+    ),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Parse everything; read and write no cache.")]
 JobsOption = Annotated[
-    int | None, typer.Option("--jobs", "-j", min=1, help="Parser processes. Default: one per core.", show_default=False)
+    int | None,
+    typer.Option(
+        "--jobs", "-j", metavar="N", min=1, help="Parser processes. Default: one per core.", show_default=False
+    ),
 ]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no summary line.")]
 PackageOption = Annotated[
     str | None,
     typer.Option(
         "--package",
+        metavar="NAME",
         help="Top-level package to document. Default: [tool.rlmap] package, else torchrl.",
         rich_help_panel="Advanced",
         show_default=False,
@@ -56,6 +86,7 @@ ProfileOption = Annotated[
     Path | None,
     typer.Option(
         "--profile",
+        metavar="FILE|DIR",
         help="A profile (a TOML file, or a directory holding profile.toml): pages, prose, glossary, extensions. "
         "Default: [tool.rlmap] profile, else the built-in one for the package.",
         show_default=False,
@@ -63,8 +94,17 @@ ProfileOption = Annotated[
 ]
 ConfigOption = Annotated[
     Path | None,
-    typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
+    typer.Option(
+        "--config", metavar="FILE", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False
+    ),
 ]
+
+# Closed sets of values: typer lists them in --help and refuses anything else with the choices.
+# (``Annotated[GraphFormat, typer.Option("--format", ...)]``; audit's --format and --fail-on can
+# use AuditFormat and FailOn the same way.)
+GraphFormat = Literal["json", "dot"]
+AuditFormat = Literal["text", "json", "sarif", "github"]
+FailOn = Literal["any", "new", "none"]
 
 
 def terminal_safe(text: str) -> str:
@@ -74,6 +114,23 @@ def terminal_safe(text: str) -> str:
 
 def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
     typer.echo(terminal_safe(text), err=err, nl=nl)
+
+
+def page(text: str) -> None:
+    """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links);
+    printed as it is when no pager runs."""
+    import shlex
+    import shutil
+    import subprocess
+
+    command = shlex.split(os.environ.get("PAGER") or "less -FRX")
+    if not command or shutil.which(command[0]) is None:
+        typer.echo(text)
+        return
+    try:
+        subprocess.run(command, input=text + "\n", text=True, check=False)
+    except OSError:
+        typer.echo(text)
 
 
 def say_error(message: str) -> None:
@@ -88,17 +145,53 @@ def say_note(message: str) -> None:
     echo_safe(f"rlmap: note: {message}", err=True)
 
 
+Progress = Callable[[str, int, int], None]  # (phase, done, total): total 0 when not counted
+
+# How a phase's count reads in a plain progress line.
+_UNITS = {"index": "files", "resolve": "modules", "render": "pages", "write": "files"}
+
+
+class _PlainProgress:
+    """Progress for a log (not a terminal): one line when a phase starts, every quarter of a
+    counted phase, and when it ends, each with the seconds since the command started; nothing
+    in the first second (a warm run says nothing)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._phase = ""
+        self._quarter = -1
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        quarter = 4 * done // total if total else 0
+        if (phase, quarter) == (self._phase, self._quarter) or self._clock() - self._start < 1.0:
+            return
+        self._phase, self._quarter = phase, quarter
+        count = f" {done}/{total} {_UNITS.get(phase, '')}".rstrip() if total else ""
+        say_progress(f"{phase}{count} ({self._clock() - self._start:.1f} s)")
+
+
+def say_progress(message: str) -> None:
+    echo_safe(f"rlmap: {message}", err=True)
+
+
 @contextmanager
-def progress_display(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr while files are parsed; nothing when quiet or not a terminal."""
-    if quiet or not sys.stderr.isatty():
+def progress_display(quiet: bool) -> Iterator[Progress | None]:
+    """Progress on stderr, phase by phase (index, resolve, render, write) with counts: a bar on
+    a terminal, a few plain lines in a log; nothing when quiet."""
+    if quiet:
         yield None
+        return
+    if not sys.stderr.isatty():
+        yield _PlainProgress()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("indexing"),
+        TextColumn("{task.description:<8}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -107,8 +200,8 @@ def progress_display(quiet: bool) -> Iterator[Callable[[int, int], None] | None]
     ) as bar:
         task = bar.add_task("index", total=None)
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+        def update(phase: str, done: int, total: int) -> None:
+            bar.update(task, description=phase, completed=done, total=total or None)
 
         yield update
 
@@ -121,6 +214,7 @@ def load_model_of(
     jobs: int | None,
     quiet: bool,
     pin_links: bool = False,
+    progress: Progress | None = None,
 ) -> Any:
     """The resolved model of the configured source, with key accesses under the profile's extensions.
 
@@ -144,8 +238,11 @@ def load_model_of(
         say_note(f"--jobs {jobs} is more than the {cores} CPU(s) here; using {cores}")
         jobs = cores
     cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
-    with progress_display(quiet) as progress:
+    if progress is not None:
         loaded = load_model(tree, cache, jobs=jobs, progress=progress, extensions=extensions)
+    else:
+        with progress_display(quiet) as own:
+            loaded = load_model(tree, cache, jobs=jobs, progress=own, extensions=extensions)
     if cache.write_failed:
         say_warning(f"could not write to the cache in {cache.directory}; the next run will parse again")
     if cache.rejected:

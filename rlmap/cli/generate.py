@@ -14,25 +14,37 @@ from rlmap.errors import ExitCode, RlmapError, UsageError
 from rlmap.terminal import inert
 
 
-@common.app.command()
+@common.app.command(cls=common.Command)
 def generate(
     source: common.SourceOption = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Output directory. Default: generated_docs.", show_default=False)
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Output directory. Default: generated_docs.", show_default=False),
     ] = None,
     formats: Annotated[
-        str | None, typer.Option("--format", help="Comma-separated: rst, md. Default: rst,md.", show_default=False)
+        str | None,
+        typer.Option(
+            "--format", metavar="rst,md", help="Comma-separated: rst, md. Default: rst,md.", show_default=False
+        ),
     ] = None,
     templates: Annotated[
         Path | None,
         typer.Option(
-            "--templates", help="A directory of templates that override the shipped ones.", show_default=False
+            "--templates",
+            metavar="DIR",
+            help="A directory of templates that override the shipped ones.",
+            show_default=False,
         ),
     ] = None,
     profile: common.ProfileOption = None,
     config: Annotated[
         Path | None,
-        typer.Option("--config", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False),
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.",
+            show_default=False,
+        ),
     ] = None,
     render_svg: Annotated[bool, typer.Option("--render-svg", help="Also run dot to write an SVG per diagram.")] = False,
     check: Annotated[
@@ -42,6 +54,7 @@ def generate(
         list[Path] | None,
         typer.Option(
             "--docs",
+            metavar="PATH",
             help="The docs tree the pages link into (its source directory, or an objects.inv); repeatable. "
             "Roles then target the paths it documents, and its glossary terms are not defined again. "
             "Default: [tool.rlmap] docs.",
@@ -53,12 +66,13 @@ def generate(
     jobs: common.JobsOption = None,
     quiet: common.QuietOption = False,
     package: Annotated[
-        str | None, typer.Option("--package", help="Top-level package to document.", rich_help_panel="Advanced")
+        str | None,
+        typer.Option("--package", metavar="NAME", help="Top-level package to document.", rich_help_panel="Advanced"),
     ] = None,
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
-    from rlmap.output.generate import Job, build_output_isolated, find_dot, render_svgs, write_output
+    from rlmap.output.generate import Job, build_output_isolated, find_dot
     from rlmap.pages.docstree import load_docs_tree
 
     settings = load_config(config).override(
@@ -80,14 +94,22 @@ def generate(
         )
     dot = find_dot() if render_svg and not check else None
     docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
-    loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet, pin_links=True)
-    try:
-        job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates, docs_tree)
-        output = build_output_isolated(job)
-    except RlmapError:
-        # a name the profile uses may be missing because its file could not be read: say that first
-        common.report_diagnostics(loaded.model.diagnostics)
-        raise
+    with common.progress_display(quiet) as progress:
+        loaded = common.load_model_of(
+            settings, topic_profile, cache_dir, no_cache, jobs, quiet, pin_links=True, progress=progress
+        )
+        if progress:
+            progress("render", 0, 0)
+        try:
+            job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates, docs_tree)
+            output = build_output_isolated(job)
+        except RlmapError:
+            # a name the profile uses may be missing because its file could not be read: say that first
+            common.report_diagnostics(loaded.model.diagnostics)
+            raise
+        if progress:
+            progress("render", len(output.files), len(output.files))
+        written = _write(settings.out, output, dot, progress) if not check else None
     incomplete = common.report_diagnostics(
         tuple(loaded.model.diagnostics) + (docs_tree.diagnostics if docs_tree is not None else ())
     )
@@ -98,14 +120,25 @@ def generate(
     if check:
         _check(settings.out, output, command, quiet)
         raise typer.Exit(int(incomplete))
-    svgs = render_svgs(output) if dot is not None else None
-    changed = write_output(settings.out, output, svgs)
     if not quiet:
         typer.echo(
-            f"rlmap: wrote {len(changed)} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",
+            f"rlmap: wrote {written} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",
             err=True,
         )
     raise typer.Exit(int(incomplete))
+
+
+def _write(out: Path, output: Any, dot: Any, progress: common.Progress | None) -> int:
+    """Write the pages (and their SVGs when ``dot`` was found); how many files changed."""
+    from rlmap.output.generate import render_svgs, write_output
+
+    if progress:
+        progress("write", 0, len(output.files))
+    svgs = render_svgs(output) if dot is not None else None
+    changed = write_output(out, output, svgs)
+    if progress:
+        progress("write", len(output.files), len(output.files))
+    return len(changed)
 
 
 def _check(out: Path, output: Any, command: str, quiet: bool) -> None:

@@ -3,20 +3,43 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import ExitCode, UsageError
+from rlmap.errors import ExitCode
 
 
-@common.app.command()
+def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of NAME from the cached model of the source the command line names (or
+    the configured one): ``Collector.ro`` -> ``Collector.rollout``.  Nothing when no model is
+    cached: completion never parses."""
+    from rlmap.index.cache import Cache, default_cache_dir
+    from rlmap.index.source import locate_source
+    from rlmap.model.session import cached_model
+    from rlmap.query.lookup import completions
+
+    params = getattr(ctx, "params", None) or {}
+    try:
+        settings = common.settings_of(params.get("config"), params.get("source"), params.get("package"))
+        chosen = common.profile_of(params.get("profile") or settings.profile, settings.package)
+        tree = locate_source(settings.source, package=settings.package, repo_url=settings.repo_url)
+        cache_dir = params.get("cache_dir") or default_cache_dir()
+        model = cached_model(tree, Cache(cache_dir), chosen.extensions if chosen is not None else ())
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return completions(model, incomplete) if model is not None else []
+
+
+@common.app.command(cls=common.Command)
 def show(
     name: Annotated[
         str,
         typer.Argument(
-            help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids)."
+            metavar="NAME",
+            autocompletion=_complete_name,
+            help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids).",
         ),
     ],
     source: common.SourceOption = None,
@@ -32,7 +55,7 @@ def show(
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
-    from rlmap.query.lookup import describe, describe_key, find_key, format_description
+    from rlmap.query.lookup import describe, describe_key, find_key
 
     settings = common.settings_of(config, source, package, profile)
     package = settings.package
@@ -55,7 +78,7 @@ def show(
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
     else:
-        common.echo_safe(format_description(result))
+        _print_report(result)
     code = common.report_diagnostics(model.diagnostics)
     if "ambiguous" in result:
         common.say_error(
@@ -65,16 +88,51 @@ def show(
     raise typer.Exit(int(code))
 
 
-@common.app.command()
+def _print_report(result: dict[str, Any]) -> None:
+    """The text of ``show``: locations as hyperlinks on a terminal that shows them, a pager when
+    it is longer than the terminal (on a terminal only); plain text into a pipe or a file."""
+    import os
+    import sys
+
+    from rlmap.query.lookup import format_description
+    from rlmap.terminal import hyperlink, supports_hyperlinks
+
+    on_terminal = sys.stdout.isatty()
+    links: list[tuple[str, str]] = []
+
+    def link(text: str, url: str) -> str:
+        links.append((text, url))
+        return f"\ue000{len(links) - 1}\ue001"
+
+    text = format_description(result, link if supports_hyperlinks(on_terminal, dict(os.environ)) else None)
+    text = common.terminal_safe(text.replace("\ue000", "").replace("\ue001", "") if not links else text)
+    for number, (shown, url) in enumerate(links):
+        text = text.replace(f"\ue000{number}\ue001", hyperlink(shown, url))
+    if on_terminal and text.count("\n") + 1 > _terminal_lines():
+        common.page(text)
+    else:
+        typer.echo(text)
+
+
+def _terminal_lines() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).lines - 1
+
+
+@common.app.command(cls=common.Command)
 def graph(
     source: common.SourceOption = None,
     scope: Annotated[
         list[str] | None,
         typer.Option(
-            "--scope", help="Keep callers whose qualified name starts with PREFIX (repeatable).", show_default=False
+            "--scope",
+            metavar="PREFIX",
+            help="Keep callers whose qualified name starts with PREFIX (repeatable).",
+            show_default=False,
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="json or dot.")] = "json",
+    output_format: Annotated[common.GraphFormat, typer.Option("--format", help="Output format.")] = "json",
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
@@ -86,8 +144,6 @@ def graph(
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
     from rlmap.query.graphdump import graph_dot, graph_json
 
-    if output_format not in ("json", "dot"):
-        raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)

@@ -84,7 +84,10 @@ def content_key(*parts: bytes | str) -> str:
 
 
 def encode_entry(value: Any) -> bytes:
-    payload = msgspec.msgpack.encode(value)
+    return _framed(msgspec.msgpack.encode(value))
+
+
+def _framed(payload: bytes) -> bytes:
     return _MAGIC + hashlib.sha256(payload).digest() + payload
 
 
@@ -157,6 +160,11 @@ class Cache:
         return value
 
     def put(self, namespace: str, key: str, value: Any) -> None:
+        if self.directory is not None:
+            self.put_payload(namespace, key, msgspec.msgpack.encode(value))
+
+    def put_payload(self, namespace: str, key: str, payload: bytes) -> None:
+        """:meth:`put` of a value already encoded (``msgspec.msgpack.encode(value)``)."""
         if self.directory is None:
             return
         target = self._path(namespace, key)
@@ -165,7 +173,7 @@ class Cache:
             handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    stream.write(encode_entry(value))
+                    stream.write(_framed(payload))
                 os.replace(temporary, target)
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)

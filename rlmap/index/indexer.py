@@ -8,17 +8,24 @@ part of every file's cache key.
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from rlmap.index.cache import Cache, content_key
 from rlmap.index.records import Diagnostic, ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
+
+if TYPE_CHECKING:  # the process pool is imported by the runs that parse, only
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 FILES = "files"
 # Below this many files to parse, a process pool costs more than it saves.
@@ -26,9 +33,14 @@ _PARALLEL_THRESHOLD = 8
 # A source file larger than this is not read (torchrl's largest is ~0.2 MB).
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[str, int, int], None]  # (phase, done, total): the indexer reports "index"
 # What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions.
 Job = tuple[bytes, str, tuple[str, ...]]
+# What a worker is handed: the job, its cache key, and the cache directory it writes the entry to.
+Work = tuple[Job, str, Path | None]
+# What it hands back: the MessagePack of the file's ModuleIndex (the very payload of its cache
+# entry: the records are serialized once, in the worker), and whether writing the entry failed.
+Done = tuple[bytes, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +83,35 @@ def _extract(job: Job) -> ModuleIndex:
         raise
     except BaseException as error:  # extract_module catches everything; this is the last line
         return internal_error(path, error)
+
+
+def _index_file(work: Work) -> Done:
+    """Index one file, write its cache entry, hand back its records as MessagePack; never raises.
+
+    The collector is off while the file is parsed and walked: libcst's tree is millions of
+    objects and no cycle, so every collection on the way only costs time (a quarter of it).
+    """
+    with paused_gc():
+        module = _extract(work[0])
+        payload = msgspec.msgpack.encode(module)
+    if len(work[0][0]) >= _LARGE_FILE:
+        _give_back_memory()
+    return _stored(work, payload)
+
+
+# libcst's tree of a file this large takes hundreds of MB (torch's largest, 1.3 MB: 800 MB).
+_LARGE_FILE = 256 * 1024
+
+
+def _give_back_memory() -> None:
+    """Return the freed heap of a large file's tree to the system (glibc keeps it otherwise, and
+    a worker that parsed a large file first would hold it for the rest of the run)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def read_file(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diagnostic | None]:
@@ -131,13 +172,16 @@ def build_index(
 
     done = len(results)
     if progress:
-        progress(done, len(files))
-    for parsed, key in _parse_all(pending, jobs):
-        results[parsed.path] = parsed
-        cache.put(FILES, key, parsed)
-        done += 1
-        if progress:
-            progress(done, len(files))
+        progress("index", done, len(files))
+    decoder = msgspec.msgpack.Decoder(ModuleIndex)
+    with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
+        for payload, write_failed in _parse_all(pending, jobs, cache.directory):
+            parsed = decoder.decode(payload)
+            results[parsed.path] = parsed
+            cache.write_failed |= write_failed
+            done += 1
+            if progress:
+                progress("index", done, len(files))
 
     modules = tuple(results[path] for path in sorted(results))
     stats = IndexStats(
@@ -172,64 +216,89 @@ def _cached_or_job(
     return key, None
 
 
-def _parse_all(pending: list[tuple[Job, str]], jobs: int | None) -> Iterator[tuple[ModuleIndex, str]]:
+def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path | None) -> Iterator[Done]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     # Largest first, so that the last chunk handed out is small and cores finish together.
-    ordered = sorted(pending, key=lambda item: -len(item[0][0]))
+    ordered: list[Work] = [(job, key, directory) for job, key in sorted(pending, key=lambda item: -len(item[0][0]))]
     if workers <= 1 or len(ordered) < _PARALLEL_THRESHOLD:
-        for job, key in ordered:
-            yield _extract(job), key
+        for work in ordered:
+            yield _index_file(work)
         return
+    from concurrent.futures import ProcessPoolExecutor
+
+    import rlmap.index.extract  # noqa: F401  (once here, inherited by the forked workers, not once in each)
+
     # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
     # pool: every file it had not finished is parsed again alone, one process per crash, so
     # that the file that kills it is known and becomes a diagnostic.
-    unfinished: list[tuple[Job, str]] = []
+    unfinished: list[Work] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [_submit(pool, job) for job, _ in ordered]
-        for future, item in zip(futures, ordered, strict=True):
-            module = _result(future, item[0][1])
-            if module is None:
-                unfinished.append(item)
+        futures = [_submit(pool, work) for work in ordered]
+        for future, work in zip(futures, ordered, strict=True):
+            done = _result(future, work)
+            if done is None:
+                unfinished.append(work)
             else:
-                yield module, item[1]
+                yield done
     yield from _parse_alone(unfinished)
 
 
-def _submit(pool: ProcessPoolExecutor, job: Job) -> Future[ModuleIndex] | None:
+def _submit(pool: ProcessPoolExecutor, work: Work) -> Future[Done] | None:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
-        return pool.submit(_extract, job)
+        return pool.submit(_index_file, work)
     except BrokenProcessPool:  # a worker died while the files were handed out
         return None
 
 
-def _result(future: Future[ModuleIndex] | None, path: str) -> ModuleIndex | None:
-    """The future's module; ``None`` when its process pool broke before it was done."""
+def _result(future: Future[Done] | None, work: Work) -> Done | None:
+    """The future's records; ``None`` when its process pool broke before it was done."""
+    from concurrent.futures.process import BrokenProcessPool
+
     if future is None:
         return None
     try:
         return future.result()
     except BrokenProcessPool:
         return None
-    except Exception as error:  # the result could not travel back (pickling), or the like
+    except Exception as error:  # the result could not travel back, or the like
         from rlmap.index.extract import internal_error
 
-        return internal_error(path, error)
+        return _failed(work, internal_error(work[0][1], error))
 
 
-def _parse_alone(items: list[tuple[Job, str]]) -> Iterator[tuple[ModuleIndex, str]]:
+def _failed(work: Work, module: ModuleIndex) -> Done:
+    """The records of a file a worker could not index, cached like any other (the diagnostic stays)."""
+    return _stored(work, msgspec.msgpack.encode(module))
+
+
+def _stored(work: Work, payload: bytes) -> Done:
+    """Write the cache entry of a file's records (when there is a cache); the payload travels on."""
+    _, key, directory = work
+    write_failed = False
+    if directory is not None:
+        cache = Cache(directory)
+        cache.put_payload(FILES, key, payload)
+        write_failed = cache.write_failed
+    return payload, write_failed
+
+
+def _parse_alone(items: list[Work]) -> Iterator[Done]:
     """Parse each file in a one-worker process pool; a file that kills it is a diagnostic."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool: ProcessPoolExecutor | None = None
     try:
-        for job, key in items:
+        for work in items:
             if pool is None:
                 pool = ProcessPoolExecutor(max_workers=1)
-            path = job[1]
-            module = _result(_submit(pool, job), path)
-            if module is None:
+            done = _result(_submit(pool, work), work)
+            if done is None:
                 pool.shutdown(wait=True)
                 pool = None
-                module = _crashed(path)
-            yield module, key
+                done = _failed(work, _crashed(work[0][1]))
+            yield done
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -241,3 +310,19 @@ def _crashed(path: str) -> ModuleIndex:
     name, is_package = module_name_for(path)
     message = "the indexing process died on this file (a crash in the parser); file skipped — please report"
     return ModuleIndex(name, path, is_package, diagnostics=(Diagnostic(path, 1, message),))
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (and back on after, if it was on).
+
+    Indexing and resolving build millions of small objects that hold no reference cycle; the
+    collector would rescan all of them every few thousand allocations, for nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

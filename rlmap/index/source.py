@@ -76,9 +76,9 @@ class SourceTree:
         top = os.path.realpath(self.package_dir)
         files: list[Path] = []
         skipped: list[tuple[str, str]] = []
-        pending: list[tuple[Path, frozenset[str]]] = [(self.package_dir, frozenset({top}))]
+        pending: list[tuple[Path, frozenset[str], str]] = [(self.package_dir, frozenset({top}), top)]
         while pending:
-            directory, ancestors = pending.pop()
+            directory, ancestors, real_directory = pending.pop()
             try:
                 with os.scandir(directory) as listing:
                     entries = sorted(listing, key=lambda entry: entry.name)
@@ -87,7 +87,7 @@ class SourceTree:
                 skipped.append((self._shown(directory), why))
                 continue
             for entry in entries:
-                why = self._scan_entry(entry, top, ancestors, files, pending)
+                why = self._scan_entry(entry, top, (ancestors, real_directory), files, pending)
                 if why:
                     skipped.append((self._shown(Path(entry.path)), why))
         files.sort(key=self.relpath)
@@ -98,14 +98,16 @@ class SourceTree:
         self,
         entry: os.DirEntry[str],
         top: str,
-        ancestors: frozenset[str],
+        within: tuple[frozenset[str], str],
         files: list[Path],
-        pending: list[tuple[Path, frozenset[str]]],
+        pending: list[tuple[Path, frozenset[str], str]],
     ) -> str:
         """Keep one directory entry (a file in ``files``, a directory in ``pending``), or say why not.
 
-        ``""`` when the entry is kept or is no code at all.
+        ``within`` is the real paths of the directories above the entry, and of its own
+        directory.  ``""`` when the entry is kept or is no code at all.
         """
+        ancestors, real_directory = within
         path = Path(entry.path)
         try:
             is_link = entry.is_symlink()
@@ -116,16 +118,18 @@ class SourceTree:
         name = entry.name
         if name == "__pycache__" or not (is_dir or name.endswith(".py") or (dangling and "." not in name)):
             return ""  # not code (a dangling link without a suffix may have been a package)
-        real = os.path.realpath(path)
+        # not a link: its real path is its name in its directory's (no system call to resolve it)
+        real = os.path.realpath(path) if is_link else os.path.join(real_directory, name)
         why = self._refused_name_or_link(name, dangling, is_link and os.path.commonpath((real, top)) != top)
         if why:
             return why
         if is_dir:
             if real in ancestors:
                 return "symbolic link loop; directory skipped"
-            pending.append((path, ancestors | {real}))
+            pending.append((path, ancestors | {real}, real))
             return ""
-        why = self._not_regular(path)
+        # a regular file by its directory entry's type, else stat says what it is
+        why = "" if not is_link and entry.is_file(follow_symlinks=False) else self._not_regular(path)
         if not why:
             files.append(path)
         return why

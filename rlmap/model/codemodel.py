@@ -1,10 +1,12 @@
 """The resolved model of a package: symbols, call graph, attribute and tensordict-key flows.
 
 ``build_model(index, source)`` resolves every call site with :class:`rlmap.model.resolve.Resolver`
-and groups attribute and key accesses.  The model keeps its records as plain tuples so that it
-loads from the cache in milliseconds (``state``/``STATE``, plain typed data); the accessors turn them
-back into the frozen records of :mod:`rlmap.index.records` one query at a time, and the networkx
-graph is built only when a caller asks for it.
+and groups attribute and key accesses.  The model keeps its records as plain tuples keyed by
+qualified name (``state``/``STATE``, plain typed data); the accessors turn them back into the
+frozen records of :mod:`rlmap.index.records` one query at a time, and the networkx graph is built
+only when a caller asks for it.  A model from the cache is decoded lazily (:data:`LAZY_STATE`,
+:meth:`CodeModel.from_cache`): the names of every table at once, each row the first time a query
+reads it, so that ``rlmap show`` decodes a few hundred rows of a 25 MB entry.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ import typing
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from rlmap.index.indexer import ProjectIndex
+import msgspec
+
+from rlmap.errors import CacheError
 from rlmap.index.records import AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
 from rlmap.index.source import SourceTree, git_ref, permalink_url, source_stamp
-from rlmap.model import assemble
-from rlmap.model.assemble import EXTERNAL, UNRESOLVED, as_tuple
 from rlmap.model.mro import descendants, nearest_in_bases
-from rlmap.model.resolve import Resolver, Target
+
+if TYPE_CHECKING:
+    from rlmap.index.indexer import ProjectIndex
 
 # Every module the resolved model is computed by: the model cache must be keyed on all of them
 # (``code_version(*MODEL_MODULES, ...)``; a test checks that no module of rlmap/model is left out).
@@ -40,6 +44,7 @@ MODEL_MODULES = (
 
 __all__ = [
     "EXTERNAL",
+    "LAZY_STATE",
     "MODEL_MODULES",
     "STATE",
     "UNRESOLVED",
@@ -104,32 +109,123 @@ class ResolvedCall:
     how: tuple[str, ...]
 
 
+# The node kinds of call-graph ends that are not symbols of the package (as rlmap.model.assemble
+# writes them; named here too so that reading a model never imports the resolver).
+EXTERNAL = "external"
+UNRESOLVED = "unresolved"
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
 def _row(record: type) -> Any:
     """The tuple type of a record's fields in declaration order: ``tuple[str, str, int, ...]``."""
     hints = typing.get_type_hints(record)
     return tuple.__class_getitem__(tuple(hints[name] for name in record.__slots__))  # type: ignore[attr-defined]
 
 
-# The model's state, typed to the last field, so that the cache decodes (and validates) it into
-# exactly what ``CodeModel`` expects: a cache entry cannot smuggle in anything else.
-STATE = typing.TypedDict(  # type: ignore[operator]  # noqa: UP013 (computed field types)
+_EDGE_OUT = tuple[str, tuple[int, ...], tuple[str, ...]]  # callee, lines, hows (of one caller)
+
+# The tables of the model: each maps a name to its rows, typed to the last field, so that the
+# cache decodes (and validates) them into exactly what ``CodeModel`` expects.
+_TABLES: dict[str, Any] = {
+    "symbols": _row(Symbol),
+    "calls": tuple[_EDGE_OUT, ...],  # caller -> its edges, sorted by callee
+    "attributes": tuple[_row(AttributeAccess), ...],  # type: ignore[misc]
+    "keys": tuple[_row(KeyAccess), ...],  # type: ignore[misc]
+    "sites": tuple[_row(ResolvedCall), ...],  # type: ignore[misc]
+    "returns": tuple[_row(ReturnSite), ...],  # type: ignore[misc]
+}
+_TABLE_KEYS: dict[str, Any] = {"keys": tuple[str, ...]}
+
+_PLAIN = {
+    "source": tuple[str, str, str, str],
+    "called_by": dict[str, tuple[str, ...]],  # callee -> its callers, sorted
+    "nodes": dict[str, str],
+    "exports": tuple[tuple[str, str, str], ...],
+    "external_exports": tuple[tuple[str, str, str], ...],
+    "bases": dict[str, tuple[str, ...]],
+    "subclasses": dict[str, tuple[str, ...]],
+    "diagnostics": tuple[tuple[str, int, str], ...],
+}
+
+# The model's state: plain typed data, all of it decoded (what build_model makes, what the cache
+# stores) ...
+STATE = typing.TypedDict(  # type: ignore[operator]
     "STATE",
-    {
-        "source": tuple[str, str, str, str],
-        "symbols": dict[str, _row(Symbol)],  # type: ignore[misc]
-        "edges": list[tuple[str, str, tuple[int, ...], tuple[str, ...]]],
-        "nodes": dict[str, str],
-        "attributes": dict[str, tuple[_row(AttributeAccess), ...]],  # type: ignore[misc]
-        "keys": dict[tuple[str, ...], tuple[_row(KeyAccess), ...]],  # type: ignore[misc]
-        "sites": dict[str, tuple[_row(ResolvedCall), ...]],  # type: ignore[misc]
-        "returns": dict[str, tuple[_row(ReturnSite), ...]],  # type: ignore[misc]
-        "exports": tuple[tuple[str, str, str], ...],
-        "external_exports": tuple[tuple[str, str, str], ...],
-        "bases": dict[str, tuple[str, ...]],
-        "subclasses": dict[str, tuple[str, ...]],
-        "diagnostics": tuple[tuple[str, int, str], ...],
-    },
+    {**_PLAIN, **{name: dict[_TABLE_KEYS.get(name, str), row] for name, row in _TABLES.items()}},  # type: ignore[misc]
 )
+# ... and the same bytes decoded lazily: each table kept as MessagePack until a query reads it, then
+# its names, then each row the first time it is read.
+LAZY_STATE = msgspec.defstruct("LAZY_STATE", [*_PLAIN.items(), *((name, msgspec.Raw) for name in _TABLES)])
+
+
+class _SymbolHead(msgspec.Struct, array_like=True):
+    """The first fields of a symbol's row (the rest is skipped unread)."""
+
+    qualname: str
+    kind: str
+    path: str
+
+
+def named_files(state: Any) -> set[str] | None:
+    """The files the symbols of a :data:`LAZY_STATE` are in (the rest of each row is skipped);
+    ``None`` when the table is malformed."""
+    try:
+        heads = msgspec.msgpack.decode(state.symbols, type=dict[str, _SymbolHead])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return {head.path for head in heads.values()}
+
+
+class LazyRows(Mapping[K, V], Generic[K, V]):
+    """A table whose rows are decoded (and validated) the first time they are read."""
+
+    __slots__ = ("_decoded", "_encoded", "_index", "_key", "_row", "_table")
+
+    def __init__(self, table: str, encoded: msgspec.Raw, key: Any, row: Any) -> None:
+        self._table = table
+        self._encoded = encoded
+        self._key = key
+        self._row = row
+        self._index: dict[K, msgspec.Raw] | None = None  # name -> the row's MessagePack
+        self._decoded: dict[K, V] = {}
+
+    def _malformed(self, error: Exception) -> CacheError:
+        return CacheError(
+            f"the cached model's {self._table} table is malformed ({error})",
+            "delete the cache directory (or run with --no-cache): it was not written by this rlmap",
+        )
+
+    @property
+    def _rows(self) -> dict[K, msgspec.Raw]:
+        if self._index is None:
+            try:
+                self._index = msgspec.msgpack.decode(self._encoded, type=dict[self._key, msgspec.Raw])  # type: ignore[name-defined]
+            except (msgspec.DecodeError, msgspec.ValidationError) as error:
+                raise self._malformed(error) from None
+        return self._index
+
+    def __getitem__(self, key: K) -> V:
+        try:
+            return self._decoded[key]
+        except KeyError:
+            raw = self._rows[key]
+        try:
+            value: V = msgspec.msgpack.decode(raw, type=self._row)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise self._malformed(error) from None
+        self._decoded[key] = value
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 class CodeModel:
@@ -138,28 +234,35 @@ class CodeModel:
     def __init__(self, state: dict[str, Any]) -> None:
         self._state = state
         self.source = SourceInfo(*state["source"])
-        self._symbols: dict[str, tuple[Any, ...]] = state["symbols"]
-        self._edges: list[tuple[str, str, tuple[int, ...], tuple[str, ...]]] = state["edges"]
+        self._symbols: Mapping[str, tuple[Any, ...]] = state["symbols"]
+        self._calls: Mapping[str, tuple[tuple[str, tuple[int, ...], tuple[str, ...]], ...]] = state["calls"]
+        self._called_by: dict[str, tuple[str, ...]] = state["called_by"]
         self._nodes: dict[str, str] = state["nodes"]  # external / unresolved node kinds
-        self._attributes: dict[str, tuple[tuple[Any, ...], ...]] = state["attributes"]
-        self._keys: dict[tuple[str, ...], tuple[tuple[Any, ...], ...]] = state["keys"]
-        self._sites: dict[str, tuple[tuple[Any, ...], ...]] = state["sites"]
-        self._returns: dict[str, tuple[tuple[Any, ...], ...]] = state["returns"]
+        self._attributes: Mapping[str, tuple[tuple[Any, ...], ...]] = state["attributes"]
+        self._keys: Mapping[tuple[str, ...], tuple[tuple[Any, ...], ...]] = state["keys"]
+        self._sites: Mapping[str, tuple[tuple[Any, ...], ...]] = state["sites"]
+        self._returns: Mapping[str, tuple[tuple[Any, ...], ...]] = state["returns"]
         self._exports: tuple[tuple[str, str, str], ...] = state["exports"]
         self._external_exports: tuple[tuple[str, str, str], ...] = state["external_exports"]
         self.bases: dict[str, tuple[str, ...]] = state["bases"]
         self.subclasses: dict[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
-        self._out: dict[str, list[int]] | None = None
-        self._in: dict[str, list[int]] | None = None
         self._graph: Any = None  # networkx.DiGraph, imported only when a caller asks for it
         self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
         self._descendants: dict[str, list[str]] = {}
 
+    @classmethod
+    def from_cache(cls, state: Any) -> CodeModel:
+        """The model of a :data:`LAZY_STATE`: its tables decode row by row as queries read them."""
+        lazy = msgspec.structs.asdict(state)
+        for table, row in _TABLES.items():
+            lazy[table] = LazyRows(table, lazy[table], _TABLE_KEYS.get(table, str), row)
+        return cls(lazy)
+
     # -- persistence -----------------------------------------------------------------------
     @property
     def state(self) -> dict[str, Any]:
-        """Everything the model holds, as plain data of type :data:`STATE` (what the cache stores)."""
+        """Everything a built model holds, as plain data of type :data:`STATE` (what the cache stores)."""
         return self._state
 
     # -- symbols ---------------------------------------------------------------------------
@@ -194,39 +297,24 @@ class CodeModel:
         return self._nodes.get(qualname, "")
 
     # -- calls -----------------------------------------------------------------------------
-    def _adjacency(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-        if self._out is None or self._in is None:
-            out: dict[str, list[int]] = defaultdict(list)
-            into: dict[str, list[int]] = defaultdict(list)
-            for position, (caller, callee, _, _) in enumerate(self._edges):
-                out[caller].append(position)
-                into[callee].append(position)
-            self._out, self._in = dict(out), dict(into)
-        return self._out, self._in
-
-    def _edge(self, position: int) -> Edge:
-        return Edge(*self._edges[position])
-
     def callees(self, qualname: str) -> list[Edge]:
         """Outgoing edges in order of their first call-site line."""
-        out, _ = self._adjacency()
-        edges = [self._edge(position) for position in out.get(qualname, ())]
+        edges = [Edge(qualname, *row) for row in self._calls.get(qualname, ())]
         return sorted(edges, key=lambda edge: (edge.lines[0], edge.callee))
 
     def callers(self, qualname: str) -> list[Edge]:
-        _, into = self._adjacency()
-        edges = [self._edge(position) for position in into.get(qualname, ())]
+        edges = [edge for caller in self._called_by.get(qualname, ()) if (edge := self.edge(caller, qualname))]
         return sorted(edges, key=lambda edge: (edge.caller, edge.lines[0]))
 
     def edge(self, caller: str, callee: str) -> Edge | None:
-        out, _ = self._adjacency()
-        for position in out.get(caller, ()):
-            if self._edges[position][1] == callee:
-                return self._edge(position)
+        for row in self._calls.get(caller, ()):
+            if row[0] == callee:
+                return Edge(caller, *row)
         return None
 
     def edges(self) -> list[Edge]:
-        return [Edge(*raw) for raw in self._edges]  # stored sorted by (caller, callee)
+        """Every edge, sorted by (caller, callee)."""
+        return [Edge(caller, *row) for caller, rows in self._calls.items() for row in rows]
 
     def graph(self) -> Any:
         """The call graph as a networkx DiGraph (built on first use; networkx is imported here only,
@@ -239,8 +327,8 @@ class CodeModel:
                 graph.add_node(qualname, kind=raw[1])
             for name, kind in self._nodes.items():
                 graph.add_node(name, kind=kind)
-            for caller, callee, lines, how in self._edges:
-                graph.add_edge(caller, callee, lines=lines, how=how)
+            for edge in self.edges():
+                graph.add_edge(edge.caller, edge.callee, lines=edge.lines, how=edge.how)
             self._graph = graph
         return self._graph
 
@@ -289,6 +377,10 @@ class CodeModel:
 
 def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeModel:
     """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`."""
+    from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
+    from rlmap.model.assemble import as_tuple
+    from rlmap.model.resolve import Resolver, Target
+
     info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
@@ -302,11 +394,21 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
             symbols[qualname] = assemble.attribute_symbol(qualname, accesses, symbols)
     edges.mark_unknown(symbols)
     keys = assemble.group_keys(resolver, index)
+    calls: dict[str, list[tuple[str, tuple[int, ...], tuple[str, ...]]]] = defaultdict(list)
+    called_by: dict[str, list[str]] = defaultdict(list)
+    for caller, callee, call_lines, hows in edges.rows():  # sorted by (caller, callee)
+        calls[caller].append((callee, call_lines, hows))
+        called_by[callee].append(caller)
+
+    def _rows(records: typing.Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
+        return tuple(as_tuple(record) for record in records)
+
     return CodeModel(
         {
             "source": (info.package, info.version, info.commit, info.repo_url),
             "symbols": {name: as_tuple(symbols[name]) for name in sorted(symbols)},
-            "edges": edges.rows(),
+            "calls": {caller: tuple(rows) for caller, rows in calls.items()},
+            "called_by": {callee: tuple(callers) for callee, callers in sorted(called_by.items())},
             "nodes": dict(sorted(edges.nodes.items())),
             "attributes": {name: _rows(accesses) for name, accesses in attributes.items()},
             "keys": {key: _rows(sorted(found, key=assemble.access_order)) for key, found in sorted(keys.items())},
@@ -319,7 +421,3 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
             "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
         }
     )
-
-
-def _rows(records: typing.Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
-    return tuple(as_tuple(record) for record in records)

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlmap.index.cache import Cache, code_version, content_key
-from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_key, read_file
+from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_key, paused_gc, read_file
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
-from rlmap.model.codemodel import MODEL_MODULES, STATE, CodeModel, SourceInfo, build_model
+from rlmap.model.codemodel import LAZY_STATE, MODEL_MODULES, CodeModel, SourceInfo, build_model, named_files
 
 MODELS = "models"
 
@@ -63,19 +63,36 @@ def load_model(
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
     enabled = enabled_extensions(extensions)
     key, paths = _project_key(source, enabled)
-    cached = cache.get(MODELS, key, STATE)
+    cached = cache.get(MODELS, key, LAZY_STATE)
     if cached is not None:
         # Later stages read the files a model names: an entry (valid checksum or not) that names
         # anything but the files just hashed is not ours.
-        if {row[2] for row in cached["symbols"].values()} <= paths:
-            model = CodeModel(cached)
+        named = named_files(cached)
+        if named is not None and named <= paths:
+            model = CodeModel.from_cache(cached)
             model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
             return LoadedModel(model, None, source)
         cache.rejected += 1
-    index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
-    model = build_model(index, source)
-    cache.put(MODELS, key, model.state)
+    with paused_gc():  # records and the model are millions of objects without a cycle
+        index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
+        if progress:
+            progress("resolve", 0, len(index.modules))
+        model = build_model(index, source)
+        if progress:
+            progress("resolve", len(index.modules), len(index.modules))
+        cache.put(MODELS, key, model.state)
     return LoadedModel(model, index.stats, source)
+
+
+def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = ()) -> CodeModel | None:
+    """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
+    (for shell completion, which must answer at once or not at all)."""
+    key, paths = _project_key(source, enabled_extensions(extensions))
+    cached = cache.get(MODELS, key, LAZY_STATE)
+    if cached is None:
+        return None
+    named = named_files(cached)
+    return CodeModel.from_cache(cached) if named is not None and named <= paths else None
 
 
 def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:

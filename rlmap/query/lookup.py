@@ -9,13 +9,16 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.target import CERTAIN
-from rlmap.pages.curated import Term
+from rlmap.query.guards import readable_guard
+
+if TYPE_CHECKING:
+    from rlmap.pages.curated import Term
 
 
 def find_symbols(model: CodeModel, query: str) -> list[str]:
@@ -96,11 +99,37 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
         else:
             result["glossary"] = describe_term(model, term)
     if result is None:
+        close = similar_names(model, query)
         raise SymbolNotFound(
             f"'{query}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
-            "check the spelling, or search with a shorter suffix (e.g. 'rollout' or 'Collector.rollout')",
+            f"did you mean {' or '.join(repr(name) for name in close)}?"
+            if close
+            else "check the spelling, or search with a shorter suffix (e.g. 'rollout' or 'Collector.rollout')",
         )
     return result
+
+
+def completions(model: CodeModel, incomplete: str, limit: int = 200) -> list[str]:
+    """Names that complete ``incomplete``: full qualified names, or suffixes of as many parts
+    (``Collector.ro`` -> ``Collector.rollout``), sorted, at most ``limit``."""
+    depth = incomplete.count(".") + 1
+    found: set[str] = set()
+    for name in model.qualnames():
+        suffix = ".".join(name.split(".")[-depth:])
+        for candidate in (name, suffix):
+            if candidate.startswith(incomplete):
+                found.add(candidate)
+    return sorted(found)[:limit]
+
+
+def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
+    """Names spelled like ``query`` (``Colector.rollout`` -> ``Collector.rollout``), as short as the query."""
+    import difflib
+
+    query = query.strip()
+    depth = query.count(".") + 1
+    suffixes = {".".join(name.split(".")[-depth:]) for name in model.qualnames()}
+    return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
 
 
 def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
@@ -251,20 +280,35 @@ def _format_term(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_description(result: dict[str, Any]) -> str:
-    """Human-readable text for a :func:`describe` result."""
+Link = Callable[[str, str], str]  # (text, url) -> the text as a terminal hyperlink
+
+
+def _plain_link(text: str, url: str) -> str:
+    del url
+    return text
+
+
+def format_description(result: dict[str, Any], link: Link | None = None) -> str:
+    """Human-readable text for a :func:`describe` result.
+
+    Names in the symbol's own module are shown relative to it (``Collector._sync`` for
+    ``torchrl.collectors._single.Collector._sync``); rows are aligned in columns; an access
+    written twice on one line is one row; guards read as conditions (``x``, not
+    ``not (not x)``).  ``link`` turns ``path:line`` locations into terminal hyperlinks.
+    """
     if result.get("kind") == "glossary term":
         return _format_term(result)
     if result.get("glossary"):
         rest = {name: value for name, value in result.items() if name != "glossary"}
-        return _format_term(result["glossary"]) + "\n\n" + format_description(rest)
+        return _format_term(result["glossary"]) + "\n\n" + format_description(rest, link)
     if "ambiguous" in result:
         return _format_ambiguous(result)
     if result.get("kind") == "tensordict key":
         return _format_key(result)
-    lines = _symbol_header(result)
-    for section in (_accesses, _members, _constructed_by, _callers, _callees):
-        body = section(result)
+    report = _Report(result, link or _plain_link)
+    lines = report.header()
+    for section in (report.accesses, report.members, report.constructed_by, report.callers, report.callees):
+        body = section()
         if body:
             lines.extend(["", *body])
     if result.get("also_key"):
@@ -275,8 +319,8 @@ def format_description(result: dict[str, Any]) -> str:
 
 def _format_ambiguous(result: dict[str, Any]) -> str:
     lines = [f"'{result['query']}' matches {len(result['ambiguous'])} symbols:"]
-    for candidate in result["ambiguous"]:
-        lines.append(f"  {candidate['qualname']}  ({candidate['kind']}, {candidate['anchor']['location']})")
+    rows = [(c["qualname"], f"({c['kind']}, {c['anchor']['location']})") for c in result["ambiguous"]]
+    lines.extend(_table(rows))
     lines.append("Pass a longer suffix or the full qualified name.")
     if result.get("key"):
         lines.append("")
@@ -284,74 +328,142 @@ def _format_ambiguous(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _symbol_header(result: dict[str, Any]) -> list[str]:
-    """The name, kind, definition, signature, docstring, value, bases and subclasses of a symbol."""
-    definition = result["definition"]
-    lines = [f"{result['qualname']}  ({result['kind']})", f"  defined at  {definition['location']}"]
-    if definition["permalink"]:
-        lines.append(f"  permalink   {definition['permalink']}")
-    if "signature" in result:
-        lines.append(f"  signature   {result['signature']}")
-    if result["kind"] not in (ATTRIBUTE, VARIABLE):
-        doc = f"yes - {result['docstring']}" if result["documented"] else "no docstring"
-        lines.append(f"  docstring   {doc}")
-    if "value" in result:
-        lines.append(f"  value       {result['value']}")
-    if result.get("bases"):
-        lines.append(f"  bases       {', '.join(result['bases'])}")
-    subclasses = result.get("subclasses")
-    if subclasses:
-        more = " ..." if len(subclasses) > 8 else ""
-        lines.append(f"  subclasses  {len(subclasses)}: {', '.join(subclasses[:8])}{more}")
+def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str = "  ") -> list[str]:
+    """Rows as aligned columns (the last one free); a column is as wide as its widest cell, at most
+    its cap (``caps``, else 60): a longer cell pushes the rest of its row only."""
+    if not rows:
+        return []
+    count = max(len(row) for row in rows)
+    caps = [*caps, *[60] * count]
+    widths = [min(caps[i], max((len(row[i]) for row in rows if i < len(row)), default=0)) for i in range(count - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
+        lines.append((indent + "  ".join(cells)).rstrip())
     return lines
 
 
-def _listing(title: str, items: list[dict[str, Any]], line: Callable[[dict[str, Any]], str]) -> list[str]:
-    """``title (n):`` and one line per item."""
-    return [f"{title} ({len(items)}):", *map(line, items)]
+class _Report:
+    """The text of a symbol's :func:`describe_symbol` result."""
 
+    def __init__(self, result: dict[str, Any], link: Link) -> None:
+        self.result = result
+        self.link = link
+        qualname = result["qualname"]
+        module = result["definition"]["path"][:-3].replace("/", ".").removesuffix(".__init__")
+        self.module = module if module and qualname.startswith(module + ".") else ""
 
-def _accesses(result: dict[str, Any]) -> list[str]:
-    return _listing("accesses", result["accesses"], _access_line) if "accesses" in result else []
+    def name(self, qualname: str) -> str:
+        """``qualname`` relative to the symbol's module when it is in it."""
+        if self.module and qualname.startswith(self.module + "."):
+            return qualname[len(self.module) + 1 :]
+        return qualname
 
+    def where(self, location: str) -> str:
+        """``path:line``, or ``line N`` in the symbol's own file."""
+        path, _, line = location.rpartition(":")
+        return f"line {line}" if path == self.result["definition"]["path"] else location
 
-def _access_line(access: dict[str, Any]) -> str:
-    guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
-    value = f"  = {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
-    return f"  {access['kind']:<9} {access['location']:<48} {access['function']}{value}{guard}"
+    def header(self) -> list[str]:
+        """The name, kind, definition, signature, docstring, value, bases and subclasses of a symbol."""
+        result = self.result
+        definition = result["definition"]
+        kind = f"{result['kind']} in {self.module}" if self.module else result["kind"]
+        location = definition["location"]
+        if definition["permalink"]:
+            location = self.link(location, definition["permalink"])
+        lines = [f"{result['qualname']}  ({kind})", f"  defined at  {location}"]
+        if definition["permalink"] and self.link is _plain_link:
+            lines.append(f"  permalink   {definition['permalink']}")
+        if "signature" in result:
+            lines.append(f"  signature   {result['signature']}")
+        if result["kind"] not in (ATTRIBUTE, VARIABLE):
+            doc = f"yes - {result['docstring']}" if result["documented"] else "no docstring"
+            lines.append(f"  docstring   {doc}")
+        if "value" in result:
+            lines.append(f"  value       {result['value']}")
+        if result.get("bases"):
+            lines.append(f"  bases       {', '.join(map(self.name, result['bases']))}")
+        subclasses = result.get("subclasses")
+        if subclasses:
+            more = " ..." if len(subclasses) > 8 else ""
+            lines.append(f"  subclasses  {len(subclasses)}: {', '.join(map(self.name, subclasses[:8]))}{more}")
+        if self.module:
+            lines.append(f"  (names in {self.module} are shown relative to it)")
+        return lines
 
+    def accesses(self) -> list[str]:
+        if "accesses" not in self.result:
+            return []
+        rows: list[tuple[str, ...]] = []
+        counts: dict[tuple[str, ...], int] = {}
+        for access in self.result["accesses"]:
+            value = f"= {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
+            guards = " / ".join(readable_guard(guard) for guard in access["guards"])
+            row = (
+                access["kind"],
+                self.where(access["location"]),
+                self.name(access["function"]),
+                value,
+                f"[{guards}]" if guards else "",
+            )
+            if row not in counts:
+                rows.append(row)
+            counts[row] = counts.get(row, 0) + 1
+        shown = [self._counted(row, counts[row]) for row in rows]
+        return [f"accesses ({len(self.result['accesses'])}):", *_table(shown, caps=(9, 16, 40))]
 
-def _members(result: dict[str, Any]) -> list[str]:
-    return _listing("members", result["members"], _member_line) if result.get("members") else []
+    @staticmethod
+    def _counted(row: tuple[str, ...], count: int) -> tuple[str, ...]:
+        """Two accesses of one kind on one line (``self.x.a + self.x.b``) are one row, ``x2``."""
+        kind = f"{row[0]} x{count}" if count > 1 else row[0]
+        rest = " ".join(cell for cell in row[3:] if cell)
+        return (kind, row[1], row[2], rest) if rest else (kind, row[1], row[2])
 
+    def members(self) -> list[str]:
+        members = self.result.get("members")
+        if not members:
+            return []
+        rows = [
+            (
+                f"line {member['line']}",
+                member["name"],
+                f"[{member['kind']}]",
+                "" if member["documented"] or member["kind"] == ATTRIBUTE else "(no docstring)",
+            )
+            for member in members
+        ]
+        return [f"members ({len(members)}):", *_table(rows)]
 
-def _member_line(member: dict[str, Any]) -> str:
-    doc = "" if member["documented"] or member["kind"] == ATTRIBUTE else "  (no docstring)"
-    return f"  line {member['line']:<6} {member['name']}  [{member['kind']}]{doc}"
+    def constructed_by(self) -> list[str]:
+        edges = self.result.get("constructed_by")
+        if not edges:
+            return []
+        rows = [(self.name(edge["caller"]), f"line {_lines(edge['lines'])}") for edge in edges]
+        return [f"constructed by ({len(edges)}):", *_table(rows)]
 
+    def callers(self) -> list[str]:
+        """Callers of a function or method, even none; of an attribute or variable, only when some."""
+        result = self.result
+        if "callers" not in result or not (result["callers"] or result["kind"] not in (ATTRIBUTE, VARIABLE)):
+            return []
+        rows = [
+            (self.name(edge["caller"]), f"line {_lines(edge['lines'])}", f"[{', '.join(edge['how'])}]")
+            for edge in result["callers"]
+        ]
+        return [f"callers ({len(result['callers'])}):", *_table(rows, caps=(60, 16))]
 
-def _constructed_by(result: dict[str, Any]) -> list[str]:
-    if not result.get("constructed_by"):
-        return []
-    return _listing("constructed by", result["constructed_by"], lambda e: f"  {e['caller']}  line {_lines(e['lines'])}")
-
-
-def _callers(result: dict[str, Any]) -> list[str]:
-    """Callers of a function or method, even none; of an attribute or variable, only when some."""
-    if "callers" not in result or not (result["callers"] or result["kind"] not in (ATTRIBUTE, VARIABLE)):
-        return []
-    return _listing(
-        "callers", result["callers"], lambda e: f"  {e['caller']}  line {_lines(e['lines'])}  [{', '.join(e['how'])}]"
-    )
-
-
-def _callees(result: dict[str, Any]) -> list[str]:
-    return _listing("callees", result["callees"], _callee_line) if result["callees"] else []
-
-
-def _callee_line(edge: dict[str, Any]) -> str:
-    marker = "" if edge["certain"] or "unresolved" in edge["how"] else "  (inferred)"
-    return f"  line {_lines(edge['lines']):<12} {edge['callee']}  [{', '.join(edge['how'])}]{marker}"
+    def callees(self) -> list[str]:
+        edges = self.result["callees"]
+        if not edges:
+            return []
+        rows = []
+        for edge in edges:
+            marker = "" if edge["certain"] or "unresolved" in edge["how"] else "(inferred)"
+            rows.append(
+                (f"line {_lines(edge['lines'])}", self.name(edge["callee"]), f"[{', '.join(edge['how'])}]", marker)
+            )
+        return [f"callees ({len(edges)}):", *_table(rows, caps=(16, 60, 14))]
 
 
 def _format_key(result: dict[str, Any]) -> str:
@@ -365,7 +477,7 @@ def _format_key(result: dict[str, Any]) -> str:
         lines.append("")
         lines.append(f"{title} ({len(selected)}):")
         for access in selected:
-            guard = f"  [{' / '.join(access['guards'])}]" if access["guards"] else ""
+            guard = f"  [{' / '.join(map(readable_guard, access['guards']))}]" if access["guards"] else ""
             how = f"{access['how']} ({access['via']})" if access.get("via") else access["how"]
             lines.append(f"  {how:<10} {access['location']:<52} {access['function']}{guard}")
     return "\n".join(lines)

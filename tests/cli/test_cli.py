@@ -19,18 +19,18 @@ def fixture_args(*args: str) -> list[str]:
 def test_show_method_on_fixture(run: Run) -> None:
     code, out, err = run("show", *fixture_args("Collector.rollout"))
     assert (code, err) == (0, "")
-    assert "pkg.collector.Collector.rollout  (method)" in out
+    assert "pkg.collector.Collector.rollout  (method in pkg.collector)" in out
     assert "defined at  pkg/collector.py:47" in out
-    assert "pkg.envs.base.Env.step_and_maybe_reset  [annotation]  (inferred)" in out
-    assert "line 53" in out
-    assert "pkg.collector.BaseCollector._sync  [attribute]" in out
+    assert "(names in pkg.collector are shown relative to it)" in out
+    assert "  line 51          pkg.envs.base.Env.step_and_maybe_reset  [annotation]    (inferred)\n" in out
+    assert "  line 53          BaseCollector._sync                     [attribute]     (inferred)\n" in out
+    assert "  BaseCollector.collect  line 34  [override]\n" in out  # a caller, relative to the module
 
 
 def test_show_attribute_lists_writes_with_guards(run: Run) -> None:
     code, out, _ = run("show", *fixture_args("_carrier"))
     assert code == 0
-    assert "write     pkg/collector.py:49" in out
-    assert '= self.env.reset()  [if self.mode == "recurrent"]' in out
+    assert '  write  line 49  Collector.rollout   = self.env.reset() [if self.mode == "recurrent"]\n' in out
 
 
 def test_show_json_is_stable_and_complete(run: Run) -> None:
@@ -100,7 +100,7 @@ def test_graph_dot_is_deterministic(run: Run) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["graph", "--format", "xml"], "unknown --format 'xml'"),
+        (["graph", "--format", "xml"], "Invalid value for '--format': 'xml' is not one of 'json', 'dot'"),
         (["show", "--nope", "x"], "No such option"),
         (["show"], "Missing argument"),
         (["show", "x", "--source", "/definitely/not/here"], "source path '/definitely/not/here' does not exist"),
@@ -174,9 +174,49 @@ def test_console_script_process_has_no_traceback(tmp_path: Path) -> None:
 def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> None:
     code, out, _ = run("show", "Collector.rollout", "--cache-dir", str(torchrl_cache), "-q")
     assert code == 0
-    assert "torchrl.collectors._single.Collector.rollout  (method)" in out
+    assert "torchrl.collectors._single.Collector.rollout  (method in torchrl.collectors._single)" in out
     assert "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/collectors/_single.py#L2030" in out
-    assert "torchrl.collectors._single.Collector._update_traj_ids  [self]" in out
+    assert " Collector._update_traj_ids " in out
+    assert "torchrl.collectors._single.Collector._update_traj_ids" not in out  # relative to its module
+    assert "not (not " not in out
+
+
+def test_show_suggests_a_name_spelled_alike(run: Run) -> None:
+    code, out, err = run("show", *fixture_args("Colector.rollout"))
+    assert (code, out) == (2, "")
+    assert "did you mean 'Collector.rollout'" in err
+
+
+@pytest.mark.parametrize(
+    ("recorded", "shown"),
+    [
+        ("not (not self.track_traj_ids)", "self.track_traj_ids"),
+        ("not (self.env_device is not None)", "self.env_device is None"),
+        ("not (a == b)", "a != b"),
+        ("else (not (self._cast_to_env_device))", "else: not self._cast_to_env_device"),
+        ("if not (not x)", "if x"),
+        ("not (a and b)", "not (a and b)"),
+        ("for t in range(3)", "for t in range(3)"),
+        ("not (cut off...", "not (cut off..."),
+    ],
+)
+def test_guards_read_as_conditions(recorded: str, shown: str) -> None:
+    from rlmap.query.guards import readable_guard
+
+    assert readable_guard(recorded) == shown
+
+
+def test_hyperlinks_only_where_the_terminal_shows_them() -> None:
+    from rlmap.terminal import hyperlink, supports_hyperlinks
+
+    assert supports_hyperlinks(True, {"TERM_PROGRAM": "WezTerm"})
+    assert not supports_hyperlinks(False, {"TERM_PROGRAM": "WezTerm"})  # a pipe, a file, a CI log
+    assert not supports_hyperlinks(True, {"TERM_PROGRAM": "WezTerm", "TMUX": "/tmp/tmux"})
+    assert not supports_hyperlinks(True, {"TERM": "xterm-256color"})
+    assert supports_hyperlinks(False, {"FORCE_HYPERLINK": "1"})
+    url = "https://github.com/pytorch/rl/blob/v0.14.1/x.py#L2"
+    assert hyperlink("x.py:2", url) == f"\x1b]8;;{url}\x1b\\x.py:2\x1b]8;;\x1b\\"
+    assert hyperlink("x.py:2", "https://evil\x1b]0;title\x07") == "x.py:2"  # no sequence from a URL
 
 
 def test_show_and_graph_never_import_networkx_or_libcst_when_warm(tmp_path: Path) -> None:
@@ -223,3 +263,60 @@ def test_help_keeps_its_text(run: Run, command: str) -> None:
     assert "<bool>" not in out
     if command in ("generate", "audit"):
         assert "[tool.rlmap]" in out
+
+
+def test_root_help_lists_the_commands_in_the_readmes_order(run: Run) -> None:
+    from rlmap.cli.common import COMMAND_ORDER
+
+    code, out, _ = run("--help")
+    assert code == 0
+    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert {"generate", "audit", "show", "graph"} <= set(listed)
+    assert listed == [name for name in COMMAND_ORDER if name in listed]
+
+
+@pytest.mark.parametrize("command", ["generate", "show", "graph"])
+def test_help_names_values_not_types(run: Run, command: str) -> None:
+    """Metavars say what to pass (``NAME``, ``PATH``, ``DIR``, ``N``); closed sets list their choices."""
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    assert "{" not in out.splitlines()[0]  # the usage line: ``NAME``, not ``{name}``
+    assert "--source PATH" in out
+    assert "-j, --jobs N" in out
+    if command == "show":
+        assert out.splitlines()[0].endswith("show [OPTIONS] NAME")
+    if command == "graph":
+        assert "--format <json|dot>" in out
+
+
+def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:
+    from rlmap.cli import common
+
+    lines: list[str] = []
+    now = [0.0]
+    report = common._PlainProgress()
+    report._clock = lambda: now[0]
+    report._start = 0.0
+    original = common.say_progress
+    common.say_progress = lines.append  # type: ignore[assignment]
+    try:
+        report("index", 0, 40)  # in the first second: nothing (a warm run says nothing)
+        now[0] = 2.0
+        for done in range(41):
+            report("index", done, 40)
+        now[0] = 5.0
+        report("resolve", 0, 40)
+        report("resolve", 40, 40)
+        report("render", 0, 0)
+    finally:
+        common.say_progress = original
+    assert lines == [
+        "index 0/40 files (2.0 s)",
+        "index 10/40 files (2.0 s)",
+        "index 20/40 files (2.0 s)",
+        "index 30/40 files (2.0 s)",
+        "index 40/40 files (2.0 s)",
+        "resolve 0/40 modules (5.0 s)",
+        "resolve 40/40 modules (5.0 s)",
+        "render (5.0 s)",
+    ]

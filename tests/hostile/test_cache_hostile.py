@@ -162,3 +162,22 @@ def test_an_intact_entry_naming_files_outside_the_tree_is_rejected(tmp_path: Pat
     code, again, err = run(*args)
     assert (code, again) == (0, expected)
     assert "rlmap: note: ignored 1 unusable cache entry" in err
+
+
+def test_an_intact_model_entry_with_a_malformed_row_is_a_clear_error(tmp_path: Path, run: Run) -> None:
+    """Rows of a cached model are decoded when a query reads them: a crafted row of the wrong
+    type (behind a correct checksum) is ``rlmap: error`` naming the cache, never a traceback."""
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    args = ["show", "Collector.rollout", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir)]
+    code, _, _ = run(*args, "-q")
+    assert code == 0
+    (entry,) = (cache_dir / "models").rglob("*.msgpack")
+    state = msgspec.msgpack.decode(entry.read_bytes()[46:])
+    state["calls"]["pkg.collector.Collector.rollout"] = [["not", "an", "edge"]]
+    entry.write_bytes(encode_entry(state))
+    code, _, err = run(*args, "-q")
+    assert code == 2
+    assert err.startswith("rlmap: error: the cached model's calls table is malformed")
+    assert "delete the cache directory (or run with --no-cache)" in err
+    assert "Traceback" not in err

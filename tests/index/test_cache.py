@@ -89,3 +89,23 @@ def test_the_cache_key_covers_every_module_extraction_imports() -> None:
     assert {path.stem for path in (package / "index").glob("*.py")} - not_extracting == {
         module.removeprefix("index.") for module in EXTRACTION_MODULES
     }
+
+
+def test_a_cached_model_reads_rows_lazily_and_answers_like_the_built_one(tmp_path: Path) -> None:
+    from rlmap.model import assemble, codemodel
+
+    source = locate_source(copy_fixture(tmp_path), package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    built = load_model(source, cache, jobs=1).model
+    warm = load_model(source, cache, jobs=1).model
+    assert isinstance(warm._symbols, codemodel.LazyRows)  # from the cache: rows decode on demand
+    assert (codemodel.EXTERNAL, codemodel.UNRESOLVED) == (assemble.EXTERNAL, assemble.UNRESOLVED)
+    for name in built.qualnames():
+        assert warm.symbol(name) == built.symbol(name)
+        assert warm.callers(name) == built.callers(name)
+        assert warm.callees(name) == built.callees(name)
+        assert warm.call_sites(name) == built.call_sites(name)
+        assert warm.attribute_accesses(name) == built.attribute_accesses(name)
+        assert warm.returns(name) == built.returns(name)
+    assert warm.edges() == built.edges()
+    assert list(warm.qualnames()) == list(built.qualnames())

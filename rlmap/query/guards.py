@@ -1,0 +1,67 @@
+"""Guards as a person reads them: ``not (not x)`` is ``x``, ``not (a is None)`` is ``a is not None``.
+
+The index records each guard as written, with ``not (...)`` around the test of the branch not
+taken (``else``, the code after an ``if`` that returns).  :func:`readable_guard` undoes the
+double negations and folds a negated comparison into its operator, for ``rlmap show``'s text
+only (JSON keeps the guards as recorded).  Anything it cannot parse is left as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# A comparison operator and its negation (``not (a == b)`` is ``a != b``).
+_NEGATED = {"==": "!=", "!=": "==", "is": "is not", "is not": "is", "in": "not in", "not in": "in"}
+_OPERATOR = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+# Expressions that need no parentheses after ``not``.
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+
+
+def _parse(text: str) -> ast.expr | None:
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _segment(text: str, node: ast.AST) -> str:
+    return ast.get_source_segment(text, node) or ast.unparse(node)
+
+
+def simplified(text: str) -> str:
+    """An expression's text with its double negations and negated comparisons folded."""
+    node = _parse(text)
+    if node is None:
+        return text
+    text = text.strip()
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return negated(_segment(text, node.operand))
+    return text
+
+
+def negated(text: str) -> str:
+    """``not text``, simplified: ``not (not x)`` -> ``x``; ``not (a is None)`` -> ``a is not None``."""
+    node = _parse(text)
+    text = text.strip()
+    if node is None:
+        return f"not ({text})"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return simplified(_segment(text, node.operand))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPERATOR:
+        left, right = _segment(text, node.left), _segment(text, node.comparators[0])
+        return f"{left} {_NEGATED[_OPERATOR[type(node.ops[0])]]} {right}"
+    if isinstance(node, _ATOMS):
+        return f"not {text}"
+    return f"not ({text})"
+
+
+def readable_guard(guard: str) -> str:
+    """One recorded guard (``if x``, ``elif x``, ``not (x)``, ``else (not (x))``, ``for ...``), simplified."""
+    for head in ("if ", "elif ", "while "):
+        if guard.startswith(head):
+            return head + simplified(guard[len(head) :])
+    if guard.startswith("else (") and guard.endswith(")"):
+        return "else: " + simplified(guard[len("else (") : -1])
+    if guard.startswith("not (") and guard.endswith(")") and _parse(guard) is not None:
+        return simplified(guard)
+    return guard

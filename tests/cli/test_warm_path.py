@@ -1,0 +1,77 @@
+"""The warm path stays light: a ``show`` answered from the cache imports no parser, no resolver,
+no graph library (what it imports is what it costs: issue 15's warm figures)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import FIXTURES
+
+REPO = Path(__file__).resolve().parents[2]
+_PROBE = """
+import sys
+from rlmap.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(name for name in sys.modules if name.split(".")[0] in ("libcst", "networkx", "jinja2")
+               or name in ("rlmap.model.resolve", "rlmap.index.extract", "concurrent.futures.process"))
+print("HEAVY:" + ",".join(heavy))
+sys.exit(code)
+"""
+
+
+def _show(root: Path, cache: Path) -> tuple[int, list[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = ["show", "pkg.collector.Collector.rollout", "--source", str(root), "--package", "pkg"]
+    args += ["--cache-dir", str(cache), "-q"]
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=300,
+    )
+    line = next(line for line in done.stdout.splitlines() if line.startswith("HEAVY:"))
+    return done.returncode, [name for name in line[len("HEAVY:") :].split(",") if name], done.stderr
+
+
+def test_a_warm_show_imports_no_parser_resolver_or_graph_library(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    cache = tmp_path / "cache"
+    code, cold, err = _show(root, cache)
+    assert code == 0, err
+    assert "libcst" in cold  # the cold run parses: the probe sees what it imports
+    code, warm, err = _show(root, cache)
+    assert code == 0, err
+    assert warm == [], f"a warm show imported {warm}"
+
+
+def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    cache = tmp_path / "cache"
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} Collector.ro"
+
+    def complete() -> list[str]:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "_RLMAP_COMPLETE": "complete_bash"}
+        env |= {"COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+        done = subprocess.run(
+            [sys.executable, "-m", "rlmap"], check=False, capture_output=True, text=True, env=env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert complete() == []  # nothing cached: completion parses nothing, offers nothing
+    assert not (cache / "files").exists()
+    code, _, err = _show(root, cache)
+    assert code == 0, err
+    assert complete() == ["Collector.rollout"]
