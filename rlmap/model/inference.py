@@ -77,6 +77,15 @@ class TypeInference(ClassHierarchy):
     def _attribute_type_uncached(self, cls: str, attribute: str) -> Target | None:
         member = self.member(cls, attribute)
         if member is not None and self.symbols[member].kind == PROPERTY:
+            # ``tensor_keys: _AcceptedKeys`` in a subclass narrows what the inherited property returns
+            declared = first_in_mro(
+                self.bases,
+                cls,
+                self._type_memo[attribute + " (declared)"],
+                lambda owner: self._declared_attribute_type(owner, attribute),
+            )
+            if declared is not None:
+                return declared
             returns = self.symbols[member].returns
             if returns:
                 return self.class_from_annotation(self.module_of(member), member, returns)
@@ -135,7 +144,8 @@ class TypeInference(ClassHierarchy):
             if symbol is None:
                 continue
             if target.how == "constructor":
-                cls = target.qualname if symbol.kind == CLASS else target.qualname.rpartition(".")[0]
+                # ``C()`` is a ``C``, whichever base defines the ``__init__`` it runs
+                cls = target.cls or (target.qualname if symbol.kind == CLASS else target.qualname.rpartition(".")[0])
                 return Target(cls, "assignment")
             if symbol.returns:
                 found = self.class_from_annotation(self.module_of(target.qualname), target.qualname, symbol.returns)

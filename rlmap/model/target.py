@@ -32,6 +32,7 @@ class Target:
     qualname: str
     how: str
     external: bool = False
+    cls: str = ""  # constructors: the class instantiated (``qualname`` may be an inherited ``__init__``)
 
 
 def unresolved(text: str) -> Target:
