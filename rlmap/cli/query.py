@@ -74,7 +74,9 @@ def graph(
             "--scope", help="Keep callers whose qualified name starts with PREFIX (repeatable).", show_default=False
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="json or dot.")] = "json",
+    output_format: Annotated[
+        str, typer.Option("--format", help="json, dot, or pycg (PyCG's {caller: [callees]} JSON).")
+    ] = "json",
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
@@ -84,16 +86,18 @@ def graph(
     config: common.ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
-    from rlmap.query.graphdump import graph_dot, graph_json
+    from rlmap.query.graphdump import graph_dot, graph_json, graph_pycg
 
-    if output_format not in ("json", "dot"):
-        raise UsageError(f"unknown --format '{output_format}'", "use --format json or --format dot")
+    if output_format not in ("json", "dot", "pycg"):
+        raise UsageError(f"unknown --format '{output_format}'", "use --format json, dot or pycg")
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     scopes = tuple(scope or ())
     if output_format == "json":
         typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
+    elif output_format == "pycg":
+        typer.echo(json.dumps(graph_pycg(loaded.model, scopes), indent=1, sort_keys=True))
     else:
         typer.echo(graph_dot(loaded.model, scopes), nl=False)
     raise typer.Exit(int(common.report_diagnostics(loaded.model.diagnostics)))
