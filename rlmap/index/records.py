@@ -127,6 +127,19 @@ class LocalBinding:
 
 
 @dataclass(frozen=True, slots=True)
+class Flow:
+    """One statement of a module's value-flow summary (see :mod:`rlmap.index.summaries`)."""
+
+    op: str
+    target: str
+    source: str = ""
+    name: str = ""
+    args: tuple[str, ...] = ()
+    line: int = 0
+    scope: str = ""  # the function (or module) it is written in: a call's caller
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """A file that could not be (fully) read; reported as ``path:line: message``."""
 
@@ -155,6 +168,7 @@ class ModuleIndex:
     exports: tuple[str, ...] | None = None  # ``__all__`` when it is a literal list
     diagnostics: tuple[Diagnostic, ...] = ()
     position_fallback: bool = False  # lines came from libcst's PositionProvider
+    flow: tuple[Flow, ...] = ()  # the value-flow summary (rlmap.index.summaries)
 
 
 def format_key(key: tuple[str, ...]) -> str:

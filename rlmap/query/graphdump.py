@@ -83,6 +83,8 @@ def _pycg_name(model: CodeModel, qualname: str) -> str | None:
         return None
     if kind == "class":
         return None  # PyCG names a constructor call by the ``__init__`` it runs, and none is defined
+    if kind in ("variable", "attribute"):
+        return None  # a variable called: PyCG names the function it holds, when it is known
     if qualname.startswith("builtins."):
         return "<builtin>." + qualname.removeprefix("builtins.")
     return qualname
