@@ -3,7 +3,7 @@
 Flow-insensitive: what a module *can* do with values, not in what order.  Every expression that
 may carry a function, a class, an instance, a module or a container is lowered to a variable
 (``scope.name`` for a name, ``scope.$N`` for an intermediate value), and each statement becomes
-one :class:`~rlmap.index.records.Flow`:
+one :class:`~rlmap.index.records.Flow` (stored as the tuple of its fields):
 
 =============  ===========================================================================
 op             meaning
@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from rlmap.index.records import Flow
+from rlmap.index.records import FlowRow
 
 RETURN = "<return>"
 _RECURSION = 6000  # nesting is capped at 500 levels before this runs (rlmap.index.decode)
@@ -52,8 +51,9 @@ class _Scope:
     lambdas: int = 0
 
 
-def summarize(tree: ast.Module, module: str, is_package: bool) -> tuple[Flow, ...]:
-    """The value-flow statements of one parsed module (empty when it nests too deep to walk)."""
+def summarize(tree: ast.Module, module: str, is_package: bool) -> tuple[FlowRow, ...]:
+    """The value-flow statements of one parsed module, as :class:`~rlmap.index.records.Flow` rows
+    (empty when it nests too deep to walk)."""
     summary = _Summary(module)
     summary.is_package = is_package
     limit = sys.getrecursionlimit()
@@ -68,37 +68,144 @@ def summarize(tree: ast.Module, module: str, is_package: bool) -> tuple[Flow, ..
 
 
 def _bound_names(body: list[ast.stmt], args: ast.arguments | None = None) -> tuple[set[str], set[str], set[str]]:
-    """(locals, globals, nonlocals) of a scope: every name its own code binds."""
+    """(locals, globals, nonlocals) of a scope: every name its own statements bind.
+
+    Statements only, and of expressions only assignment targets: a walrus deep in an
+    expression is not seen (its name is then read as a global), which keeps this walk a
+    fraction of the tree.
+    """
     local: set[str] = set()
     declared_global: set[str] = set()
     declared_nonlocal: set[str] = set()
     if args is not None:
         local.update(arg.arg for arg in _all_args(args))
     stack: list[ast.AST] = list(body)
+    targets: list[ast.expr] = []
     while stack:
         node = stack.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-            local.add(node.name)
-            stack.extend(node.decorator_list)
-            if isinstance(node, ast.ClassDef):
-                stack.extend(node.bases)
+        kind = type(node)
+        if kind in _SCOPES:
+            local.add(node.name)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Global):
-            declared_global.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            declared_nonlocal.update(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            local.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
+        if kind is ast.Assign:
+            targets.extend(node.targets)  # type: ignore[attr-defined]
+        elif kind in _ONE_TARGET:
+            targets.append(node.target)  # type: ignore[attr-defined]
+        elif kind in _WITH:
+            targets.extend(item.optional_vars for item in node.items if item.optional_vars is not None)  # type: ignore[attr-defined]
+        elif kind is ast.Global:
+            declared_global.update(node.names)  # type: ignore[attr-defined]
+        elif kind is ast.Nonlocal:
+            declared_nonlocal.update(node.names)  # type: ignore[attr-defined]
+        elif kind in _IMPORTS:
+            for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
                     local.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            local.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
+        elif kind in _NAMED and node.name:  # type: ignore[attr-defined]
+            local.add(node.name)  # type: ignore[attr-defined]
+        for name in _BODIES.get(kind, ()):
+            stack.extend(getattr(node, name))
+    while targets:
+        target = targets.pop()
+        if type(target) is ast.Name:
+            local.add(target.id)
+        elif type(target) in (ast.Tuple, ast.List):
+            targets.extend(target.elts)  # type: ignore[attr-defined]
+        elif type(target) is ast.Starred:
+            targets.append(target.value)  # type: ignore[attr-defined]
     return local - declared_global - declared_nonlocal, declared_global, declared_nonlocal
+
+
+# Builtins whose value and result carry no function, class or container the solver follows.
+_INERT_BUILTINS = frozenset(
+    {
+        "len",
+        "isinstance",
+        "issubclass",
+        "hasattr",
+        "callable",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "bytes",
+        "repr",
+        "hash",
+        "id",
+        "abs",
+        "round",
+        "sum",
+        "any",
+        "all",
+        "range",
+        "print",
+        "format",
+        "ord",
+        "chr",
+        "hex",
+        "bin",
+        "oct",
+        "divmod",
+        "pow",
+        "type",
+        "object",
+        "None",
+        "True",
+        "False",
+        "NotImplemented",
+        "ValueError",
+        "TypeError",
+        "KeyError",
+        "RuntimeError",
+        "AttributeError",
+        "IndexError",
+        "NotImplementedError",
+        "AssertionError",
+        "StopIteration",
+        "Exception",
+        "ImportError",
+        "slice",
+        "Ellipsis",
+        "vars",
+        "dir",
+        "open",
+        "globals",
+        "locals",
+        "bytearray",
+        "memoryview",
+        "complex",
+    }
+)
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    return [node.id for node in ast.walk(target) if isinstance(node, ast.Name)]
+
+
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_ONE_TARGET = frozenset({ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor})
+_WITH = frozenset({ast.With, ast.AsyncWith})
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_NAMED = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar})
+# The statement lists inside each compound statement (and a ``match``'s patterns, which bind names).
+_BODIES: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",),
+    ast.match_case: ("pattern", "body"),
+    ast.MatchAs: ("pattern",),
+    ast.MatchOr: ("patterns",),
+    ast.MatchSequence: ("patterns",),
+    ast.MatchMapping: ("patterns",),
+    ast.MatchClass: ("patterns", "kwd_patterns"),
+}
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
@@ -159,7 +266,7 @@ class _Summary:
 
     def __init__(self, module: str) -> None:
         self.module_name = module
-        self.facts: list[Flow] = []
+        self.facts: list[FlowRow] = []
         self.scopes: list[_Scope] = []
         self.temps = 0
 
@@ -167,11 +274,12 @@ class _Summary:
     def emit(
         self, op: str, target: str, source: str = "", name: str = "", args: tuple[str, ...] = (), line: int = 0
     ) -> None:
-        self.facts.append(Flow(op, target, source, name, args, line, self.caller()))
+        self.facts.append((op, target, source, name, args, line, self.caller()))
 
     def temp(self) -> str:
+        """A fresh intermediate variable, unique in the whole program (``pkg.mod.$7``)."""
         self.temps += 1
-        return f"{self.scope.qualname}.${self.temps}"
+        return f"{self.module_name}.${self.temps}"
 
     @property
     def scope(self) -> _Scope:
@@ -210,7 +318,7 @@ class _Summary:
 
     # -- scopes ------------------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
-        local, _, _ = _bound_names(tree.body)
+        local = _bound_names(tree.body)[0]
         self.scopes.append(_Scope(self.module_name, "module", local))
         self.statements(tree.body)
 
@@ -230,8 +338,6 @@ class _Summary:
                 if value:
                     self.emit("copy", f"{qualname}.{RETURN}", value)
             else:
-                if any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in _own_nodes(node.body)):
-                    self.emit("value", f"{qualname}.{RETURN}", f"new:{qualname}.<generator>")
                 self.statements(node.body)
         finally:
             self.scopes.pop()
@@ -273,6 +379,9 @@ class _Summary:
     ) -> None:
         """``name = d1(d2(f))``: each decorator called on the one below it, innermost first."""
         target = self.assigned(node.name)
+        if not decorators:
+            self.emit("value", target, value)
+            return
         current = self.temp()
         self.emit("value", current, value)
         original = current
@@ -294,7 +403,7 @@ class _Summary:
         for keyword in node.keywords:
             self.expression(keyword.value)
         decorators = [self.expression(decorator) for decorator in node.decorator_list]
-        local, _, _ = _bound_names(node.body)
+        local = _bound_names(node.body)[0]
         self.scopes.append(_Scope(qualname, "class", local))
         try:
             self.statements(node.body)
@@ -461,6 +570,8 @@ class _Summary:
             found = self.temp()
             self.emit("elem_load", found, obj, _key(node.slice))
             return found
+        if isinstance(node, ast.Tuple) and all(type(element) is ast.Constant for element in node.elts):
+            return None  # ``(1, 2)``: an immutable container of constants carries nothing
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return self.container(
                 node, [(str(i) if not isinstance(node, ast.Set) else "", e) for i, e in enumerate(node.elts)]
@@ -503,15 +614,20 @@ class _Summary:
         return None
 
     def yielded(self, value: str | None) -> None:
+        """A ``yield``: the function returns a generator, whose elements are what it yields."""
+        generator = f"new:{self.caller()}.<generator>"
+        self.emit("value", f"{self.caller()}.{RETURN}", generator)
         if value:
-            generator = self.temp()
-            self.emit("value", generator, f"new:{self.caller()}.<generator>")
-            self.emit("elem_store", generator, value, "")
+            holder = self.temp()
+            self.emit("value", holder, generator)
+            self.emit("elem_store", holder, value, "")
 
     def name(self, name: str) -> str | None:
         variable = self.variable(name)
         if variable is not None:
             return variable
+        if name in _INERT_BUILTINS:
+            return None  # ``len``, ``isinstance``: nothing to follow (a module shadowing one binds it)
         found = self.temp()
         self.emit("ref", found, f"{self.module_name}.{name}", name)
         return found
@@ -560,6 +676,7 @@ class _Summary:
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> str:
         for generator in node.generators:
             iterable = self.expression(generator.iter)
+            self.scope.local.update(_target_names(generator.target))  # read in the comprehension
             self.assign(generator.target, self.element(iterable, generator.iter))
             for condition in generator.ifs:
                 self.expression(condition)
@@ -574,7 +691,7 @@ class _Summary:
                 self.emit("elem_store", found, value, "")
         return found
 
-    def call(self, node: ast.Call) -> str:
+    def call(self, node: ast.Call) -> str | None:
         func = self.expression(node.func)
         args: list[str] = []
         for arg in node.args:
@@ -599,18 +716,9 @@ class _Summary:
                 args.append("**" + part)
             else:
                 args.append(f"{keyword.arg}={value}")
+        if not func:
+            return None  # a callee that holds nothing the solver follows: no call to record
         found = self.temp()
         line = node.func.end_lineno or node.lineno
-        self.emit("call", found, func or "", callee_text(node.func), tuple(args), line)
+        self.emit("call", found, func, callee_text(node.func), tuple(args), line)
         return found
-
-
-def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """The nodes of a function body outside its nested functions, classes and lambdas."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))

@@ -75,6 +75,14 @@ _CALLBACKS: dict[str, tuple[str, str]] = {
 # Builtins whose result holds the elements of their first argument (a copy of the container).
 _PASS_CONTAINER = frozenset(
     {
+        "torch.nn.ModuleList",
+        "torch.nn.ModuleDict",
+        "torch.nn.Sequential",
+        "torch.nn.modules.container.ModuleList",
+        "torch.nn.modules.container.ModuleDict",
+        "collections.deque",
+        "collections.OrderedDict",
+        "builtins.dict",
         "builtins.list",
         "builtins.tuple",
         "builtins.set",
@@ -109,8 +117,9 @@ class ValueFlow:
         self.decorated: list[Flow] = []
         self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
         self._mro: dict[str, tuple[str, ...]] = {}
+        self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
         self._keep: list[Flow] = []
-        facts = [fact for module in modules for fact in module.flow]
+        facts = [Flow(*row) for module in modules for row in module.flow]
         for fact in facts:
             if fact.op == "params":
                 self.params[fact.target] = fact.args
@@ -119,7 +128,7 @@ class ValueFlow:
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
             missing = [fact for fact in self.decorated if not self._internal(self.points.get(fact.source, ()))]
-            self.decorated = [fact for fact in self.decorated if fact not in missing]
+            self.decorated = [fact for fact in self.decorated if self._internal(self.points.get(fact.source, ()))]
             if not missing:
                 break
             for fact in missing:
@@ -247,7 +256,7 @@ class ValueFlow:
             self.reference(f"{rest}.{name}", "", target)
             self.copy(f"{rest}.{name}", target)
         elif kind == "new":
-            self.add(target, (f"cm:{rest}|{name}",))
+            self.add(target, (f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",))
         elif kind == "super":
             cls, _, receiver = rest.partition("|")
             order = self.class_mro(cls)
@@ -260,18 +269,36 @@ class ValueFlow:
 
     def load_member(self, cls: str, name: str, target: str, receiver: str, fact: Flow) -> None:
         """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
-        members = self.resolver.members
-        for owner in self.class_mro(cls):
-            defined = members.get(owner, {}).get(name)
-            if defined is not None and defined.kind == PROPERTY and receiver.startswith("i:"):
-                getter = defined.qualname
-                self.edge(fact, getter, "flow")
-                self.bind_receiver(getter, receiver)
-                self.copy(f"{getter}.{RETURN}", target)
-                return
-            self.bind_copy(f"{owner}.{name}", target, receiver)
-            if defined is not None and defined.kind in (METHOD, CLASS, FUNCTION):
-                return
+        fields, getter = self.member_path(cls, name)
+        if getter and receiver.startswith("i:"):
+            self.edge(fact, getter, "flow")
+            self.bind_receiver(getter, receiver)
+            self.copy(f"{getter}.{RETURN}", target)
+            return
+        for field in fields:
+            self.bind_copy(field, target, receiver)
+
+    def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
+        """The variables ``obj.name`` reads along ``cls``'s MRO (up to the first definition), and the
+        property getter when the first definition is one."""
+        key = (cls, name)
+        found = self._paths.get(key)
+        if found is None:
+            members = self.resolver.members
+            fields: list[str] = []
+            getter = ""
+            for owner in self.class_mro(cls):
+                defined = members.get(owner, {}).get(name)
+                if defined is not None and defined.kind == PROPERTY:
+                    getter = defined.qualname
+                    if not fields:
+                        fields.append(f"{owner}.{name}")
+                    break
+                fields.append(f"{owner}.{name}")
+                if defined is not None and defined.kind in (METHOD, CLASS, FUNCTION):
+                    break
+            found = self._paths[key] = (tuple(fields), getter)
+        return found
 
     def store(self, value: str, name: str, source: str, fact: Flow) -> None:
         kind, _, rest = value.partition(":")
@@ -459,6 +486,10 @@ class ValueFlow:
             return
         if name in _PASS_CONTAINER and args and not args[0].startswith(("*", "=")):
             self.copy(args[0], fact.target)
+        if name == "builtins.enumerate" and args and not args[0].startswith(("*", "=")):
+            self.watch(args[0], Flow("load", fact.target, args[0], "<enumerate>", (), fact.line, fact.scope))
+        if name == "builtins.zip":
+            self.zip(fact)
         if name in _ELEMENT_OF_FIRST and args and not args[0].startswith(("*", "=")):
             self.watch(args[0], Flow("elem_load", fact.target, args[0], "", (), fact.line, fact.scope))
         callback = _CALLBACKS.get(name)
@@ -468,6 +499,18 @@ class ValueFlow:
                 self.add(fact.target, (f"new:{fact.target}.<map>",))
                 self.copy(result, f"{fact.target}.<map>[]")
                 self.copy(result, f"{fact.target}.<map>[?]")
+
+    def zip(self, fact: Flow) -> None:
+        """``zip(xs, ys)``: tuples whose element ``i`` is an element of the ``i``-th argument."""
+        tuple_id = f"{fact.target}.<zip>"
+        self.add(fact.target, (f"new:{tuple_id}s",))
+        self.add(f"{tuple_id}s[]", (f"new:{tuple_id}",))
+        for position, arg in enumerate(fact.args):
+            if not arg or arg.startswith(("*", "=")):
+                continue
+            element = f"{tuple_id}[{position}]"
+            self.watch(arg, Flow("elem_load", element, arg, "", (), fact.line, fact.scope))
+            self.copy(element, f"{tuple_id}[]")
 
     def callback(self, fact: Flow, spec: tuple[str, str]) -> str:
         """``map(f, xs)``: a call of ``f`` with an element of ``xs``, at the site of ``map``; the
