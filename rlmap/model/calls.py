@@ -19,7 +19,7 @@ class CallResolution(TypeInference):
 
     def __init__(self, modules: Iterable[ModuleIndex]) -> None:
         super().__init__(modules)
-        self._receivers: dict[tuple[str, tuple[str, ...]], Target | None] = {}
+        self._receivers: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Target | None] = {}
 
     # -- attribute reads -------------------------------------------------------------------
     def resolve_read(self, site: CallSite) -> list[Target]:
@@ -46,7 +46,7 @@ class CallResolution(TypeInference):
         return [Target(o, "override") for o in self.overrides(cls, name) if self.symbols[o].kind == PROPERTY]
 
     def _receiver_memo(self, module: str, site: CallSite, receiver: tuple[str, ...]) -> Target | None:
-        key = (site.caller, receiver)
+        key = (site.caller, receiver, site.guards)
         if key not in self._receivers:
             self._receivers[key] = self.receiver_type(module, site, receiver)
         return self._receivers[key]
@@ -107,7 +107,9 @@ class CallResolution(TypeInference):
             return [Target(f"{receiver.qualname}.{method}", receiver.how, external=True)]
         target = self.member(receiver.qualname, method)
         if target is None:
-            return []
+            # the declared type lacks the method: the subclasses that define it (``self.input_spec.get``
+            # where only ``Composite`` has ``get``), marked as such
+            return [Target(o, "subclass") for o in self.overrides(receiver.qualname, method)]
         typed = [self._callable(target, receiver.how)]
         if self.symbols[target].kind in (METHOD, PROPERTY, ATTRIBUTE):
             typed.extend(Target(o, "override") for o in self.overrides(receiver.qualname, method))

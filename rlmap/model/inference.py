@@ -22,6 +22,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _ANNOTATION_NOISE = frozenset(
     {"None", "Optional", "Union", "typing", "type", "Type", "ClassVar", "Final", "Any", "str", "int"}
 )
+_ISINSTANCE = re.compile(r"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)")
 _MAX_CALL_DEPTH = 12  # deep chains of inferred types are not worth following
 _UNTYPED = frozenset({"override", "unique-name", "attribute"})  # targets too uncertain to type by
 
@@ -179,6 +180,9 @@ class TypeInference(ClassHierarchy):
     def _head_type(self, module: str, site: CallSite, name: str) -> Target | None:
         """The class of the first name of a receiver: ``self``, a typed local, or a class name."""
         self_name, cls = self.self_name(site.caller)
+        narrowed = self._narrowed(module, site, name)
+        if narrowed is not None:
+            return narrowed
         if self_name and name == self_name and cls:
             return Target(cls, "self")
         local = self.local_binding(site.caller, name)
@@ -186,6 +190,20 @@ class TypeInference(ClassHierarchy):
             return self._local_type(module, local[0], name, local[1])
         found = self.resolve_name(module, site.caller, name)
         return Target(found, "direct") if found and self.is_kind(found, CLASS) else None
+
+    def _narrowed(self, module: str, site: CallSite, name: str) -> Target | None:
+        """The class an enclosing ``if isinstance(name, C):`` guard narrows ``name`` to (the innermost)."""
+        for guard in reversed(site.guards):
+            if not guard.startswith(("if ", "elif ", "while ")) or f"isinstance({name}," not in guard:
+                continue
+            for match in _ISINSTANCE.finditer(guard):
+                negated = guard[: match.start()].rstrip().endswith("not")
+                if match.group(1) != name or negated:
+                    continue
+                found = self.resolve_dotted(module, site.caller, tuple(match.group(2).split(".")))
+                if found is not None and self.is_kind(found, CLASS):
+                    return Target(found, "narrowed")
+        return None
 
     def local_binding(self, function: str, name: str) -> tuple[str, Binding] | None:
         """(scope, binding) of ``name`` as a local of ``function`` or of a function enclosing it."""

@@ -123,3 +123,47 @@ def test_the_method_resolution_order_is_c3(make_package: MakePackage) -> None:
     assert mro(bases, "D") == ("D", "B", "C", "A")
     inconsistent = {"Z": ("Y", "X"), "X": ("Y",), "Y": ()}  # no C3 order: depth-first, first occurrence
     assert mro(inconsistent, "Z") == ("Z", "Y", "X")
+
+
+TYPES = {
+    "tp/__init__.py": "",
+    "tp/specs.py": """
+        class TensorSpec:
+            def zero(self):
+                return 0
+
+
+        class Composite(TensorSpec):
+            def get(self, key):
+                return key
+
+
+        class Env:
+            input_spec: TensorSpec
+
+            def read(self):
+                return self.input_spec.get("x")
+
+
+        def narrow(spec):
+            if isinstance(spec, Composite):
+                spec.get("y")
+            if not isinstance(spec, Composite):
+                spec.zero()
+    """,
+}
+
+
+def test_a_type_lacking_the_method_dispatches_to_subclasses_that_define_it(make_package: MakePackage) -> None:
+    model = model_of(make_package(TYPES), "tp")
+    edge = model.edge("tp.specs.Env.read", "tp.specs.Composite.get")
+    assert edge is not None
+    assert edge.how == ("subclass",)
+
+
+def test_isinstance_narrows_the_receiver_inside_the_guarded_block(make_package: MakePackage) -> None:
+    model = model_of(make_package(TYPES), "tp")
+    edge = model.edge("tp.specs.narrow", "tp.specs.Composite.get")
+    assert edge is not None
+    assert edge.how == ("narrowed",)
+    assert model.edge("tp.specs.narrow", "tp.specs.TensorSpec.zero") is None  # ``not isinstance`` narrows nothing
