@@ -120,9 +120,13 @@ class ValueFlow:
         self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
         self._keep: list[Flow] = []
         facts = [Flow(*row) for module in modules for row in module.flow]
+        self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
+        self.originals = {fact.name for fact in facts if fact.op == "decorated"}
+        self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
         for fact in facts:
             if fact.op == "params":
                 self.params[fact.target] = fact.args
+                self._receiver_of(fact.target, fact.args)
         for fact in facts:
             self.fact(fact)
         self.solve()
@@ -135,11 +139,26 @@ class ValueFlow:
                 self.add(fact.target, {fact.name})
             self.solve()
 
+    def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
+        """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
+        symbol = self.symbols.get(function)
+        if symbol is None or symbol.kind not in (METHOD, PROPERTY) or not names or names[0].startswith(("*", "kw:")):
+            return
+        if "staticmethod" in symbol.decorators or "classmethod" in symbol.decorators:
+            return
+        self.receivers[f"{function}.{names[0]}"] = function.rpartition(".")[0]
+
+    def _instance_of(self, value: str, cls: str) -> bool:
+        return not value.startswith("i:") or cls in self.class_mro(value[2:])
+
     # -- the graph -------------------------------------------------------------------------
     def add(self, variable: str, values: Iterable[str]) -> None:
         current = self.points[variable]
         if len(current) >= _CAP:
             return
+        cls = self.receivers.get(variable)
+        if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
+            values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
         new = [value for value in values if value not in current]
         if new:
             new = new[: _CAP - len(current)]
@@ -176,6 +195,15 @@ class ValueFlow:
                 self.add(target, self._bound(values, receiver))
             for fact in tuple(self.watchers.get(variable, ())):
                 self.handle(fact, values)
+            if variable in self.decorations:
+                self.decorate(variable, values)
+
+    def decorate(self, result: str, values: Iterable[str]) -> None:
+        """What a decorator returns, for the definition it decorates.  A decorator that may return
+        its argument returns, to a flow-insensitive solver, every function it decorates anywhere:
+        only this definition's own function is kept of those."""
+        for target, original in self.decorations[result]:
+            self.add(target, [value for value in values if value == original or value not in self.originals])
 
     # -- facts -----------------------------------------------------------------------------
     def fact(self, fact: Flow) -> None:
@@ -191,8 +219,10 @@ class ValueFlow:
         elif op in ("store", "elem_store"):
             self.watch(fact.target, fact)
         elif op == "decorated":
-            self.copy(fact.source, fact.target)
+            self.decorations[fact.source].append((fact.target, fact.name))
             self.decorated.append(fact)
+            if self.points.get(fact.source):
+                self.decorate(fact.source, self.points[fact.source])
 
     def handle(self, fact: Flow, values: set[str]) -> None:
         op = fact.op
