@@ -102,7 +102,7 @@ ConfigOption = Annotated[
 # Closed sets of values: typer lists them in --help and refuses anything else with the choices.
 # (``Annotated[GraphFormat, typer.Option("--format", ...)]``; audit's --format and --fail-on can
 # use AuditFormat and FailOn the same way.)
-GraphFormat = Literal["json", "dot"]
+GraphFormat = Literal["json", "dot", "pycg"]
 AuditFormat = Literal["text", "json", "sarif", "github"]
 FailOn = Literal["any", "new", "none"]
 

@@ -132,7 +132,9 @@ def graph(
             show_default=False,
         ),
     ] = None,
-    output_format: Annotated[common.GraphFormat, typer.Option("--format", help="Output format.")] = "json",
+    output_format: Annotated[
+        common.GraphFormat, typer.Option("--format", help="json, dot, or pycg (PyCG's caller -> callees JSON).")
+    ] = "json",
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
@@ -142,7 +144,7 @@ def graph(
     config: common.ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
-    from rlmap.query.graphdump import graph_dot, graph_json
+    from rlmap.query.graphdump import graph_dot, graph_json, graph_pycg
 
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_of(settings.profile, settings.package)
@@ -150,6 +152,8 @@ def graph(
     scopes = tuple(scope or ())
     if output_format == "json":
         typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
+    elif output_format == "pycg":
+        typer.echo(json.dumps(graph_pycg(loaded.model, scopes), indent=1, sort_keys=True))
     else:
         typer.echo(graph_dot(loaded.model, scopes), nl=False)
     raise typer.Exit(int(common.report_diagnostics(loaded.model.diagnostics)))

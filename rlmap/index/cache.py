@@ -62,6 +62,7 @@ EXTRACTION_MODULES = (
     "index.statements",
     "index.accesses",
     "index.keys",
+    "index.summaries",
     "index.vocabulary",
     "index.lines",
     "index.indexer",

@@ -139,8 +139,9 @@ def too_deep(line: int, detail: str = "") -> Skip:
     return Skip(line, f"nesting too deep to index{detail}; file skipped")
 
 
-def ast_index(text: str, path: str) -> tuple[dict[str, list[L.Position]], int]:
-    """The ``ast`` positions of a decoded file and the line of its deepest nesting.
+def ast_index(text: str, path: str) -> tuple[dict[str, list[L.Position]], int, ast.Module]:
+    """The ``ast`` positions of a decoded file, the line of its deepest nesting, and the tree
+    (the value-flow summary is read from it, :mod:`rlmap.index.summaries`).
 
     Raises :class:`Skip` for a syntax error, a dotted name or a nesting deeper than
     ``MAX_NESTING`` (found before parsing when it would make the parse itself quadratic).
@@ -157,4 +158,4 @@ def ast_index(text: str, path: str) -> tuple[dict[str, list[L.Position]], int]:
     positions, nesting = L.index_ast(tree, text.encode("utf-8"), MAX_NESTING)
     if nesting.depth > MAX_NESTING:
         raise too_deep(nesting.line, f" ({nesting.depth} levels, limit {MAX_NESTING})")
-    return positions, nesting.line
+    return positions, nesting.line, tree

@@ -12,6 +12,8 @@ becomes a diagnostic; key accesses are recorded only under an enabled extension
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -22,8 +24,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from rlmap.index import lines as L
 from rlmap.index.decode import Skip, ast_index, decode_source, too_deep
 from rlmap.index.keys import key_literal
-from rlmap.index.records import Diagnostic, ModuleIndex
+from rlmap.index.records import Diagnostic, FlowRow, ModuleIndex
 from rlmap.index.statements import StatementVisitor
+from rlmap.index.summaries import summarize
 from rlmap.index.syntax import all_params, compact_text, dotted_parts
 from rlmap.index.vocabulary import KeyVocabulary, vocabulary_for
 
@@ -189,7 +192,7 @@ def extract_module(
 def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, position_provider: bool) -> ModuleIndex:
     module_name, is_package = module_name_for(path)
     text = decode_source(source)
-    positions, deepest_line = ast_index(text, path)
+    positions, deepest_line, tree = ast_index(text, path)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -202,7 +205,7 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
         if position_provider:
             raise L.PositionMismatch("requested")
         extractor = Extractor(module, module_name, path, _Paired(positions), vocabulary)
-        return _run(extractor, is_package, line_count, lines)
+        return dataclasses.replace(_run(extractor, is_package, line_count, lines), flow=_flow(tree, path))
     except L.PositionMismatch:
         pass
     except RecursionError:
@@ -211,9 +214,15 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         provided = _Provided(wrapper.module, wrapper.resolve(PositionProvider))
         extractor = Extractor(wrapper.module, module_name, path, provided, vocabulary)
-        return _run(extractor, is_package, line_count, lines)
+        return dataclasses.replace(_run(extractor, is_package, line_count, lines), flow=_flow(tree, path))
     except RecursionError:
         raise too_deep(deepest_line) from None
+
+
+def _flow(tree: ast.Module, path: str) -> tuple[FlowRow, ...]:
+    """The module's value-flow summary (:mod:`rlmap.index.summaries`), from its ``ast`` tree."""
+    module_name, is_package = module_name_for(path)
+    return summarize(tree, module_name, is_package)
 
 
 def _run(extractor: Extractor, is_package: bool, line_count: int, source_lines: list[str]) -> ModuleIndex:

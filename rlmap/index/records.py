@@ -129,6 +129,22 @@ class LocalBinding:
 
 
 @dataclass(frozen=True, slots=True)
+class Flow:
+    """One statement of a module's value-flow summary (see :mod:`rlmap.index.summaries`)."""
+
+    op: str
+    target: str
+    source: str = ""
+    name: str = ""
+    args: tuple[str, ...] = ()
+    line: int = 0
+    scope: str = ""  # the function (or module) it is written in: a call's caller
+
+
+FlowRow = tuple[str, str, str, str, tuple[str, ...], int, str]  # a Flow's fields, in order
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """A file that could not be (fully) read; reported as ``path:line: message``."""
 
@@ -157,6 +173,9 @@ class ModuleIndex:
     exports: tuple[str, ...] | None = None  # ``__all__`` when it is a literal list
     diagnostics: tuple[Diagnostic, ...] = ()
     position_fallback: bool = False  # lines came from libcst's PositionProvider
+    # The value-flow summary (rlmap.index.summaries): each :class:`Flow` as the tuple of its fields,
+    # which crosses process boundaries and the cache ten times faster than the records would.
+    flow: tuple[FlowRow, ...] = ()
 
 
 def format_key(key: tuple[str, ...]) -> str:

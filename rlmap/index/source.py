@@ -42,10 +42,25 @@ class SourceTree:
     commit: str  # "" when not a git checkout
     repo_url: str  # "" when no permalinks should be made
     warnings: tuple[str, ...] = ()  # what was read but rejected (a malformed version, ...)
+    # What is indexed, relative to ``root``: package directories (``torchrl``, ``tensordict``), or
+    # ``.`` for every module and package under ``root`` (a plain source directory).  Empty: the
+    # package alone.
+    tops: tuple[str, ...] = ()
 
     @property
     def package_dir(self) -> Path:
         return self.root.joinpath(*self.package.split("."))
+
+    @property
+    def is_directory(self) -> bool:
+        """Whether the whole directory is indexed (modules named by their path under it)."""
+        return "." in self.tops
+
+    def top_dirs(self) -> list[Path]:
+        """The directories walked: the package's, each extra package's, or the root."""
+        if not self.tops:
+            return [self.package_dir]
+        return [self.root if top == "." else self.root.joinpath(*top.split(".")) for top in self.tops]
 
     @property
     def is_checkout(self) -> bool:
@@ -73,10 +88,18 @@ class SourceTree:
         name is valid UTF-8: a FIFO, a device, ``/dev/zero`` behind a link would block or
         never end.  ``__pycache__`` directories are not walked.
         """
-        top = os.path.realpath(self.package_dir)
         files: list[Path] = []
         skipped: list[tuple[str, str]] = []
-        pending: list[tuple[Path, frozenset[str], str]] = [(self.package_dir, frozenset({top}), top)]
+        for start in self.top_dirs():
+            self._scan_tree(start, files, skipped)
+        files.sort(key=self.relpath)
+        skipped.sort()
+        return files, skipped
+
+    def _scan_tree(self, start: Path, files: list[Path], skipped: list[tuple[str, str]]) -> None:
+        """Walk one top directory into ``files`` and ``skipped`` (see :meth:`scan_files`)."""
+        top = os.path.realpath(start)
+        pending: list[tuple[Path, frozenset[str], str]] = [(start, frozenset({top}), top)]
         while pending:
             directory, ancestors, real_directory = pending.pop()
             try:
@@ -90,9 +113,6 @@ class SourceTree:
                 why = self._scan_entry(entry, top, (ancestors, real_directory), files, pending)
                 if why:
                     skipped.append((self._shown(Path(entry.path)), why))
-        files.sort(key=self.relpath)
-        skipped.sort()
-        return files, skipped
 
     def _scan_entry(
         self,
@@ -231,11 +251,12 @@ def locate_source(
     if url and not REPO_URL.fullmatch(url):
         warnings.append(f"repository URL {url[:80]!r} is not a plain https URL; no permalinks are made")
         url = ""
+    tops: tuple[str, ...] = ()
     if path is None:
         root = _installed_root(package)
     else:
-        root, package = _root_from_path(path, package)
-    version = _detect_version(root, package)
+        root, package, tops = _root_from_path(path, package)
+    version = _detect_version(root, package) if not tops else ""
     if version and not _VERSION.fullmatch(version):
         warnings.append(f"ignored a version that does not look like one: {version[:40]!r}")
         version = ""
@@ -244,7 +265,13 @@ def locate_source(
         warnings.append(f"ignored a git HEAD that is not a commit id: {commit[:40]!r}")
         commit = ""
     return SourceTree(
-        root=root, package=package, version=version, commit=commit, repo_url=url, warnings=tuple(warnings)
+        root=root,
+        package=package,
+        version=version,
+        commit=commit,
+        repo_url=url if not tops else (repo_url or ""),
+        warnings=tuple(warnings),
+        tops=tops,
     )
 
 
@@ -268,7 +295,9 @@ def _installed_root(package: str) -> Path:
     )
 
 
-def _root_from_path(path: Path, package: str) -> tuple[Path, str]:
+def _root_from_path(path: Path, package: str) -> tuple[Path, str, tuple[str, ...]]:
+    """(root, package, tops) for ``--source PATH``: a checkout, a package directory, or any
+    directory of Python modules (every module under it, named by its path: ``tops == (".",)``)."""
     path = path.expanduser()
     if not path.exists():
         raise SourceError(
@@ -278,13 +307,25 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str]:
     path = path.resolve()
     nested = path.joinpath(*package.split("."))
     if (nested / "__init__.py").is_file():
-        return path, package
+        return path, package, ()
     if (path / "__init__.py").is_file():
-        return path.parent, path.name
+        return path.parent, path.name, ()
+    if path.is_dir() and _holds_python(path):
+        name = path.name if _PACKAGE.fullmatch(path.name) else "source"
+        return path, name, (".",)
     raise SourceError(
         f"'{path}' is neither a checkout holding '{package.replace('.', '/')}/__init__.py' nor a package directory",
-        f"pass --source a checkout holding '{package.replace('.', '/')}/' or the package directory",
+        f"pass --source a checkout holding '{package.replace('.', '/')}/', the package directory, "
+        "or a directory of Python modules",
     )
+
+
+def _holds_python(path: Path) -> bool:
+    """Whether a directory holds a module, at its top or one level down (a package, a namespace package)."""
+    try:
+        return any(path.glob("*.py")) or any(path.glob("*/*.py"))
+    except OSError:
+        return False
 
 
 def _read_small(path: Path) -> str:

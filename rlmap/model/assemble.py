@@ -11,11 +11,23 @@ from collections import defaultdict
 from typing import Any
 
 from rlmap.index.indexer import ProjectIndex
-from rlmap.index.records import ATTRIBUTE, METHOD, PROPERTY, READ, AttributeAccess, KeyAccess, ReturnSite, Symbol
+from rlmap.index.records import (
+    ATTRIBUTE,
+    METHOD,
+    PROPERTY,
+    READ,
+    VARIABLE,
+    AttributeAccess,
+    KeyAccess,
+    ReturnSite,
+    Symbol,
+)
 from rlmap.model.resolve import Resolver, Target
+from rlmap.model.valueflow import ValueFlow
 
 EXTERNAL = "external"
 UNRESOLVED = "unresolved"
+LAMBDA = "lambda"  # a lambda found by the value flow (``mod.f.<lambda1>``), not a symbol
 
 EdgeRow = tuple[str, str, tuple[int, ...], tuple[str, ...]]  # caller, callee, lines, hows
 SiteRow = tuple[int, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # line, text, guards, targets, hows
@@ -40,7 +52,7 @@ class CallEdges:
         for pair in self._lines:
             for name in pair:
                 if name not in symbols and name not in self.nodes:
-                    self.nodes[name] = UNRESOLVED
+                    self.nodes[name] = LAMBDA if ".<lambda" in name else UNRESOLVED
 
     def rows(self) -> list[EdgeRow]:
         """The edges sorted by (caller, callee), each with its sorted lines and hows."""
@@ -49,18 +61,54 @@ class CallEdges:
 
 
 def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> dict[str, list[SiteRow]]:
-    """Resolve every call site into ``edges``; the calls written in each function, as rows."""
+    """Resolve every call site into ``edges``; the calls written in each function, as rows.
+
+    Each site's targets are the resolver's (by name and type), joined by what the whole-program
+    value flow (:mod:`rlmap.model.valueflow`) finds reaching its callee; the calls only the value
+    flow sees (a decorator applied, ``__enter__``, a property setter) become edges of their own.
+    """
+    flow = ValueFlow(resolver, index.modules).targets()
+    used: set[tuple[str, int, str]] = set()
     sites: dict[str, list[SiteRow]] = defaultdict(list)
     for module in index.modules:
         for site in module.calls:
             targets = resolver.resolve_call(site)
+            if not site.attribute_read:
+                key = (site.caller, site.line, site.callee_text)
+                found = flow.get(key)
+                if found:
+                    used.add(key)
+                    targets = merge_targets(resolver, targets, found)
             for target in targets:
                 edges.add(site.caller, target, site.line)
             if not site.attribute_read:
                 qualnames = tuple(target.qualname for target in targets)
                 hows = tuple(target.how for target in targets)
                 sites[site.caller].append((site.line, site.callee_text, site.guards, qualnames, hows))
+    for key, found in flow.items():
+        if key not in used:
+            for target in found:
+                edges.add(key[0], target, key[1])
     return sites
+
+
+def merge_targets(resolver: Resolver, targets: list[Target], found: list[Target]) -> list[Target]:
+    """The resolver's targets and the value flow's: a guess by name the flow does not confirm, the
+    unresolved placeholder and a variable standing for what it holds give way to what the flow found."""
+    flowed = {target.qualname for target in found}
+    kept = [
+        target
+        for target in targets
+        if target.qualname in flowed
+        or not (target.how in (UNRESOLVED, "unique-name", "attribute") or _is_variable(resolver, target.qualname))
+    ]
+    known = {target.qualname for target in kept}
+    return kept + [target for target in found if target.qualname not in known]
+
+
+def _is_variable(resolver: Resolver, qualname: str) -> bool:
+    symbol = resolver.symbols.get(qualname)
+    return symbol is not None and symbol.kind in (ATTRIBUTE, VARIABLE)
 
 
 def group_keys(resolver: Resolver, index: ProjectIndex) -> dict[tuple[str, ...], list[KeyAccess]]:

@@ -19,7 +19,7 @@ class CallResolution(TypeInference):
 
     def __init__(self, modules: Iterable[ModuleIndex]) -> None:
         super().__init__(modules)
-        self._receivers: dict[tuple[str, tuple[str, ...]], Target | None] = {}
+        self._receivers: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Target | None] = {}
 
     # -- attribute reads -------------------------------------------------------------------
     def resolve_read(self, site: CallSite) -> list[Target]:
@@ -46,7 +46,7 @@ class CallResolution(TypeInference):
         return [Target(o, "override") for o in self.overrides(cls, name) if self.symbols[o].kind == PROPERTY]
 
     def _receiver_memo(self, module: str, site: CallSite, receiver: tuple[str, ...]) -> Target | None:
-        key = (site.caller, receiver)
+        key = (site.caller, receiver, site.guards)
         if key not in self._receivers:
             self._receivers[key] = self.receiver_type(module, site, receiver)
         return self._receivers[key]
@@ -107,16 +107,18 @@ class CallResolution(TypeInference):
             return [Target(f"{receiver.qualname}.{method}", receiver.how, external=True)]
         target = self.member(receiver.qualname, method)
         if target is None:
-            return []
+            # the declared type lacks the method: the subclasses that define it (``self.input_spec.get``
+            # where only ``Composite`` has ``get``), marked as such
+            return [Target(o, "subclass") for o in self.overrides(receiver.qualname, method)]
         typed = [self._callable(target, receiver.how)]
-        if self.symbols[target].kind in (METHOD, PROPERTY):
+        if self.symbols[target].kind in (METHOD, PROPERTY, ATTRIBUTE):
             typed.extend(Target(o, "override") for o in self.overrides(receiver.qualname, method))
         return typed
 
     def _callable(self, qualname: str, how: str) -> Target:
         if self.is_kind(qualname, CLASS):
             init = self.member(qualname, "__init__")
-            return Target(init or qualname, "constructor")
+            return Target(init or qualname, "constructor", cls=qualname)
         return Target(qualname, how)
 
     def _resolve_plain(self, module: str, site: CallSite, name: str) -> list[Target]:
@@ -136,15 +138,15 @@ class CallResolution(TypeInference):
         found = self.member(cls, name)
         if found is not None:
             kind = self.symbols[found].kind
-            if kind == ATTRIBUTE:
-                return [Target(found, "self")]
             targets = [self._callable(found, "self") if kind == CLASS else Target(found, "self")]
+            # a subclass may define the name as a method, over a base's attribute too
             targets.extend(Target(override, "override") for override in self.overrides(cls, name))
             return targets
         owner = self.attribute_owner(cls, name)
         if owner:
             # ``self.fn()`` where ``self.fn`` holds a callable: an edge to the attribute.
-            return [Target(f"{owner}.{name}", "attribute")]
+            found_attribute = [Target(f"{owner}.{name}", "attribute")]
+            return found_attribute + [Target(override, "override") for override in self.overrides(cls, name)]
         overrides = self.overrides(cls, name)
         if overrides:
             return [Target(override, "override") for override in overrides]

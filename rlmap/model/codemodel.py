@@ -38,6 +38,7 @@ MODEL_MODULES = (
     "model.constants",
     "model.calls",
     "model.resolve",
+    "model.valueflow",
     "model.assemble",
     "model.codemodel",
 )

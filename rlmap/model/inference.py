@@ -22,6 +22,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _ANNOTATION_NOISE = frozenset(
     {"None", "Optional", "Union", "typing", "type", "Type", "ClassVar", "Final", "Any", "str", "int"}
 )
+_ISINSTANCE = re.compile(r"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)")
 _MAX_CALL_DEPTH = 12  # deep chains of inferred types are not worth following
 _UNTYPED = frozenset({"override", "unique-name", "attribute"})  # targets too uncertain to type by
 
@@ -77,6 +78,15 @@ class TypeInference(ClassHierarchy):
     def _attribute_type_uncached(self, cls: str, attribute: str) -> Target | None:
         member = self.member(cls, attribute)
         if member is not None and self.symbols[member].kind == PROPERTY:
+            # ``tensor_keys: _AcceptedKeys`` in a subclass narrows what the inherited property returns
+            declared = first_in_mro(
+                self.bases,
+                cls,
+                self._type_memo[attribute + " (declared)"],
+                lambda owner: self._declared_attribute_type(owner, attribute),
+            )
+            if declared is not None:
+                return declared
             returns = self.symbols[member].returns
             if returns:
                 return self.class_from_annotation(self.module_of(member), member, returns)
@@ -135,7 +145,8 @@ class TypeInference(ClassHierarchy):
             if symbol is None:
                 continue
             if target.how == "constructor":
-                cls = target.qualname if symbol.kind == CLASS else target.qualname.rpartition(".")[0]
+                # ``C()`` is a ``C``, whichever base defines the ``__init__`` it runs
+                cls = target.cls or (target.qualname if symbol.kind == CLASS else target.qualname.rpartition(".")[0])
                 return Target(cls, "assignment")
             if symbol.returns:
                 found = self.class_from_annotation(self.module_of(target.qualname), target.qualname, symbol.returns)
@@ -169,6 +180,9 @@ class TypeInference(ClassHierarchy):
     def _head_type(self, module: str, site: CallSite, name: str) -> Target | None:
         """The class of the first name of a receiver: ``self``, a typed local, or a class name."""
         self_name, cls = self.self_name(site.caller)
+        narrowed = self._narrowed(module, site, name)
+        if narrowed is not None:
+            return narrowed
         if self_name and name == self_name and cls:
             return Target(cls, "self")
         local = self.local_binding(site.caller, name)
@@ -176,6 +190,20 @@ class TypeInference(ClassHierarchy):
             return self._local_type(module, local[0], name, local[1])
         found = self.resolve_name(module, site.caller, name)
         return Target(found, "direct") if found and self.is_kind(found, CLASS) else None
+
+    def _narrowed(self, module: str, site: CallSite, name: str) -> Target | None:
+        """The class an enclosing ``if isinstance(name, C):`` guard narrows ``name`` to (the innermost)."""
+        for guard in reversed(site.guards):
+            if not guard.startswith(("if ", "elif ", "while ")) or f"isinstance({name}," not in guard:
+                continue
+            for match in _ISINSTANCE.finditer(guard):
+                negated = guard[: match.start()].rstrip().endswith("not")
+                if match.group(1) != name or negated:
+                    continue
+                found = self.resolve_dotted(module, site.caller, tuple(match.group(2).split(".")))
+                if found is not None and self.is_kind(found, CLASS):
+                    return Target(found, "narrowed")
+        return None
 
     def local_binding(self, function: str, name: str) -> tuple[str, Binding] | None:
         """(scope, binding) of ``name`` as a local of ``function`` or of a function enclosing it."""

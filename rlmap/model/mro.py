@@ -17,7 +17,15 @@ T = TypeVar("T")
 
 
 def mro(bases: Bases, cls: str) -> tuple[str, ...]:
-    """Depth-first, left-to-right, first occurrence: close to C3 for real hierarchies."""
+    """Python's C3 linearization of ``cls``; depth-first, first occurrence, where C3 has none.
+
+    A chain of single bases is walked without recursion (C3 of ``C(B)`` is ``C`` then the
+    linearization of ``B``); only classes with several bases merge their bases' orders.
+    """
+    return tuple(_linearize(bases, cls, {}, set()))
+
+
+def _depth_first(bases: Bases, cls: str) -> list[str]:
     order: list[str] = []
     seen: set[str] = set()
     stack = [cls]
@@ -28,46 +36,90 @@ def mro(bases: Bases, cls: str) -> tuple[str, ...]:
         seen.add(current)
         order.append(current)
         stack.extend(reversed(bases.get(current, ())))
-    return tuple(order)
+    return order
+
+
+def _linearize(bases: Bases, cls: str, memo: dict[str, list[str]], active: set[str]) -> list[str]:
+    """C3 order of ``cls`` (memoized in ``memo``); a cycle or an inconsistent order falls back to depth-first."""
+    if cls in memo:
+        return memo[cls]
+    chain: list[str] = []
+    in_chain: set[str] = set()
+    node: str | None = cls
+    tail: list[str] = []
+    while node is not None:
+        if node in memo:
+            tail = memo[node]
+            break
+        if node in active or node in in_chain:
+            return _depth_first(bases, cls)  # a cycle: no C3 order exists
+        parents = bases.get(node, ())
+        if len(parents) > 1:
+            active.add(node)
+            try:
+                merged = _merge([_linearize(bases, base, memo, active) for base in parents] + [list(parents)])
+            finally:
+                active.discard(node)
+            tail = [node, *merged] if merged is not None else _depth_first(bases, node)
+            memo[node] = tail
+            break
+        chain.append(node)
+        in_chain.add(node)
+        node = parents[0] if parents else None
+    order = chain + tail
+    if len(set(order)) != len(order):
+        order = _depth_first(bases, cls)
+    memo[cls] = order
+    return order
+
+
+def _merge(sequences: list[list[str]]) -> list[str] | None:
+    """The C3 merge of base linearizations; ``None`` when they admit no consistent order."""
+    pending = [list(sequence) for sequence in sequences if sequence]
+    result: list[str] = []
+    while pending:
+        tails = {name for sequence in pending for name in sequence[1:]}
+        head = next((sequence[0] for sequence in pending if sequence[0] not in tails), None)
+        if head is None:
+            return None
+        result.append(head)
+        pending = [rest for rest in (sequence[1:] if sequence[0] == head else sequence for sequence in pending) if rest]
+    return result
 
 
 def first_in_mro(bases: Bases, cls: str, memo: MutableMapping[str, Any], own: Callable[[str], T | None]) -> T | None:
-    """The first non-``None`` ``own(c)`` for ``c`` in :func:`mro` order of ``cls``.
+    """The first non-``None`` ``own(c)`` for ``c`` in :func:`mro` (C3) order of ``cls``.
 
     ``memo`` (one per question, e.g. per member name) maps a class to the answer for its own
-    hierarchy, so each class is asked at most once per question, however many subclasses ask.
+    hierarchy, so each class of a single-base chain is asked at most once per question, however
+    many subclasses ask; a class with several bases scans its C3 order once.
     """
-    if cls in memo:
-        return memo[cls]  # type: ignore[no-any-return]
-    found = own(cls)
-    if found is not None:
-        memo[cls] = found
-        return found
-    visited = {cls}
-    stack = [(cls, iter(bases.get(cls, ())))]
-    while stack:
-        node, pending = stack[-1]
-        base = next(pending, None)
-        if base is None:
-            stack.pop()
-            memo[node] = None
-            continue
-        if base in visited:
-            continue
-        visited.add(base)
-        if base in memo:
-            found = memo[base]
-        else:
-            found = own(base)
-            if found is None:
-                stack.append((base, iter(bases.get(base, ()))))
-                continue
-            memo[base] = found
+    path: list[str] = []
+    on_path: set[str] = set()
+    node: str | None = cls
+    result: T | None = None
+    while node is not None:
+        if node in memo:
+            result = memo[node]
+            break
+        found = own(node)
         if found is not None:
-            for frame, _ in stack:
-                memo[frame] = found
-            return found
-    return None
+            memo[node] = result = found
+            break
+        parents = bases.get(node, ())
+        if len(parents) > 1:
+            for ancestor in mro(bases, node)[1:]:
+                result = own(ancestor)
+                if result is not None:
+                    break
+            memo[node] = result
+            break
+        path.append(node)
+        on_path.add(node)
+        node = parents[0] if parents and parents[0] not in on_path else None
+    for visited in path:
+        memo[visited] = result
+    return result
 
 
 def last_in_mro(bases: Bases, cls: str, memo: MutableMapping[str, str], test: Callable[[str], bool]) -> str:

@@ -203,15 +203,27 @@ class SymbolTable:
         if symbol.kind == CLASS:
             if name not in self._class_member_names:
                 return None
-            return first_in_mro(
-                self.bases,
-                owner,
-                self._member_memo[name],
-                lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
-            )
+            # An annotation without a value (``tensor_keys: _AcceptedKeys``) declares a type,
+            # not a member: a definition further up the MRO (the inherited property) wins.
+            found = first_in_mro(self.bases, owner, self._member_memo[name], lambda cls: self._defined(cls, name))
+            if found is None:
+                found = first_in_mro(
+                    self.bases,
+                    owner,
+                    self._member_memo[name + " (declared)"],
+                    lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
+                )
+            return found
         if symbol.kind == MODULE:
             return self._lookup_in_module(owner, name, 0)
         return None
+
+    def _defined(self, cls: str, name: str) -> str | None:
+        """``cls.name`` when ``cls`` itself defines ``name`` (an annotation alone does not)."""
+        symbol = self.members.get(cls, {}).get(name)
+        if symbol is None or (symbol.kind == ATTRIBUTE and not symbol.value):
+            return None
+        return f"{cls}.{name}"
 
     def external_name(self, module: str, scope: str, parts: tuple[str, ...]) -> str | None:
         """The dotted name outside the package that ``parts`` denotes, if any."""

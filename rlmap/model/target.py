@@ -13,9 +13,21 @@ annotation     receiver type read from an annotation (``self.env: EnvBase``, ``e
 assignment     receiver type read from an assignment (``self.x = Cls(...)``, ``x = Cls()``)
 unique-name    ``self.x.m()`` with ``self.x`` untyped -> the package's only method ``m`` (likely)
 attribute      ``self.fn()`` where ``self.fn`` is an attribute holding a callable
+narrowed       receiver type read from an enclosing ``if isinstance(x, C):``
+subclass       the receiver's declared type lacks the method: a subclass that defines it
+flow           whole-program value flow: a function, class or bound method reaching the callee
+               (:mod:`rlmap.model.valueflow`)
+callback       a function passed to a builtin or library that calls it (``map``, ``sorted(key=)``,
+               ``threading.Thread(target=)``)
+implicit       a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,
+               ``forward`` of a called ``nn.Module``) on a receiver the value flow knows
+setter         ``obj.p = v`` -> the property setter of ``p``
+decorator      applying a decorator to a definition (the module or class defining it calls it)
 external       resolved to a name outside the package (``torch.cat``)
 unresolved     nothing found; kept as a node named after the expression
 =============  ============================================================================
+
+Every ``how`` but the certain ones (:data:`CERTAIN`) is a likely edge, not a proven one.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ class Target:
     qualname: str
     how: str
     external: bool = False
+    cls: str = ""  # constructors: the class instantiated (``qualname`` may be an inherited ``__init__``)
 
 
 def unresolved(text: str) -> Target:

@@ -70,3 +70,36 @@ def graph_dot(model: CodeModel, scopes: tuple[str, ...] = ()) -> str:
         lines.append(f"  {_quote(edge.caller)} -> {_quote(edge.callee)} [label={label}, how={how}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+_PYCG_CALLERS = frozenset({"module", "class", "function", "method", "property"})
+
+
+def _pycg_name(model: CodeModel, qualname: str) -> str | None:
+    """A callee in PyCG's naming: ``builtins.len`` -> ``<builtin>.len``; ``None`` for what PyCG
+    has no node for (an unresolved call, a class called without an ``__init__`` of its own)."""
+    kind = model.node_kind(qualname)
+    if kind == "unresolved" or qualname.startswith("?:"):
+        return None
+    if kind == "class":
+        return None  # PyCG names a constructor call by the ``__init__`` it runs, and none is defined
+    if kind in ("variable", "attribute"):
+        return None  # a variable called: PyCG names the function it holds, when it is known
+    if qualname.startswith("builtins."):
+        return "<builtin>." + qualname.removeprefix("builtins.")
+    return qualname
+
+
+def graph_pycg(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """The call graph in PyCG's JSON format: ``{caller: [callee, ...]}``, every function and
+    module of the source a key (with no callee, an empty list), lists sorted."""
+    graph: dict[str, set[str]] = {
+        symbol.qualname: set()
+        for symbol in model.symbols()
+        if symbol.kind in _PYCG_CALLERS and symbol.kind != "class" and _in_scope(symbol.qualname, scopes)
+    }
+    for edge in scoped_edges(model, scopes):
+        callee = _pycg_name(model, edge.callee)
+        if callee is not None:
+            graph.setdefault(edge.caller, set()).add(callee)
+    return {caller: sorted(callees) for caller, callees in sorted(graph.items())}

@@ -71,3 +71,16 @@ def test_missing_source_names_what_was_looked_for(tmp_path: Path) -> None:
 def test_not_installed_package() -> None:
     with pytest.raises(SourceError, match="no installed package 'surely_not_a_package_name'"):
         locate_source(None, package="surely_not_a_package_name")
+
+
+def test_a_directory_of_modules_is_a_source(tmp_path: Path) -> None:
+    """No package needed: top-level modules, a package and a namespace package, named by their path."""
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "proj" / "ns" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / "main.py").write_text("import pkg\n")
+    (tmp_path / "proj" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "ns" / "sub" / "mod.py").write_text("")
+    source = locate_source(tmp_path / "proj")
+    assert (source.root, source.package, source.tops, source.version) == (tmp_path / "proj", "proj", (".",), "")
+    assert [source.relpath(path) for path in source.python_files()] == ["main.py", "ns/sub/mod.py", "pkg/__init__.py"]
+    assert source.repo_url == ""  # no permalinks into an unknown repository

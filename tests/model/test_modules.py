@@ -19,8 +19,8 @@ def test_model_modules_lists_every_module_the_model_is_computed_by() -> None:
     assert set(MODEL_MODULES) == found
 
 
-def test_mro_is_depth_first_left_to_right_first_occurrence() -> None:
-    assert mro(BASES, "C") == ("C", "A", "Base", "Root", "B")
+def test_mro_is_c3() -> None:
+    assert mro(BASES, "C") == ("C", "A", "Base", "B", "Root")  # Root after B, which derives from it
 
 
 def test_first_in_mro_and_nearest_in_bases_differ_on_a_far_first_base() -> None:

@@ -1,0 +1,586 @@
+"""Whole-program value flow: the modules' summaries solved once, discovering call edges as it goes.
+
+Flow-insensitive and field-based (an attribute of every instance of ``C`` is one variable
+``C.name``; a container's elements are ``<id>[]``, by constant key ``<id>['a']``).  The
+abstract values:
+
+============  =======================================================================
+value         what it stands for
+============  =======================================================================
+fn:Q          the function (or lambda) ``Q``
+cls:C         the class ``C``
+i:C           an instance of ``C``
+b:R|Q         method ``Q`` bound to receiver ``R`` (an ``i:`` or ``cls:`` value)
+mod:M         the module ``M``
+new:ID        a container (list, tuple, dict, set, generator, ``*args``) made at ``ID``
+cm:ID|m       the method ``m`` of container ``ID`` (``d.get``, ``l.append``)
+super:C|R     ``super()`` in a method of ``C``, for receiver ``R``
+ext:X         the object named ``X`` outside the source (``builtins.map``, ``torch.cat``)
+============  =======================================================================
+
+A worklist propagates each variable's new values along copy edges and through the facts that
+read it (attribute and element loads and stores, calls); a call reached by a function value
+binds its arguments to the parameters and its result to the function's return, which is how
+values flow between functions.  Call edges are recorded per call site
+(``(caller, line, callee text)``) with how they were found:
+
+============  =======================================================================
+flow          a function, class or bound method that reaches the called expression
+callback      a function passed to a builtin or library that calls it (``map``,
+              ``sorted(key=)``, ``threading.Thread(target=)``)
+implicit      a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,
+              ``forward`` of a ``torch.nn.Module`` called)
+setter        a property setter run by an attribute store
+decorator     a decorator applied to a definition
+============  =======================================================================
+
+Nothing is imported or run.  Sets are capped (:data:`_CAP` values per variable) so that a
+variable that may hold anything does not make the solve quadratic.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
+from rlmap.model.mro import mro
+from rlmap.model.target import Target
+
+if TYPE_CHECKING:
+    from rlmap.model.resolve import Resolver
+
+RETURN = "<return>"
+_CAP = 64  # values kept per variable
+_BUILTINS = frozenset(dir(builtins))
+_FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
+SiteKey = tuple[str, int, str]  # caller, line, callee text
+
+# Library functions that call a function they are given: the argument holding the function, and
+# the one whose elements it is called with.
+_CALLBACKS: dict[str, tuple[str, str]] = {
+    "builtins.map": ("0", "1"),
+    "builtins.filter": ("0", "1"),
+    "builtins.sorted": ("key", "0"),
+    "builtins.min": ("key", "0"),
+    "builtins.max": ("key", "0"),
+    "functools.reduce": ("0", "1"),
+    "threading.Thread": ("target", "args"),
+    "multiprocessing.Process": ("target", "args"),
+    "torch.multiprocessing.Process": ("target", "args"),
+    "atexit.register": ("0", ""),
+}
+# Builtins whose result holds the elements of their first argument (a copy of the container).
+_PASS_CONTAINER = frozenset(
+    {
+        "torch.nn.ModuleList",
+        "torch.nn.ModuleDict",
+        "torch.nn.Sequential",
+        "torch.nn.modules.container.ModuleList",
+        "torch.nn.modules.container.ModuleDict",
+        "collections.deque",
+        "collections.OrderedDict",
+        "builtins.dict",
+        "builtins.list",
+        "builtins.tuple",
+        "builtins.set",
+        "builtins.frozenset",
+        "builtins.iter",
+        "builtins.reversed",
+        "builtins.sorted",
+        "copy.copy",
+        "copy.deepcopy",
+    }
+)
+_ELEMENT_OF_FIRST = frozenset({"builtins.next", "builtins.min", "builtins.max"})
+_CONTAINER_READS = frozenset({"get", "pop", "popitem", "setdefault", "__getitem__", "popleft"})
+_CONTAINER_SAME = frozenset({"values", "copy", "keys", "__iter__"})
+_CONTAINER_WRITES = frozenset({"append", "add", "insert", "appendleft"})
+_CONTAINER_EXTENDS = frozenset({"extend", "update"})
+
+
+class ValueFlow:
+    """The points-to sets of every variable, and the call edges they imply."""
+
+    def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex]) -> None:
+        self.resolver = resolver
+        self.symbols = resolver.symbols
+        self.points: dict[str, set[str]] = defaultdict(set)
+        self.copies: dict[str, set[str]] = defaultdict(set)
+        self.binds: dict[str, set[tuple[str, str]]] = defaultdict(set)  # var -> (target, receiver)
+        self.watchers: dict[str, list[Flow]] = defaultdict(list)
+        self.delta: dict[str, set[str]] = {}
+        self.params: dict[str, tuple[str, ...]] = {}
+        self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
+        self.decorated: list[Flow] = []
+        self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
+        self._mro: dict[str, tuple[str, ...]] = {}
+        self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
+        self._keep: list[Flow] = []
+        facts = [Flow(*row) for module in modules for row in module.flow]
+        self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
+        self.originals = {fact.name for fact in facts if fact.op == "decorated"}
+        self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
+        for fact in facts:
+            if fact.op == "params":
+                self.params[fact.target] = fact.args
+                self._receiver_of(fact.target, fact.args)
+        for fact in facts:
+            self.fact(fact)
+        self.solve()
+        for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
+            missing = [fact for fact in self.decorated if not self._internal(self.points.get(fact.source, ()))]
+            self.decorated = [fact for fact in self.decorated if self._internal(self.points.get(fact.source, ()))]
+            if not missing:
+                break
+            for fact in missing:
+                self.add(fact.target, {fact.name})
+            self.solve()
+
+    def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
+        """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
+        symbol = self.symbols.get(function)
+        if symbol is None or symbol.kind not in (METHOD, PROPERTY) or not names or names[0].startswith(("*", "kw:")):
+            return
+        if "staticmethod" in symbol.decorators or "classmethod" in symbol.decorators:
+            return
+        self.receivers[f"{function}.{names[0]}"] = function.rpartition(".")[0]
+
+    def _instance_of(self, value: str, cls: str) -> bool:
+        return not value.startswith("i:") or cls in self.class_mro(value[2:])
+
+    # -- the graph -------------------------------------------------------------------------
+    def add(self, variable: str, values: Iterable[str]) -> None:
+        current = self.points[variable]
+        if len(current) >= _CAP:
+            return
+        cls = self.receivers.get(variable)
+        if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
+            values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
+        new = [value for value in values if value not in current]
+        if new:
+            new = new[: _CAP - len(current)]
+            current.update(new)
+            self.delta.setdefault(variable, set()).update(new)
+
+    def copy(self, source: str, target: str) -> None:
+        if source and target not in self.copies[source]:
+            self.copies[source].add(target)
+            if self.points.get(source):
+                self.add(target, self.points[source])
+
+    def bind_copy(self, source: str, target: str, receiver: str) -> None:
+        """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
+        key = (target, receiver)
+        if key not in self.binds[source]:
+            self.binds[source].add(key)
+            if self.points.get(source):
+                self.add(target, self._bound(self.points[source], receiver))
+
+    def watch(self, variable: str, fact: Flow) -> None:
+        if not variable:
+            return
+        self.watchers[variable].append(fact)
+        if self.points.get(variable):
+            self.handle(fact, set(self.points[variable]))
+
+    def solve(self) -> None:
+        while self.delta:
+            variable, values = self.delta.popitem()
+            for target in tuple(self.copies.get(variable, ())):
+                self.add(target, values)
+            for target, receiver in tuple(self.binds.get(variable, ())):
+                self.add(target, self._bound(values, receiver))
+            for fact in tuple(self.watchers.get(variable, ())):
+                self.handle(fact, values)
+            if variable in self.decorations:
+                self.decorate(variable, values)
+
+    def decorate(self, result: str, values: Iterable[str]) -> None:
+        """What a decorator returns, for the definition it decorates.  A decorator that may return
+        its argument returns, to a flow-insensitive solver, every function it decorates anywhere:
+        only this definition's own function is kept of those."""
+        for target, original in self.decorations[result]:
+            self.add(target, [value for value in values if value == original or value not in self.originals])
+
+    # -- facts -----------------------------------------------------------------------------
+    def fact(self, fact: Flow) -> None:
+        op = fact.op
+        if op == "value":
+            self.add(fact.target, (fact.source,))
+        elif op == "copy":
+            self.copy(fact.source, fact.target)
+        elif op == "ref":
+            self.reference(fact.source, fact.name, fact.target)
+        elif op in ("load", "elem_load", "call"):
+            self.watch(fact.source, fact)
+        elif op in ("store", "elem_store"):
+            self.watch(fact.target, fact)
+        elif op == "decorated":
+            self.decorations[fact.source].append((fact.target, fact.name))
+            self.decorated.append(fact)
+            if self.points.get(fact.source):
+                self.decorate(fact.source, self.points[fact.source])
+
+    def handle(self, fact: Flow, values: set[str]) -> None:
+        op = fact.op
+        for value in tuple(values):
+            if op == "call":
+                self.call(fact, value)
+            elif op == "load":
+                self.load(value, fact.name, fact.target, fact)
+            elif op == "store":
+                self.store(value, fact.name, fact.source, fact)
+            elif op == "elem_load":
+                self.element_load(value, fact.name, fact.target)
+            elif op == "elem_store":
+                self.element_store(value, fact.name, fact.source)
+
+    def reference(self, dotted: str, bare: str, target: str) -> None:
+        """What a dotted name denotes: a definition's value, a module variable, or an outside name."""
+        resolver = self.resolver
+        found = resolver.canonical(dotted)
+        if found is not None:
+            self.symbol_value(found, target)
+            return
+        if bare:  # a name not bound in its module: an import the table knows, else a builtin
+            module = resolver.module_of(dotted)
+            outside = resolver.external_name(module, module, (bare,)) if module else None
+            if outside is not None:
+                self.add(target, ("ext:" + outside,))
+            return
+        outside = resolver.outside_name(dotted)
+        if outside is not None:
+            self.add(target, ("ext:" + outside,))
+
+    def symbol_value(self, qualname: str, target: str) -> None:
+        symbol = self.symbols.get(qualname)
+        if symbol is None:
+            if qualname in self.resolver.modules:
+                self.add(target, ("mod:" + qualname,))
+            return
+        kind = symbol.kind
+        if kind == MODULE:
+            self.add(target, ("mod:" + qualname,))
+        elif kind == CLASS:
+            self.add(target, ("cls:" + qualname,))
+        elif kind in _FUNCTION_KINDS:
+            self.add(target, ("fn:" + qualname,))
+        if kind in (VARIABLE, ATTRIBUTE, CLASS, FUNCTION, METHOD, PROPERTY):
+            self.copy(qualname, target)  # what the module (or class) variable holds
+
+    # -- attributes ------------------------------------------------------------------------
+    def class_mro(self, cls: str) -> tuple[str, ...]:
+        found = self._mro.get(cls)
+        if found is None:
+            found = self._mro[cls] = mro(self.resolver.bases, cls)
+        return found
+
+    def load(self, value: str, name: str, target: str, fact: Flow) -> None:
+        kind, _, rest = value.partition(":")
+        if kind in ("i", "cls"):
+            self.load_member(rest, name, target, value, fact)
+        elif kind == "mod":
+            self.reference(f"{rest}.{name}", "", target)
+            self.copy(f"{rest}.{name}", target)
+        elif kind == "new":
+            self.add(target, (f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",))
+        elif kind == "super":
+            cls, _, receiver = rest.partition("|")
+            order = self.class_mro(cls)
+            for owner in order[1:]:
+                if name in self.resolver.members.get(owner, {}):
+                    self.bind_copy(f"{owner}.{name}", target, receiver)
+                    break
+        elif kind == "ext" and rest.count(".") < 4 and not name.startswith("_"):
+            self.add(target, (f"ext:{rest}.{name}",))
+
+    def load_member(self, cls: str, name: str, target: str, receiver: str, fact: Flow) -> None:
+        """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
+        fields, getter = self.member_path(cls, name)
+        if getter and receiver.startswith("i:"):
+            self.edge(fact, getter, "flow")
+            self.bind_receiver(getter, receiver)
+            self.copy(f"{getter}.{RETURN}", target)
+            return
+        for field in fields:
+            self.bind_copy(field, target, receiver)
+
+    def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
+        """The variables ``obj.name`` reads along ``cls``'s MRO (up to the first definition), and the
+        property getter when the first definition is one."""
+        key = (cls, name)
+        found = self._paths.get(key)
+        if found is None:
+            members = self.resolver.members
+            fields: list[str] = []
+            getter = ""
+            for owner in self.class_mro(cls):
+                defined = members.get(owner, {}).get(name)
+                if defined is not None and defined.kind == PROPERTY:
+                    getter = defined.qualname
+                    if not fields:
+                        fields.append(f"{owner}.{name}")
+                    break
+                fields.append(f"{owner}.{name}")
+                if defined is not None and defined.kind in (METHOD, CLASS, FUNCTION):
+                    break
+            found = self._paths[key] = (tuple(fields), getter)
+        return found
+
+    def store(self, value: str, name: str, source: str, fact: Flow) -> None:
+        kind, _, rest = value.partition(":")
+        if kind == "i":
+            member = self.resolver.member(rest, name)
+            if member is not None and self.symbols[member].kind == PROPERTY:
+                self.edge(fact, member, "setter")
+                self.bind_receiver(member, value)
+                names = self.params.get(member, ())
+                if len(names) > 1 and not names[1].startswith(("*", "kw:")):
+                    self.copy(source, f"{member}.{names[1]}")
+                return
+            self.copy(source, f"{rest}.{name}")
+        elif kind in ("cls", "mod"):
+            self.copy(source, f"{rest}.{name}")
+
+    def bind_receiver(self, function: str, receiver: str) -> None:
+        names = self.params.get(function, ())
+        if names and not names[0].startswith(("*", "kw:")):
+            self.add(f"{function}.{names[0]}", (receiver,))
+
+    def _bound(self, values: Iterable[str], receiver: str) -> list[str]:
+        """Functions read through ``receiver`` become methods bound to it (a static method does not)."""
+        found = []
+        for value in values:
+            if value.startswith("fn:"):
+                qualname = value[3:]
+                symbol = self.symbols.get(qualname)
+                if symbol is not None and symbol.kind in (METHOD, PROPERTY):
+                    if "staticmethod" in symbol.decorators:
+                        found.append(value)
+                        continue
+                    if "classmethod" in symbol.decorators:
+                        cls = "cls:" + receiver.partition(":")[2]
+                        found.append(f"b:{cls}|{qualname}")
+                        continue
+                    if receiver.startswith("i:"):
+                        found.append(f"b:{receiver}|{qualname}")
+                        continue
+            found.append(value)
+        return found
+
+    # -- containers ------------------------------------------------------------------------
+    def element_load(self, value: str, key: str, target: str) -> None:
+        kind, _, rest = value.partition(":")
+        if kind == "new":
+            if key:
+                self.copy(f"{rest}[{key}]", target)
+                self.copy(f"{rest}[?]", target)
+            else:
+                self.copy(f"{rest}[]", target)
+        elif kind == "pairs":  # an element of ``d.items()``: a (key, value) pair
+            self.add(target, (f"pair:{rest}",))
+        elif kind == "pair" and key in ("", "1"):
+            self.copy(f"{rest}[]", target)
+
+    def element_store(self, value: str, key: str, source: str) -> None:
+        kind, _, rest = value.partition(":")
+        if kind == "new":
+            self.copy(source, f"{rest}[]")
+            self.copy(source, f"{rest}[{key}]" if key else f"{rest}[?]")
+
+    # -- calls -----------------------------------------------------------------------------
+    def edge(self, fact: Flow, callee: str, how: str) -> None:
+        key = (fact.scope, fact.line, fact.name)
+        self.edges[key].setdefault(callee, self.hows.get(id(fact), how))
+
+    def call(self, fact: Flow, value: str) -> None:
+        kind, _, rest = value.partition(":")
+        if fact.name == "!raise":
+            if kind == "cls":
+                self.construct(fact, rest)
+            return
+        implicit = fact.name.startswith(".")
+        if implicit:
+            if kind == "i":
+                self.call_method(fact, rest, fact.name[1:], value, "implicit")
+            return
+        if kind == "fn":
+            self.edge(fact, rest, "decorator" if fact.name.startswith("@") else "flow")
+            self.bind(rest, fact, None)
+        elif kind == "b":
+            receiver, _, qualname = rest.partition("|")
+            self.edge(fact, qualname, "flow")
+            self.bind(qualname, fact, receiver)
+        elif kind == "cls":
+            self.construct(fact, rest)
+        elif kind == "i":
+            if not self.call_method(fact, rest, "__call__", value, "implicit"):
+                self.call_method(fact, rest, "forward", value, "implicit")
+        elif kind == "cm":
+            self.container_call(fact, rest)
+        elif kind == "ext":
+            self.external_call(fact, rest)
+
+    def call_method(self, fact: Flow, cls: str, name: str, receiver: str, how: str) -> bool:
+        member = self.resolver.member(cls, name)
+        if member is None or self.symbols[member].kind not in (METHOD, FUNCTION):
+            return False
+        self.edge(fact, member, how)
+        self.bind(member, fact, receiver)
+        return True
+
+    def construct(self, fact: Flow, cls: str) -> None:
+        self.add(fact.target, ("i:" + cls,))
+        init = self.resolver.member(cls, "__init__")
+        if init is not None and self.symbols[init].kind in (METHOD, FUNCTION):
+            self.edge(fact, init, "flow")
+            self.bind(init, fact, "i:" + cls)
+        else:
+            self.edge(fact, cls, "flow")
+
+    def bind(self, function: str, fact: Flow, receiver: str | None) -> None:
+        """Arguments to parameters, the return value to the call's result."""
+        self.copy(f"{function}.{RETURN}", fact.target)
+        names = self.params.get(function)
+        if names is None:
+            return
+        positional = [name for name in names if not name.startswith(("*", "kw:"))]
+        keywords = {name.removeprefix("kw:") for name in names if not name.startswith("*")}
+        star = next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), "")
+        double = next((name[2:] for name in names if name.startswith("**")), "")
+        if receiver is not None and positional:
+            self.add(f"{function}.{positional[0]}", (receiver,))
+            positional = positional[1:]
+        index = 0
+        for arg in fact.args:
+            if arg.startswith("**"):
+                for name in keywords:
+                    self.copy(arg[2:], f"{function}.{name}")
+            elif arg.startswith("*"):
+                for name in positional[index:]:
+                    self.copy(arg[1:], f"{function}.{name}")
+                if star:
+                    self.copy(arg[1:], f"{function}.<*{star}>[]")
+            elif "=" in arg and not arg.startswith("=s:"):
+                name, _, variable = arg.partition("=")
+                if name in keywords:
+                    self.copy(variable, f"{function}.{name}")
+                elif double:
+                    self.copy(variable, f"{function}.<**{double}>[]")
+                    self.copy(variable, f"{function}.<**{double}>['{name}']")
+            else:
+                if index < len(positional):
+                    if not arg.startswith("=s:"):
+                        self.copy(arg, f"{function}.{positional[index]}")
+                elif star and not arg.startswith("=s:"):
+                    self.copy(arg, f"{function}.<*{star}>[]")
+                    self.copy(arg, f"{function}.<*{star}>[{index - len(positional)}]")
+                index += 1
+
+    def container_call(self, fact: Flow, rest: str) -> None:
+        container, _, method = rest.partition("|")
+        if method in _CONTAINER_READS:
+            self.copy(f"{container}[]", fact.target)
+        elif method in _CONTAINER_SAME:
+            self.add(fact.target, ("new:" + container,))
+        elif method == "items":
+            self.add(fact.target, ("pairs:" + container,))
+        elif method in _CONTAINER_WRITES and fact.args:
+            self.copy(fact.args[-1], f"{container}[]")
+            self.copy(fact.args[-1], f"{container}[?]")
+        elif method in _CONTAINER_EXTENDS and fact.args:
+            element = f"{fact.target}.<element>"
+            self.watch(fact.args[0], Flow("elem_load", element, fact.args[0], "", (), fact.line, fact.scope))
+            self.copy(element, f"{container}[]")
+            self.copy(element, f"{container}[?]")
+
+    def external_call(self, fact: Flow, name: str) -> None:
+        args = fact.args
+        if name == "builtins.super":
+            cls = self.resolver.enclosing_class(fact.scope)
+            if cls:
+                self.add(fact.target, (f"super:{cls}|i:{cls}",))
+            return
+        if name in ("builtins.getattr", "builtins.setattr") and len(args) >= 2 and args[1].startswith("=s:"):
+            attribute = args[1][3:]
+            if name == "builtins.getattr":
+                self.watch(args[0], Flow("load", fact.target, args[0], attribute, (), fact.line, fact.scope))
+            elif len(args) >= 3:
+                self.watch(args[0], Flow("store", args[0], args[2], attribute, (), fact.line, fact.scope))
+            return
+        if name == "functools.partial" and args:
+            self.copy(args[0], fact.target)
+            return
+        if name in _PASS_CONTAINER and args and not args[0].startswith(("*", "=")):
+            self.copy(args[0], fact.target)
+        if name == "builtins.enumerate" and args and not args[0].startswith(("*", "=")):
+            self.watch(args[0], Flow("load", fact.target, args[0], "<enumerate>", (), fact.line, fact.scope))
+        if name == "builtins.zip":
+            self.zip(fact)
+        if name in _ELEMENT_OF_FIRST and args and not args[0].startswith(("*", "=")):
+            self.watch(args[0], Flow("elem_load", fact.target, args[0], "", (), fact.line, fact.scope))
+        callback = _CALLBACKS.get(name)
+        if callback is not None:
+            result = self.callback(fact, callback)
+            if name in ("builtins.map", "builtins.filter"):  # an iterator over the function's results
+                self.add(fact.target, (f"new:{fact.target}.<map>",))
+                self.copy(result, f"{fact.target}.<map>[]")
+                self.copy(result, f"{fact.target}.<map>[?]")
+
+    def zip(self, fact: Flow) -> None:
+        """``zip(xs, ys)``: tuples whose element ``i`` is an element of the ``i``-th argument."""
+        tuple_id = f"{fact.target}.<zip>"
+        self.add(fact.target, (f"new:{tuple_id}s",))
+        self.add(f"{tuple_id}s[]", (f"new:{tuple_id}",))
+        for position, arg in enumerate(fact.args):
+            if not arg or arg.startswith(("*", "=")):
+                continue
+            element = f"{tuple_id}[{position}]"
+            self.watch(arg, Flow("elem_load", element, arg, "", (), fact.line, fact.scope))
+            self.copy(element, f"{tuple_id}[]")
+
+    def callback(self, fact: Flow, spec: tuple[str, str]) -> str:
+        """``map(f, xs)``: a call of ``f`` with an element of ``xs``, at the site of ``map``; the
+        variable holding what the calls return."""
+        result = f"{fact.target}.<callback>"
+        swapped = (spec[1], spec[0]) if spec[0].isdigit() and spec[1].isdigit() else None
+        for function_at, elements_at in (spec, swapped) if swapped else (spec,):
+            function, elements = self._argument(fact.args, function_at), self._argument(fact.args, elements_at)
+            if not function:
+                continue
+            call_args: tuple[str, ...] = ()
+            if elements:
+                element = f"{fact.target}.<element{elements_at}>"
+                self.watch(elements, Flow("elem_load", element, elements, "", (), fact.line, fact.scope))
+                call_args = (element,)
+            synthetic = Flow("call", result, function, fact.name, call_args, fact.line, fact.scope)
+            self._keep.append(synthetic)  # ``hows`` is keyed by id: the fact must outlive the solve
+            self.hows[id(synthetic)] = "callback"
+            self.watch(function, synthetic)
+        return result
+
+    @staticmethod
+    def _argument(args: tuple[str, ...], position: str) -> str:
+        if not position:
+            return ""
+        if position.isdigit():
+            plain = [arg for arg in args if "=" not in arg or arg.startswith("=s:")]
+            index = int(position)
+            found = plain[index] if index < len(plain) else ""
+            return "" if found.startswith(("*", "=")) else found
+        prefix = position + "="
+        return next((arg[len(prefix) :] for arg in args if arg.startswith(prefix)), "")
+
+    def _internal(self, values: Iterable[str]) -> bool:
+        return any(value.startswith(("fn:", "cls:", "b:", "i:")) for value in values)
+
+    # -- results ---------------------------------------------------------------------------
+    def targets(self) -> dict[SiteKey, list[Target]]:
+        """Every call site's callees found by value flow, each with how (sorted)."""
+        found: dict[SiteKey, list[Target]] = {}
+        for key, callees in self.edges.items():
+            found[key] = [Target(callee, how) for callee, how in sorted(callees.items())]
+        return found

@@ -1,0 +1,169 @@
+"""Regression tests for resolution defects found against torchrl: each builds the shape that broke."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rlmap.model.mro import mro
+from tests.conftest import model_of
+
+MakePackage = Callable[[dict[str, str | bytes]], Path]
+
+SOURCE = {
+    "bp/__init__.py": "",
+    "bp/losses.py": """
+        class _AcceptedKeys:
+            value = "value"
+
+            def default(self):
+                return self.value
+
+
+        class LossModule:
+            @property
+            def tensor_keys(self) -> _AcceptedKeys:
+                return _AcceptedKeys()
+
+            def set_keys(self):
+                return self.tensor_keys.default()
+
+
+        class PPOLoss(LossModule):
+            tensor_keys: _AcceptedKeys
+
+            def forward(self):
+                keys = self.tensor_keys
+                return keys
+    """,
+    "bp/hooks.py": """
+        class Base:
+            hook = None
+
+            def __init__(self):
+                self.callback = None
+
+            def run(self):
+                self.hook()
+                self.callback()
+
+
+        class Child(Base):
+            def hook(self):
+                return 1
+
+            def callback(self):
+                return 2
+    """,
+    "bp/build.py": """
+        class Base:
+            def __init__(self):
+                self.size = 1
+
+
+        class Leaf(Base):
+            def only_on_leaf(self):
+                return 0
+
+
+        def make():
+            leaf = Leaf()
+            return leaf.only_on_leaf()
+    """,
+    "bp/diamond.py": """
+        class Root:
+            def m(self):
+                return 0
+
+
+        class Left(Root):
+            pass
+
+
+        class Right(Root):
+            def m(self):
+                return 1
+
+
+        class Bottom(Left, Right):
+            def go(self):
+                return self.m()
+    """,
+}
+
+
+def _edges(make_package: MakePackage) -> dict[str, tuple[str, ...]]:
+    model = model_of(make_package(SOURCE), "bp")
+    return {f"{edge.caller} -> {edge.callee}": edge.how for edge in model.edges()}
+
+
+def test_an_annotation_alone_does_not_hide_the_inherited_property(make_package: MakePackage) -> None:
+    edges = _edges(make_package)
+    assert "bp.losses.PPOLoss.forward -> bp.losses.LossModule.tensor_keys" in edges
+    assert "bp.losses.LossModule.set_keys -> bp.losses._AcceptedKeys.default" in edges
+
+
+def test_a_subclass_method_over_a_base_attribute_is_an_override(make_package: MakePackage) -> None:
+    edges = _edges(make_package)
+    assert edges.get("bp.hooks.Base.run -> bp.hooks.Child.hook") == ("override",)  # class attribute
+    assert edges.get("bp.hooks.Base.run -> bp.hooks.Child.callback") == ("override",)  # self.callback = None
+
+
+def test_a_constructed_object_has_the_class_called_not_the_one_defining_init(make_package: MakePackage) -> None:
+    edges = _edges(make_package)
+    assert "bp.build.make -> bp.build.Base.__init__" in edges
+    assert edges.get("bp.build.make -> bp.build.Leaf.only_on_leaf") == ("assignment",)
+
+
+def test_the_method_resolution_order_is_c3(make_package: MakePackage) -> None:
+    edges = _edges(make_package)
+    assert "bp.diamond.Bottom.go -> bp.diamond.Right.m" in edges  # C3: Bottom, Left, Right, Root
+    assert "bp.diamond.Bottom.go -> bp.diamond.Root.m" not in edges
+    bases = {"D": ("B", "C"), "B": ("A",), "C": ("A",), "A": ()}
+    assert mro(bases, "D") == ("D", "B", "C", "A")
+    inconsistent = {"Z": ("Y", "X"), "X": ("Y",), "Y": ()}  # no C3 order: depth-first, first occurrence
+    assert mro(inconsistent, "Z") == ("Z", "Y", "X")
+
+
+TYPES = {
+    "tp/__init__.py": "",
+    "tp/specs.py": """
+        class TensorSpec:
+            def zero(self):
+                return 0
+
+
+        class Composite(TensorSpec):
+            def get(self, key):
+                return key
+
+
+        class Env:
+            input_spec: TensorSpec
+
+            def read(self):
+                return self.input_spec.get("x")
+
+
+        def narrow(spec):
+            if isinstance(spec, Composite):
+                spec.get("y")
+            if not isinstance(spec, Composite):
+                spec.zero()
+    """,
+}
+
+
+def test_a_type_lacking_the_method_dispatches_to_subclasses_that_define_it(make_package: MakePackage) -> None:
+    model = model_of(make_package(TYPES), "tp")
+    edge = model.edge("tp.specs.Env.read", "tp.specs.Composite.get")
+    assert edge is not None
+    assert edge.how == ("subclass",)
+
+
+def test_isinstance_narrows_the_receiver_inside_the_guarded_block(make_package: MakePackage) -> None:
+    model = model_of(make_package(TYPES), "tp")
+    edge = model.edge("tp.specs.narrow", "tp.specs.Composite.get")
+    assert edge is not None
+    assert edge.how == ("narrowed",)
+    assert model.edge("tp.specs.narrow", "tp.specs.TensorSpec.zero") is None  # ``not isinstance`` narrows nothing
