@@ -13,6 +13,7 @@ from typing import Any
 
 from rlmap.errors import RlmapError
 from rlmap.model.codemodel import CodeModel
+from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
@@ -41,6 +42,7 @@ CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
     "glossary": curated.build_glossary,
     "symptoms": curated.build_symptoms,
     "contents": curated.build_contents,
+    "claims": curated.build_claims,
 }
 
 
@@ -75,6 +77,10 @@ def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageMode
     """Every page's sections; every section whose names no longer resolve is reported, in one error."""
     pages = []
     failures: list[RlmapError] = []
+    try:  # every static claim the curated words make still holds
+        ClaimChecker(model, refs).check_all(profile.claims)
+    except RlmapError as error:
+        failures.append(error)
     for page in profile.pages.values():
         sections = []
         for declared in page.sections:

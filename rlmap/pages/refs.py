@@ -159,6 +159,10 @@ class Refs:
             return range(first.lineno, (first.end_lineno or first.lineno) + 1)
         return range(0)
 
+    def definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The class or function node defined on the symbol's line, parsed from its file (never run)."""
+        return self._definition(symbol)
+
     def _definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The class or function defined on the symbol's line (the first in ``ast.walk`` order).
 

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 from rlmap.errors import ConfigError
 from rlmap.index.records import format_key
 from rlmap.model.codemodel import CodeModel
+from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.docstree import DocsTree
-from rlmap.pages.refs import Ref
+from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import READERS, WRITERS, Body, Context, Site
 
@@ -190,3 +191,49 @@ def usage(model: CodeModel, qualname: str) -> tuple[int, int]:
         files.add(model.path_of(access.function))
     files.discard("")
     return places, len(files)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRow:
+    cells: tuple[str, ...]  # the claim's ``row``
+    says: str
+    function: Ref | None  # where the deciding line is (static claims)
+    anchor: Anchor | None
+    code: str  # the deciding line's code, or the message quoted
+    test: str  # the test that runs it ("" when none)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimsBody(Body):
+    columns: tuple[str, ...]
+    rows: tuple[ClaimRow, ...]
+
+
+def build_claims(spec: specs.Claims, ctx: Context, profile: Profile) -> ClaimsBody:
+    """The claims of one group, each with the line that decides it (checked again here)."""
+    chosen = profile.claims.group(spec.group)
+    if not chosen:
+        raise ctx.fail(f"group '{spec.group}' has no claim in {profile.claims.origin or 'the profile'}")
+    checker = ClaimChecker(ctx.model, ctx.refs)
+    rows = []
+    for claim in chosen:
+        if len(claim.spec.row) != len(spec.columns):
+            raise ctx.fail(f"{claim.origin}: its row has {len(claim.spec.row)} cells, the section {len(spec.columns)}")
+        held = checker.check(claim)
+        rows.append(
+            ClaimRow(
+                cells=tuple(claim.spec.row),
+                says=claim.spec.says,
+                function=ctx.ref(held.function) if held.function else None,
+                anchor=held.anchor,
+                code=_short(held.text),
+                test=claim.spec.test or "",
+            )
+        )
+    return ClaimsBody(tuple(spec.columns), tuple(rows))
+
+
+def _short(code: str, limit: int = 100) -> str:
+    """A deciding line as a table shows it: one line, at most ``limit`` characters."""
+    line = " ".join(code.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -182,6 +182,14 @@ class Symptoms(Spec, kw_only=True):
     """The profile's symptoms: cause, symbols and keys to inspect, internals sections to read."""
 
 
+class Claims(Spec, kw_only=True):
+    """The profile's claims of ``group`` (``rlmap.pages.claims``) as a table: the claim's ``row``
+    cells under ``columns``, then what it says and the line that decides it (or the test that runs it)."""
+
+    group: Ident
+    columns: list[Annotated[str, msgspec.Meta(min_length=1, max_length=100)]] = []
+
+
 class Link(msgspec.Struct, forbid_unknown_fields=True):
     """A related page: ``doc`` a Sphinx document name (``/reference/data_layout`` is from the docs
     root, so it holds wherever the generated pages are placed), ``url`` for Markdown."""
@@ -215,5 +223,6 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "glossary": Glossary,
     "symptoms": Symptoms,
     "contents": Contents,
+    "claims": Claims,
     "prose": ProseOnly,
 }
