@@ -21,9 +21,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class SymbolUse:
+    """How the code uses a symbol, each figure counting one thing (resolved statically)."""
+
     ref: Ref
-    places: int
-    files: int
+    calls: int  # call lines that resolve to it (a class: lines constructing it by name)
+    accesses: int  # attribute reads and writes of it
+    subclasses: int  # classes deriving from it, directly or not
+    files: int  # files holding those calls and accesses
+    is_class: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +87,7 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
         symbols = []
         for name in term.symbols:
             qualname = ctx.refs.lookup(name, term.origin)
-            places, files = usage(ctx.model, qualname)
-            symbols.append(SymbolUse(ctx.ref(qualname), places, files))
+            symbols.append(usage(ctx.model, ctx.ref(qualname)))
         keys = []
         for key in term.keys:
             accesses = ctx.model.key_accesses(key)
@@ -166,31 +170,33 @@ def listed_pages(profile: Profile) -> tuple[PageLink, ...]:
     return tuple(PageLink(page.title, page.slug, page.summary) for page in profile.pages.values() if page.listed)
 
 
-def usage(model: CodeModel, qualname: str) -> tuple[int, int]:
-    """(places, files): call sites and attribute accesses that use a symbol, and their files.
+def usage(model: CodeModel, ref: Ref) -> SymbolUse:
+    """Call lines, attribute accesses and subclasses of a symbol, and the files of the first two.
 
-    A class is used where it is constructed: calls that resolve to the ``__init__`` it runs
+    A class is called where it is constructed: calls that resolve to the ``__init__`` it runs
     (its own or a base's) and are written with the class's name.
     """
-    places = 0
+    qualname = ref.qualname
+    calls = 0
     files: set[str] = set()
-    if model.node_kind(qualname) == "class":
+    is_class = model.node_kind(qualname) == "class"
+    if is_class:
         init = model.find_member(qualname, "__init__") or ""
         name = qualname.rsplit(".", 1)[-1]
         for edge in model.callers(init) if init else ():
             for site in model.call_sites(edge.caller):
                 if init in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
-                    places += 1
+                    calls += 1
                     files.add(model.path_of(edge.caller))
     else:
         for edge in model.callers(qualname):
-            places += len(edge.lines)
+            calls += len(edge.lines)
             files.add(model.path_of(edge.caller))
-    for access in model.attribute_accesses(qualname):
-        places += 1
-        files.add(model.path_of(access.function))
+    accesses = model.attribute_accesses(qualname)
+    files.update(model.path_of(access.function) for access in accesses)
     files.discard("")
-    return places, len(files)
+    subclasses = len(model.subclasses_of(qualname)) if is_class else 0
+    return SymbolUse(ref, calls, len(accesses), subclasses, len(files), is_class)
 
 
 @dataclass(frozen=True, slots=True)
