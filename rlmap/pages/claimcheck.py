@@ -37,6 +37,7 @@ class Held:
     anchor: Anchor | None
     text: str
     function: str  # qualname the check looked in ("" for runtime claims)
+    guard: str = ""  # the conditions the line runs under, " / "-joined
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +87,16 @@ def statements(source: list[str], node: ast.AST) -> list[Statement]:
                 test = _fold(segment(source, stmt.test))
                 walk(stmt.body, (*guards, f"if {test}"))
                 walk(stmt.orelse, (*guards, f"not ({test})"))
-            elif isinstance(stmt, ast.While | ast.For | ast.AsyncFor):
-                header = _fold(_header(stmt, source)).rstrip(":")
+            elif isinstance(stmt, ast.For | ast.AsyncFor):
+                header = f"for {_fold(segment(source, stmt.target))} in {_fold(segment(source, stmt.iter))}"
                 walk(stmt.body, (*guards, header))
                 walk(stmt.orelse, guards)
+            elif isinstance(stmt, ast.While):
+                walk(stmt.body, (*guards, f"while {_fold(segment(source, stmt.test))}"))
+                walk(stmt.orelse, guards)
             elif isinstance(stmt, ast.With | ast.AsyncWith):
-                walk(stmt.body, (*guards, _fold(_header(stmt, source)).rstrip(":")))
+                items = ", ".join(_fold(segment(source, item.context_expr)) for item in stmt.items)
+                walk(stmt.body, (*guards, f"with {items}"))
             elif isinstance(stmt, ast.Try):
                 walk(stmt.body, guards)
                 for handler in stmt.handlers:
@@ -182,9 +187,10 @@ class ClaimChecker:
     def _fail(self, claim: Claim, message: str) -> ConfigError:
         return ConfigError(f"{claim.origin} ({claim.kind}): {message}", "")
 
-    def _held(self, claim: Claim, function: str, line: int, text: str) -> Held:
+    def _held(self, claim: Claim, function: str, line: int, text: str, guards: tuple[str, ...] = ()) -> Held:
         name = function.rsplit(".", 1)[-1]
-        return Held(claim, self.refs.anchor(name, self.model.path_of(function), line), text, function)
+        anchor = self.refs.anchor(name, self.model.path_of(function), line)
+        return Held(claim, anchor, text, function, " / ".join(guards))
 
     def _parsed(self, function: str) -> tuple[list[str], ast.AST] | None:
         symbol = self.model.symbol(function)
@@ -210,7 +216,7 @@ class ClaimChecker:
                 raise self._fail(claim, f"{spec.code!r} in {function} is not under {spec.under!r} ({conditions})")
             matches = guarded
         best = min(matches, key=lambda s: (s.end - s.line, s.line))
-        return self._held(claim, function, best.line, best.text)
+        return self._held(claim, function, best.line, best.text, best.guards)
 
     def _calls(self, claim: Claim, function: str, spec: CallsClaim) -> Held:
         target = self.refs.lookup(spec.target, claim.origin) if spec.target else ""
@@ -234,7 +240,7 @@ class ClaimChecker:
             if not sites:
                 raise self._fail(claim, f"{function} never calls {what} under {spec.under!r}")
         site = sites[0]
-        return self._held(claim, function, site.line, site.callee_text)
+        return self._held(claim, function, site.line, site.callee_text, site.guards)
 
     def _writes_attribute(self, claim: Claim, function: str, spec: WritesAttributeClaim) -> Held:
         owner = function.rpartition(".")[0]
@@ -253,7 +259,7 @@ class ClaimChecker:
             detail += f" under {spec.under!r}" if spec.under else ""
             raise self._fail(claim, f"{function} does not write self.{spec.attribute}{detail}")
         row = rows[0]
-        return self._held(claim, function, row.line, f"self.{spec.attribute} = {row.value}")
+        return self._held(claim, function, row.line, f"self.{spec.attribute} = {row.value}", row.guards)
 
     def _message(self, claim: Claim, function: str, spec: RaisesClaim | WarnsClaim) -> Held:
         parsed = self._parsed(function)

@@ -35,7 +35,6 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "symbols": code.build_symbols,
     "caveats": code.build_caveats,
     "accesses": data.build_accesses,
-    "keys": data.build_keys,
     "callers": data.build_callers,
 }
 CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
@@ -43,6 +42,7 @@ CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
     "symptoms": curated.build_symptoms,
     "contents": curated.build_contents,
     "claims": curated.build_claims,
+    "keys": data.build_keys,  # its ``through`` rows come from the profile's claims
 }
 
 

@@ -262,3 +262,27 @@ def test_the_torchrl_claims_hold_on_torchrl(torchrl_model, torchrl_source) -> No
         assert found.anchor is not None, claim_id
         line = Refs(torchrl_model, torchrl_source.root).line_text(found.anchor.path, found.anchor.line)
         assert line.strip(), claim_id
+
+
+def test_hidden_state_keys_have_the_writers_values_hold(torchrl_model, torchrl_source) -> None:
+    from rlmap.pages.compose import build_pages
+
+    profile = load_profile(Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl")
+    pages = build_pages(torchrl_model, Refs(torchrl_model, torchrl_source.root), profile)
+    recurrent = next(page for page in pages if page.page.slug == "recurrent_state_lifecycle")
+    keys = next(section for section in recurrent.sections if section.id == "keys").body
+    by_key = {key.key: key for key in keys.keys}
+
+    def functions(sites) -> set[str]:
+        return {site.function.display for site in sites}
+
+    assert {"TensorDictPrimer._reset_func", "EnvBase._step_and_maybe_reset"} <= functions(
+        by_key["recurrent_state_h"].writers
+    )
+    assert {"LSTMModule.forward", "TensorDictPrimer._step"} <= functions(
+        by_key['("next", "recurrent_state_h")'].writers
+    )
+    assert "EnvBase._step_and_maybe_reset" in functions(by_key['("next", "recurrent_state_c")'].readers)
+    assert {"GRUModule.forward"} <= functions(by_key["recurrent_state"].readers)
+    for key in by_key.values():  # no hidden-state key is left without a writer
+        assert key.writers, key.key

@@ -121,12 +121,25 @@ class Accesses(Spec, kw_only=True):
     scope: Names = []
 
 
+class KeyThrough(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Accesses no literal shows, held by a value instead (a primer's specs, a move from
+    ``"next"`` to the root): the claim (``rlmap.pages.claims``) that checks the line doing it,
+    the keys it writes and reads there, and how (``"every key of its primer specs"``)."""
+
+    claim: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,80}$")]
+    writes: KeyNames = []
+    reads: KeyNames = []
+    how: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
 class Keys(Spec, kw_only=True):
     """Writers and readers of tensordict ``keys`` within ``scope``: ``layout = "list"`` (where
     each key is written, then read), ``"tables"`` (a table per key, and a diagram named
-    ``diagram``), ``"table"`` (one table of every access)."""
+    ``diagram``), ``"table"`` (one table of every access).  ``through`` adds the accesses that
+    values hold, each at the line its claim checks."""
 
     keys: KeyNames
+    through: list[KeyThrough] = []
     scope: Names = []
     layout: Literal["list", "tables", "table"] = "tables"
     diagram: Ident | None = None
