@@ -288,7 +288,8 @@ class ClaimChecker:
             verb = "write" if isinstance(spec, WritesKeyClaim) else "read"
             raise self._fail(claim, f"{function} does not {verb} the key {key!r}")
         row = min(rows, key=lambda a: a.line)
-        return self._held(claim, function, row.line, row.how)
+        line = self.refs.line_text(self.model.path_of(function), row.line).strip()
+        return self._held(claim, function, row.line, line or row.how, row.guards)
 
     def _value(self, claim: Claim, name: str, spec: ValueClaim) -> Held:
         symbol = self.model.symbol(name)

@@ -264,12 +264,18 @@ def test_the_torchrl_claims_hold_on_torchrl(torchrl_model, torchrl_source) -> No
         assert line.strip(), claim_id
 
 
-def test_hidden_state_keys_have_the_writers_values_hold(torchrl_model, torchrl_source) -> None:
+@pytest.fixture(scope="module")
+def torchrl_pages(torchrl_model, torchrl_source):
     from rlmap.pages.compose import build_pages
 
     profile = load_profile(Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl")
-    pages = build_pages(torchrl_model, Refs(torchrl_model, torchrl_source.root), profile)
-    recurrent = next(page for page in pages if page.page.slug == "recurrent_state_lifecycle")
+    return {
+        page.page.slug: page for page in build_pages(torchrl_model, Refs(torchrl_model, torchrl_source.root), profile)
+    }
+
+
+def test_hidden_state_keys_have_the_writers_values_hold(torchrl_pages) -> None:
+    recurrent = torchrl_pages["recurrent_state_lifecycle"]
     keys = next(section for section in recurrent.sections if section.id == "keys").body
     by_key = {key.key: key for key in keys.keys}
 
@@ -286,3 +292,21 @@ def test_hidden_state_keys_have_the_writers_values_hold(torchrl_model, torchrl_s
     assert {"GRUModule.forward"} <= functions(by_key["recurrent_state"].readers)
     for key in by_key.values():  # no hidden-state key is left without a writer
         assert key.writers, key.key
+
+
+def test_symptoms_are_anchored_where_the_code_raises_or_warns(torchrl_pages, torchrl_source) -> None:
+    body = next(section for section in torchrl_pages["debugging_map"].sections if section.kind == "symptoms").body
+    rows = {row.entry.id: row for row in body.symptoms}
+    refs_root = torchrl_source.root
+    raised = rows["split-trajs-without-ids"].evidence[0]
+    assert raised.kind == "raises"
+    assert raised.text == "split_trajs=True requires track_traj_ids=True."
+    line = (refs_root / raised.anchor.path).read_text(encoding="utf-8").splitlines()[raised.anchor.line - 1]
+    assert "raise ValueError" in line
+    warned = rows["more-frames-than-asked"].evidence[0]
+    assert warned.kind == "warns"
+    assert (
+        "warnings.warn"
+        in (refs_root / warned.anchor.path).read_text(encoding="utf-8").splitlines()[warned.anchor.line - 1]
+    )
+    assert "test_rollout_runs_ceil_frames_per_batch_over_env_copies" in rows["more-frames-than-asked"].tests

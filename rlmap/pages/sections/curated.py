@@ -118,11 +118,24 @@ class SectionLink:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """A line that shows a symptom's cause: where it raises or warns (with the message the code
+    writes) or the line a claim of the symptom checks."""
+
+    kind: str  # raises / warns / line
+    function: Ref
+    anchor: Anchor | None
+    text: str  # the message, or the line's code
+
+
+@dataclass(frozen=True, slots=True)
 class SymptomRow:
     entry: Symptom  # as the symptoms file has it
     look: tuple[Ref, ...]
     key_names: tuple[str, ...]
     see: tuple[SectionLink, ...]
+    evidence: tuple[Evidence, ...] = ()
+    tests: tuple[str, ...] = ()  # the runtime tests that run what it says
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +157,30 @@ def build_symptoms(spec: specs.Symptoms, ctx: Context, profile: Profile) -> Symp
             SectionLink(profile.pages[page].titles()[section], profile.pages[page].slug, section)
             for page, section in symptom.see
         )
-        rows.append(SymptomRow(symptom, look, tuple(keys), see))
+        evidence, tests = _evidence(f"symptom:{symptom.id}", ctx, profile)
+        rows.append(SymptomRow(symptom, look, tuple(keys), see, evidence, tests))
     return SymptomsBody(tuple(rows))
+
+
+def _evidence(text_id: str, ctx: Context, profile: Profile) -> tuple[tuple[Evidence, ...], tuple[str, ...]]:
+    """The lines the claims backing a curated text check (raising and warning lines first), and
+    the tests that run it."""
+    checker = ClaimChecker(ctx.model, ctx.refs)
+    found: list[Evidence] = []
+    tests: list[str] = []
+    for claim in profile.claims.claims:
+        if not any(back == text_id for back, _ in claim.backs):
+            continue
+        if claim.spec.test and claim.spec.test not in tests:
+            tests.append(claim.spec.test)
+        if not claim.static:
+            continue
+        held = checker.check(claim)
+        kind = claim.kind if claim.kind in ("raises", "warns") else "line"
+        found.append(Evidence(kind, ctx.ref(held.function), held.anchor, _short(held.text, 160)))
+    order = {"raises": 0, "warns": 1, "line": 2}
+    found.sort(key=lambda e: order[e.kind])  # stable: claims file order within a kind
+    return tuple(found), tuple(tests)
 
 
 @dataclass(frozen=True, slots=True)
