@@ -17,7 +17,7 @@ from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
-from rlmap.pages.sections import code, curated, data
+from rlmap.pages.sections import code, curated, data, keyuse
 from rlmap.pages.sections.base import Context
 from rlmap.pages.versions import matches
 
@@ -43,6 +43,7 @@ CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
     "contents": curated.build_contents,
     "claims": curated.build_claims,
     "keys": data.build_keys,  # its ``through`` rows come from the profile's claims
+    "key_use": keyuse.build_key_use,  # the profile's extensions say what names a key
 }
 
 

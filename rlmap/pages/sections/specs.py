@@ -203,6 +203,17 @@ class Claims(Spec, kw_only=True):
     columns: list[Annotated[str, msgspec.Meta(min_length=1, max_length=100)]] = []
 
 
+class KeyUse(Spec, kw_only=True):
+    """For each of ``classes``, the keys its ``members`` read and write: literal keys, and keys
+    named through the attribute ``through`` (``self.tensor_keys.reward``), resolved to the
+    defaults declared on the nested class ``defaults`` (``_AcceptedKeys``)."""
+
+    classes: Names
+    members: Names = msgspec.field(default_factory=lambda: ["forward"])
+    through: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")] = "tensor_keys"
+    defaults: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")] = "_AcceptedKeys"
+
+
 class Link(msgspec.Struct, forbid_unknown_fields=True):
     """A related page: ``doc`` a Sphinx document name (``/reference/data_layout`` is from the docs
     root, so it holds wherever the generated pages are placed), ``url`` for Markdown."""
@@ -237,5 +248,6 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "symptoms": Symptoms,
     "contents": Contents,
     "claims": Claims,
+    "key_use": KeyUse,
     "prose": ProseOnly,
 }
