@@ -75,11 +75,8 @@ def _defaults(ctx: Context, cls: str, nested: str) -> dict[str, str]:
     found: dict[str, str] = {}
     prefix = f"{holder}."
     for symbol in ctx.model.symbols():
-        if (
-            symbol.kind == ATTRIBUTE
-            and symbol.qualname.startswith(prefix)
-            and "." not in symbol.qualname[len(prefix) :]
-        ):
+        field = symbol.qualname[len(prefix) :]
+        if symbol.kind == ATTRIBUTE and symbol.qualname.startswith(prefix) and "." not in field:
             try:
                 value = ast.literal_eval(symbol.value) if symbol.value else None
             except (ValueError, SyntaxError, RecursionError, MemoryError):
