@@ -17,7 +17,7 @@ from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
-from rlmap.pages.sections import code, curated, data, keyuse
+from rlmap.pages.sections import code, curated, data, helpers, keyuse
 from rlmap.pages.sections.base import Context
 from rlmap.pages.versions import matches
 
@@ -32,6 +32,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "prose": code.build_text,
     "subclasses": code.build_subclasses,
     "inventory": code.build_inventory,
+    "helpers": helpers.build_helpers,
     "symbols": code.build_symbols,
     "caveats": code.build_caveats,
     "accesses": data.build_accesses,

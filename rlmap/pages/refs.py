@@ -168,6 +168,11 @@ class Refs:
         the ``except ImportError`` branch of a ``try`` that imports the same name; else ``""``."""
         if symbol.kind not in (FUNCTION, CLASS) or not symbol.path:
             return ""
+        if self.model.node_kind(symbol.qualname.rpartition(".")[0]) != MODULE:
+            return ""  # a stand-in is defined at module level ...
+        line = self.line_text(symbol.path, symbol.line)
+        if not line[:1].isspace():
+            return ""  # ... inside an ``except`` block, so indented: the rest need no parse
         if symbol.path not in self._fallbacks:
             self._fallbacks[symbol.path] = _import_fallbacks("\n".join(self.source_lines(symbol.path)))
         return self._fallbacks[symbol.path].get(symbol.line, "")

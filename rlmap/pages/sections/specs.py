@@ -187,6 +187,11 @@ class Inventory(Spec, kw_only=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
 
 
+class Helpers(Inventory, kw_only=True):
+    """An inventory (same parameters) whose rows also say what each helper does: its docstring's
+    first line, or the attributes it sets, the calls it makes and what it returns."""
+
+
 class Glossary(Spec, kw_only=True):
     """The profile's glossary: each term with its symbols' use and its keys' writers and readers."""
 
@@ -249,5 +254,6 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "contents": Contents,
     "claims": Claims,
     "key_use": KeyUse,
+    "helpers": Helpers,
     "prose": ProseOnly,
 }
