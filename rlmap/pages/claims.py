@@ -131,6 +131,8 @@ STATIC_KINDS = ("code", "calls", "writes-attribute", "raises", "warns", "writes-
 
 class _Descriptive(msgspec.Struct, forbid_unknown_fields=True):
     texts: list[Annotated[str, msgspec.Meta(pattern=r"^(prose|term|symptom):[^:]{1,200}$")]] = []
+    # single sentences of a backed text that state no behaviour: "<text id>: <its first words>"
+    sentences: list[_Back] = []
 
 
 class _ClaimsFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -164,6 +166,7 @@ class Claims:
     claims: tuple[Claim, ...] = ()
     descriptive: tuple[str, ...] = ()
     origin: str = ""
+    descriptive_sentences: tuple[tuple[str, str], ...] = ()  # (text id, the sentence's first words)
 
     def group(self, name: str) -> tuple[Claim, ...]:
         return tuple(claim for claim in self.claims if claim.spec.group == name)
@@ -202,7 +205,8 @@ def load_claims(path: Path, display: str) -> Claims:
     if "claim" in data and not isinstance(data["claim"], list):
         raise ConfigError(f"{display}: 'claim' must be an array of tables", "write each entry as [[claim]]")
     parsed = convert({"descriptive": data.get("descriptive", {})}, _ClaimsFile, display)
-    return Claims(tuple(claims), tuple(parsed.descriptive.texts), display)
+    sentences = tuple(_split_back(sentence) for sentence in parsed.descriptive.sentences)
+    return Claims(tuple(claims), tuple(parsed.descriptive.texts), display, sentences)
 
 
 _BY_KIND: dict[str, type[_Claim]] = {
@@ -253,11 +257,45 @@ def check_coverage(claims: Claims, texts: dict[str, str]) -> None:
             problems.append(f"{claims.origin}: '{text_id}' is both descriptive and backed by claims")
     for text_id in sorted(set(texts) - backed - set(claims.descriptive)):
         problems.append(f"{claims.origin}: '{text_id}' states no checked claim and is not declared descriptive")
+    quotes: dict[str, list[str]] = {}
+    for claim in claims.claims:
+        for text_id, words in claim.backs:
+            quotes.setdefault(text_id, []).append(words)
+    plain = set(claims.descriptive_sentences)
+    for text_id, words in sorted(plain):
+        if text_id in texts and not any(s.startswith(words) for s in sentences(texts[text_id])):
+            problems.append(f"{claims.origin}: [descriptive] sentences: '{text_id}' has no sentence starting {words!r}")
+    for text_id in sorted(backed & set(texts)):
+        for sentence in unbacked_sentences(texts[text_id], quotes[text_id]):
+            if not any(sentence.startswith(words) for tid, words in plain if tid == text_id):
+                problems.append(f"{claims.origin}: '{text_id}': no claim backs the sentence {sentence!r}")
     if problems:
         raise ConfigError(
             "curated text and its claims disagree:\n" + "\n".join(f"  - {p}" for p in problems),
             "back every curated text that states behaviour with a claim, or list it under [descriptive] texts",
         )
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z{`(\"'])")
+
+
+def sentences(text: str) -> list[str]:
+    """A curated text's sentences (split after ``.``, ``!`` or ``?`` before a capital or markup)."""
+    return [part for part in _SENTENCE_END.split(text) if part.strip()]
+
+
+def unbacked_sentences(text: str, quotes: list[str]) -> list[str]:
+    """The sentences of ``text`` that no quote touches (a quote may span sentences)."""
+    spans = [(start, start + len(quote)) for quote in quotes if (start := text.find(quote)) >= 0]
+    found = []
+    offset = 0
+    for sentence in sentences(text):
+        start = text.find(sentence, offset)
+        end = start + len(sentence)
+        offset = end
+        if not any(a < end and start < b for a, b in spans):
+            found.append(sentence)
+    return found
 
 
 def summary(claims: Claims) -> dict[str, Any]:

@@ -196,7 +196,8 @@ def curated_texts(
         for name, entry in entries.items()
     }
     texts.update({f"term:{term.term}": term.definition for term in glossary})
-    texts.update({f"symptom:{symptom.id}": f"{symptom.symptom} {symptom.cause}" for symptom in symptoms})
+    # a symptom's headline is what the user sees; its cause is what the code does
+    texts.update({f"symptom:{symptom.id}": symptom.cause for symptom in symptoms})
     return texts
 
 

@@ -244,6 +244,15 @@ def test_coverage_needs_every_behaviour_text_backed_and_every_quote_present(tmp_
         check_coverage(claims, {"prose:p.intro": "it zeroes", "term:word": "w", "symptom:s": "It breaks."})
 
 
+def test_every_sentence_of_a_backed_text_is_quoted_or_declared_plain(tmp_path: Path) -> None:
+    body = '[descriptive]\nsentences = ["prose:p.intro: Use hooks"]\n\n[[claim]]\nid = "c"\nkind = "runtime"\n'
+    body += 'test = "test_x"\nsays = "s"\nbacks = ["prose:p.intro: it zeroes the state. Then it"]\n'
+    claims = load_claims(_claims(tmp_path, body), "claims.toml")
+    check_coverage(claims, {"prose:p.intro": "First it zeroes the state. Then it runs. Use hooks."})
+    with pytest.raises(ConfigError, match=re.escape("no claim backs the sentence 'It also carries it.'")):
+        check_coverage(claims, {"prose:p.intro": "First it zeroes the state. Then it runs. It also carries it."})
+
+
 def test_the_torchrl_profile_backs_every_behaviour_text() -> None:
     root = Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl"
     profile = load_profile(root)  # the coverage check runs on load
