@@ -48,6 +48,9 @@ class Statement:
     guards: tuple[str, ...]
 
 
+_SHOWN = 120  # characters of a deciding line a page shows
+
+
 def _fold(text: str) -> str:
     return " ".join(text.split())
 
@@ -188,8 +191,10 @@ class ClaimChecker:
         return ConfigError(f"{claim.origin} ({claim.kind}): {message}", "")
 
     def _held(self, claim: Claim, function: str, line: int, text: str, guards: tuple[str, ...] = ()) -> Held:
-        name = function.rsplit(".", 1)[-1]
-        anchor = self.refs.anchor(name, self.model.path_of(function), line)
+        path = self.model.path_of(function)
+        # the anchor is named by the code on its line, so a page shows the line it links to
+        shown = self.refs.line_text(path, line).strip()[:_SHOWN] or function.rsplit(".", 1)[-1]
+        anchor = self.refs.anchor(shown, path, line)
         return Held(claim, anchor, text, function, " / ".join(guards))
 
     def _parsed(self, function: str) -> tuple[list[str], ast.AST] | None:

@@ -13,6 +13,7 @@ from rlmap.pages.docstree import DocsTree
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import READERS, WRITERS, Body, Context, Site
+from rlmap.pages.sections.data import key_through
 
 if TYPE_CHECKING:
     from rlmap.pages.curated import Symptom, Term
@@ -83,6 +84,7 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
     del spec
     docs = ctx.refs.docs
     entries = []
+    through = profile_through(ctx, profile)
     for term in sorted(profile.glossary, key=lambda t: t.term.lower()):
         symbols = []
         for name in term.symbols:
@@ -96,8 +98,8 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
             keys.append(
                 KeyFlow(
                     key=format_key(key),
-                    writers=tuple(ctx.key_functions(key, WRITERS)),
-                    readers=tuple(ctx.key_functions(key, READERS)),
+                    writers=tuple(_with(ctx.key_functions(key, WRITERS), through.get((key, "write"), []))),
+                    readers=tuple(_with(ctx.key_functions(key, READERS), through.get((key, "read"), []))),
                     places=len(accesses),
                     files=len({ctx.model.path_of(a.function) for a in accesses}),
                 )
@@ -108,6 +110,24 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
         tuple(entry for entry in entries if entry.existing),
         docs.term_document if docs is not None else "",
     )
+
+
+def profile_through(ctx: Context, profile: Profile) -> dict[tuple[tuple[str, ...], str], list[Site]]:
+    """The accesses values hold, from every keys section of the profile (``through`` rows)."""
+    rows: dict[tuple[tuple[str, ...], str], list[Site]] = {}
+    for page in profile.pages.values():
+        for section in page.sections:
+            if isinstance(section.spec, specs.Keys) and section.spec.through:
+                for found, sites in key_through(section.spec, ctx, profile).items():
+                    rows.setdefault(found, []).extend(sites)
+    return rows
+
+
+def _with(literal: list[Site], held: list[Site]) -> list[Site]:
+    """One row per function: the literal accesses, then those values hold in other functions."""
+    seen = {site.function.qualname for site in literal if site.function is not None}
+    extra = [site for site in held if site.function is not None and site.function.qualname not in seen]
+    return [*literal, *sorted(extra, key=lambda site: site.function.qualname if site.function else "")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,8 +260,9 @@ class ClaimRow:
     says: str
     function: Ref | None  # where the deciding line is (static claims)
     anchor: Anchor | None
-    code: str  # the deciding line's code, or the message quoted
+    code: str  # the deciding statement's code, or the message quoted
     test: str  # the test that runs it ("" when none)
+    message: bool = False  # ``code`` is a raised or warned message
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +290,7 @@ def build_claims(spec: specs.Claims, ctx: Context, profile: Profile) -> ClaimsBo
                 anchor=held.anchor,
                 code=_short(held.text),
                 test=claim.spec.test or "",
+                message=claim.kind in ("raises", "warns"),
             )
         )
     return ClaimsBody(tuple(spec.columns), tuple(rows))

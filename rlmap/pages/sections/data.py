@@ -93,7 +93,7 @@ def build_keys(spec: specs.Keys, ctx: Context, profile: Profile | None = None) -
     scope = tuple(spec.scope)
     keys = []
     sites: list[Site] = []
-    through = _through(spec, ctx, profile)
+    through = key_through(spec, ctx, profile)
     for raw in spec.keys:
         key = ctx.key(raw, "keys")
         if spec.layout == "table":
@@ -105,7 +105,9 @@ def build_keys(spec: specs.Keys, ctx: Context, profile: Profile | None = None) -
     return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, diagrams=diagrams)
 
 
-def _through(spec: specs.Keys, ctx: Context, profile: Profile | None) -> dict[tuple[tuple[str, ...], str], list[Site]]:
+def key_through(
+    spec: specs.Keys, ctx: Context, profile: Profile | None
+) -> dict[tuple[tuple[str, ...], str], list[Site]]:
     """(key, "write"/"read") -> the rows of the accesses values hold, each at its claim's line."""
     rows: dict[tuple[tuple[str, ...], str], list[Site]] = defaultdict(list)
     if not spec.through:
