@@ -190,10 +190,12 @@ class ClaimChecker:
     def _fail(self, claim: Claim, message: str) -> ConfigError:
         return ConfigError(f"{claim.origin} ({claim.kind}): {message}", "")
 
-    def _held(self, claim: Claim, function: str, line: int, text: str, guards: tuple[str, ...] = ()) -> Held:
+    def _held(
+        self, claim: Claim, function: str, line: int, text: str, guards: tuple[str, ...] = (), shown: str = ""
+    ) -> Held:
         path = self.model.path_of(function)
         # the anchor is named by the code on its line, so a page shows the line it links to
-        shown = self.refs.line_text(path, line).strip()[:_SHOWN] or function.rsplit(".", 1)[-1]
+        shown = shown or self.refs.line_text(path, line).strip()[:_SHOWN] or function.rsplit(".", 1)[-1]
         anchor = self.refs.anchor(shown, path, line)
         return Held(claim, anchor, text, function, " / ".join(guards))
 
@@ -307,5 +309,6 @@ class ClaimChecker:
         docstring = _fold(self.refs.docstring(symbol)) if symbol is not None else ""
         if _fold(spec.text) not in docstring:
             raise self._fail(claim, f"the docstring of {name} does not say {spec.text!r}")
-        lines = self.refs.docstring_lines(symbol) if symbol is not None else range(0)
-        return self._held(claim, name, lines.start if lines else (symbol.line if symbol else 0), spec.text)
+        # anchored at the definition, named by it: a docstring line may hold markup of its own
+        assert symbol is not None
+        return self._held(claim, name, symbol.line, spec.text, shown=name.rsplit(".", 1)[-1])

@@ -36,6 +36,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "symbols": code.build_symbols,
     "caveats": code.build_caveats,
     "accesses": data.build_accesses,
+    "keys": data.build_keys,  # without a profile: literal accesses only (see CURATED_BUILDERS)
     "callers": data.build_callers,
 }
 CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
@@ -43,7 +44,7 @@ CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
     "symptoms": curated.build_symptoms,
     "contents": curated.build_contents,
     "claims": curated.build_claims,
-    "keys": data.build_keys,  # its ``through`` rows come from the profile's claims
+    "keys": data.build_keys,  # in a profile, its ``through`` rows come from the profile's claims
     "key_use": keyuse.build_key_use,  # the profile's extensions say what names a key
 }
 

@@ -163,7 +163,7 @@ def test_every_kind_holds_at_the_line_that_shows_it(checker: ClaimChecker, tmp_p
         "writes-key": 'td.set("is_init", False)',
         "reads-key": 'td["next", "h"] = td.get("h")',
         "value": 'DEFAULT_KEYS = ["h", "c"]',
-        "docstring": '"""Runs steps.',
+        "docstring": "class Loop:",
     }
     assert held["warns"].text == "odd step counts are slow"  # literal parts joined, as the code writes them
     assert summary(claims) == {

@@ -101,7 +101,8 @@ def _uses(
             return
         key, fields = resolved
         how = method + (f" via {through}.{', '.join(fields)}" if fields else "")
-        anchor = ctx.refs.anchor(key[-1], symbol.path, line)
+        shown = ctx.refs.line_text(symbol.path, line).strip()[:120] or key[-1]  # the line's code names it
+        anchor = ctx.refs.anchor(shown, symbol.path, line)
         rows.setdefault((kind, format_key(key), how, line), KeyUse(kind, format_key(key), how, anchor))
 
     for inner in ast.walk(node):
