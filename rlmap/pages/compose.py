@@ -13,10 +13,11 @@ from typing import Any
 
 from rlmap.errors import RlmapError
 from rlmap.model.codemodel import CodeModel
+from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
-from rlmap.pages.sections import code, curated, data, flow
+from rlmap.pages.sections import code, curated, data, flow, helpers, keyuse
 from rlmap.pages.sections.base import Context
 from rlmap.pages.versions import matches
 
@@ -31,16 +32,20 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "prose": code.build_text,
     "subclasses": code.build_subclasses,
     "inventory": code.build_inventory,
+    "helpers": helpers.build_helpers,
     "symbols": code.build_symbols,
     "caveats": code.build_caveats,
     "accesses": data.build_accesses,
-    "keys": data.build_keys,
+    "keys": data.build_keys,  # without a profile: literal accesses only (see CURATED_BUILDERS)
     "callers": data.build_callers,
 }
 CURATED_BUILDERS: dict[str, Callable[..., Any]] = {
     "glossary": curated.build_glossary,
     "symptoms": curated.build_symptoms,
     "contents": curated.build_contents,
+    "claims": curated.build_claims,
+    "keys": data.build_keys,  # in a profile, its ``through`` rows come from the profile's claims
+    "key_use": keyuse.build_key_use,  # the profile's extensions say what names a key
 }
 
 
@@ -75,6 +80,10 @@ def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageMode
     """Every page's sections; every section whose names no longer resolve is reported, in one error."""
     pages = []
     failures: list[RlmapError] = []
+    try:  # every static claim the curated words make still holds
+        ClaimChecker(model, refs).check_all(profile.claims)
+    except RlmapError as error:
+        failures.append(error)
     for page in profile.pages.values():
         sections = []
         for declared in page.sections:

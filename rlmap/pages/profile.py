@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +25,7 @@ import msgspec
 from rlmap.config import convert, read_text, read_toml
 from rlmap.errors import ConfigError
 from rlmap.index.vocabulary import EXTENSIONS
+from rlmap.pages.claims import Claims, check_coverage, load_claims
 from rlmap.pages.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
 from rlmap.pages.sections.specs import SECTION_SPECS, Name, Spec
 
@@ -48,6 +49,7 @@ class _Header(msgspec.Struct, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)] | None = None
     glossary: Name | None = None
     symptoms: Name | None = None
+    claims: Name | None = None  # the checks that back the curated words (rlmap.pages.claims)
     focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
     extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
 
@@ -108,6 +110,7 @@ class Profile:
     prose: dict[str, dict[str, Prose]]
     glossary: tuple[Term, ...] = ()
     symptoms: tuple[Symptom, ...] = ()
+    claims: Claims = field(default_factory=Claims)
     focus: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
     templates: Path | None = None  # the profile's own template overrides
@@ -162,6 +165,10 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
     if header.symptoms:
         sections = {name: page.titles() for name, page in pages.items()}
         symptoms = load_symptoms(path.parent / header.symptoms, _join(folder, header.symptoms), sections)
+    claims = Claims()
+    if header.claims:
+        claims = load_claims(path.parent / header.claims, _join(folder, header.claims))
+        check_coverage(claims, curated_texts(prose, glossary, symptoms))
     templates = path.parent / "templates"
     default_name = path.parent.name if path.name == PROFILE_FILE else path.stem
     return Profile(
@@ -171,11 +178,27 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         prose=prose,
         glossary=glossary,
         symptoms=symptoms,
+        claims=claims,
         focus=tuple(header.focus),
         extensions=tuple(header.extensions),
         templates=templates if templates.is_dir() and not templates.is_symlink() else None,
         builtin=builtin,
     )
+
+
+def curated_texts(
+    prose: dict[str, dict[str, Prose]], glossary: tuple[Term, ...], symptoms: tuple[Symptom, ...]
+) -> dict[str, str]:
+    """Text id (``prose:recurrent.intro``, ``term:is_init``, ``symptom:<id>``) -> its words, folded."""
+    texts = {
+        f"prose:{page}.{name}": " ".join(entry.text.split())
+        for page, entries in prose.items()
+        for name, entry in entries.items()
+    }
+    texts.update({f"term:{term.term}": term.definition for term in glossary})
+    # a symptom's headline is what the user sees; its cause is what the code does
+    texts.update({f"symptom:{symptom.id}": symptom.cause for symptom in symptoms})
+    return texts
 
 
 def _join(folder: str, name: str) -> str:

@@ -79,6 +79,7 @@ class Refs:
         # public dotted path -> qualname: a profile may name code the way its users import it
         self._by_public = {path: qualname for qualname, found in paths.items() for path in found}
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._fallbacks: dict[str, dict[int, str]] = {}
 
     # -- symbols ---------------------------------------------------------------------------
     def lookup(self, name: str, origin: str) -> str:
@@ -114,6 +115,9 @@ class Refs:
         if symbol is None:
             raise UnknownSymbol(f"'{qualname}' is not a symbol of {self.model.source.stamp()}", "check the profile")
         public = self._public.get(qualname, "")
+        imported = self.fallback_of(symbol)
+        if imported:  # a stand-in for when an import fails: the code calls the imported one
+            return Ref(qualname, imported, symbol.kind, "", "", None, symbol.has_docstring, symbol.doc_first_line)
         return Ref(
             qualname=qualname,
             display=display_name(self.model, symbol),
@@ -159,6 +163,24 @@ class Refs:
             return range(first.lineno, (first.end_lineno or first.lineno) + 1)
         return range(0)
 
+    def fallback_of(self, symbol: Symbol) -> str:
+        """``torch.compiler.cudagraph_mark_step_begin`` when ``symbol`` is a stand-in defined in
+        the ``except ImportError`` branch of a ``try`` that imports the same name; else ``""``."""
+        if symbol.kind not in (FUNCTION, CLASS) or not symbol.path:
+            return ""
+        if self.model.node_kind(symbol.qualname.rpartition(".")[0]) != MODULE:
+            return ""  # a stand-in is defined at module level ...
+        line = self.line_text(symbol.path, symbol.line)
+        if not line[:1].isspace():
+            return ""  # ... inside an ``except`` block, so indented: the rest need no parse
+        if symbol.path not in self._fallbacks:
+            self._fallbacks[symbol.path] = _import_fallbacks("\n".join(self.source_lines(symbol.path)))
+        return self._fallbacks[symbol.path].get(symbol.line, "")
+
+    def definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The class or function node defined on the symbol's line, parsed from its file (never run)."""
+        return self._definition(symbol)
+
     def _definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The class or function defined on the symbol's line (the first in ``ast.walk`` order).
 
@@ -179,6 +201,39 @@ class Refs:
         return self._definitions[symbol.path].get(symbol.line)
 
 
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _import_fallbacks(source: str) -> dict[int, str]:
+    """Line of each function or class defined in an ``except ImportError`` branch -> the dotted
+    name its ``try`` imports under the same name."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        imported = {}
+        for statement in node.body:
+            if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+                imported.update(
+                    {alias.asname or alias.name: f"{statement.module}.{alias.name}" for alias in statement.names}
+                )
+        for handler in node.handlers:
+            caught = ast.unparse(handler.type) if handler.type is not None else ""
+            if not any(name in caught for name in _IMPORT_ERRORS):
+                continue
+            for statement in handler.body:
+                if (
+                    isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                    and statement.name in imported
+                ):
+                    found[statement.lineno] = imported[statement.name]
+    return found
+
+
 def display_name(model: CodeModel, symbol: Symbol) -> str:
     """The qualname without its module: ``Collector.rollout``, ``_split_and_pad_for_reset``."""
     module = symbol.qualname
@@ -189,19 +244,27 @@ def display_name(model: CodeModel, symbol: Symbol) -> str:
     return symbol.qualname[len(module) + 1 :]
 
 
+def _is_package(model: CodeModel, module: str) -> bool:
+    symbol = model.symbol(module)
+    return symbol is not None and symbol.path.endswith("/__init__.py")
+
+
 def _is_public_path(dotted: str) -> bool:
     return not any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
 
 
 def public_paths(model: CodeModel) -> dict[str, list[str]]:
-    """Qualname -> every public dotted path that reaches it (re-exports included), shortest first.
+    """Qualname -> every public dotted path that reaches it (its own, and packages' re-exports),
+    shortest first.
 
     A member of a class is public under each public path of its class, when its own name is public.
     """
     exported: dict[str, list[str]] = {}
     for module, name, target in model.exports():
         dotted = f"{module}.{name}"
-        if _is_public_path(dotted):
+        # a package's ``__init__`` re-exports; a module that imports a name merely uses it
+        # (``torchrl.objectives.cql.ValueEstimatorBase`` is no path Sphinx documents)
+        if _is_public_path(dotted) and _is_package(model, module):
             exported.setdefault(target, []).append(dotted)
     public: dict[str, list[str]] = {}
     for name in sorted(model.qualnames(), key=lambda qualname: (qualname.count("."), qualname)):

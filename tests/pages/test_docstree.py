@@ -132,7 +132,7 @@ def test_terms_the_docs_tree_defines_are_linked_not_redefined(tmp_path: Path) ->
     assert ":term:`Carrier`\n   Former name: ``shuttle``." in rst
     assert ":term:`replay buffer`\n" in rst
     assert "The state a collector keeps between steps." not in rst  # the tree's definition stands alone
-    assert "used in" in rst.split(":term:`Carrier`", 1)[1]  # with rlmap's live facts
+    assert "read or written as an attribute on" in rst.split(":term:`Carrier`", 1)[1]  # with rlmap's live facts
     # links into the glossary from other pages name the tree's term
     assert ":term:`shuttle`" not in (tmp_path / "out" / "rst" / "collectors_internals.rst").read_text()
     md = (tmp_path / "out" / "md" / "glossary.md").read_text()

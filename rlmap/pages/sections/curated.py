@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 from rlmap.errors import ConfigError
 from rlmap.index.records import format_key
 from rlmap.model.codemodel import CodeModel
+from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.docstree import DocsTree
-from rlmap.pages.refs import Ref
+from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import READERS, WRITERS, Body, Context, Site
+from rlmap.pages.sections.data import key_through
 
 if TYPE_CHECKING:
     from rlmap.pages.curated import Symptom, Term
@@ -20,9 +22,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class SymbolUse:
+    """How the code uses a symbol, each figure counting one thing (resolved statically)."""
+
     ref: Ref
-    places: int
-    files: int
+    calls: int  # call lines that resolve to it (a class: lines constructing it by name)
+    accesses: int  # attribute reads and writes of it
+    subclasses: int  # classes deriving from it, directly or not
+    files: int  # files holding those calls and accesses
+    is_class: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +84,12 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
     del spec
     docs = ctx.refs.docs
     entries = []
+    through = profile_through(ctx, profile)
     for term in sorted(profile.glossary, key=lambda t: t.term.lower()):
         symbols = []
         for name in term.symbols:
             qualname = ctx.refs.lookup(name, term.origin)
-            places, files = usage(ctx.model, qualname)
-            symbols.append(SymbolUse(ctx.ref(qualname), places, files))
+            symbols.append(usage(ctx.model, ctx.ref(qualname)))
         keys = []
         for key in term.keys:
             accesses = ctx.model.key_accesses(key)
@@ -91,8 +98,8 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
             keys.append(
                 KeyFlow(
                     key=format_key(key),
-                    writers=tuple(ctx.key_functions(key, WRITERS)),
-                    readers=tuple(ctx.key_functions(key, READERS)),
+                    writers=tuple(_with(ctx.key_functions(key, WRITERS), through.get((key, "write"), []))),
+                    readers=tuple(_with(ctx.key_functions(key, READERS), through.get((key, "read"), []))),
                     places=len(accesses),
                     files=len({ctx.model.path_of(a.function) for a in accesses}),
                 )
@@ -105,6 +112,24 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
     )
 
 
+def profile_through(ctx: Context, profile: Profile) -> dict[tuple[tuple[str, ...], str], list[Site]]:
+    """The accesses values hold, from every keys section of the profile (``through`` rows)."""
+    rows: dict[tuple[tuple[str, ...], str], list[Site]] = {}
+    for page in profile.pages.values():
+        for section in page.sections:
+            if isinstance(section.spec, specs.Keys) and section.spec.through:
+                for found, sites in key_through(section.spec, ctx, profile).items():
+                    rows.setdefault(found, []).extend(sites)
+    return rows
+
+
+def _with(literal: list[Site], held: list[Site]) -> list[Site]:
+    """One row per function: the literal accesses, then those values hold in other functions."""
+    seen = {site.function.qualname for site in literal if site.function is not None}
+    extra = [site for site in held if site.function is not None and site.function.qualname not in seen]
+    return [*literal, *sorted(extra, key=lambda site: site.function.qualname if site.function else "")]
+
+
 @dataclass(frozen=True, slots=True)
 class SectionLink:
     title: str
@@ -113,11 +138,24 @@ class SectionLink:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """A line that shows a symptom's cause: where it raises or warns (with the message the code
+    writes) or the line a claim of the symptom checks."""
+
+    kind: str  # raises / warns / line
+    function: Ref
+    anchor: Anchor | None
+    text: str  # the message, or the line's code
+
+
+@dataclass(frozen=True, slots=True)
 class SymptomRow:
     entry: Symptom  # as the symptoms file has it
     look: tuple[Ref, ...]
     key_names: tuple[str, ...]
     see: tuple[SectionLink, ...]
+    evidence: tuple[Evidence, ...] = ()
+    tests: tuple[str, ...] = ()  # the runtime tests that run what it says
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +177,30 @@ def build_symptoms(spec: specs.Symptoms, ctx: Context, profile: Profile) -> Symp
             SectionLink(profile.pages[page].titles()[section], profile.pages[page].slug, section)
             for page, section in symptom.see
         )
-        rows.append(SymptomRow(symptom, look, tuple(keys), see))
+        evidence, tests = _evidence(f"symptom:{symptom.id}", ctx, profile)
+        rows.append(SymptomRow(symptom, look, tuple(keys), see, evidence, tests))
     return SymptomsBody(tuple(rows))
+
+
+def _evidence(text_id: str, ctx: Context, profile: Profile) -> tuple[tuple[Evidence, ...], tuple[str, ...]]:
+    """The lines the claims backing a curated text check (raising and warning lines first), and
+    the tests that run it."""
+    checker = ClaimChecker(ctx.model, ctx.refs)
+    found: list[Evidence] = []
+    tests: list[str] = []
+    for claim in profile.claims.claims:
+        if not any(back == text_id for back, _ in claim.backs):
+            continue
+        if claim.spec.test and claim.spec.test not in tests:
+            tests.append(claim.spec.test)
+        if not claim.static:
+            continue
+        held = checker.check(claim)
+        kind = claim.kind if claim.kind in ("raises", "warns") else "line"
+        found.append(Evidence(kind, ctx.ref(held.function), held.anchor, _short(held.text, 160)))
+    order = {"raises": 0, "warns": 1, "line": 2}
+    found.sort(key=lambda e: order[e.kind])  # stable: claims file order within a kind
+    return tuple(found), tuple(tests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,28 +225,78 @@ def listed_pages(profile: Profile) -> tuple[PageLink, ...]:
     return tuple(PageLink(page.title, page.slug, page.summary) for page in profile.pages.values() if page.listed)
 
 
-def usage(model: CodeModel, qualname: str) -> tuple[int, int]:
-    """(places, files): call sites and attribute accesses that use a symbol, and their files.
+def usage(model: CodeModel, ref: Ref) -> SymbolUse:
+    """Call lines, attribute accesses and subclasses of a symbol, and the files of the first two.
 
-    A class is used where it is constructed: calls that resolve to the ``__init__`` it runs
+    A class is called where it is constructed: calls that resolve to the ``__init__`` it runs
     (its own or a base's) and are written with the class's name.
     """
-    places = 0
+    qualname = ref.qualname
+    calls = 0
     files: set[str] = set()
-    if model.node_kind(qualname) == "class":
+    is_class = model.node_kind(qualname) == "class"
+    if is_class:
         init = model.find_member(qualname, "__init__") or ""
         name = qualname.rsplit(".", 1)[-1]
         for edge in model.callers(init) if init else ():
             for site in model.call_sites(edge.caller):
                 if init in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
-                    places += 1
+                    calls += 1
                     files.add(model.path_of(edge.caller))
     else:
         for edge in model.callers(qualname):
-            places += len(edge.lines)
+            calls += len(edge.lines)
             files.add(model.path_of(edge.caller))
-    for access in model.attribute_accesses(qualname):
-        places += 1
-        files.add(model.path_of(access.function))
+    accesses = model.attribute_accesses(qualname)
+    files.update(model.path_of(access.function) for access in accesses)
     files.discard("")
-    return places, len(files)
+    subclasses = len(model.subclasses_of(qualname)) if is_class else 0
+    return SymbolUse(ref, calls, len(accesses), subclasses, len(files), is_class)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRow:
+    cells: tuple[str, ...]  # the claim's ``row``
+    says: str
+    function: Ref | None  # where the deciding line is (static claims)
+    anchor: Anchor | None
+    code: str  # the deciding statement's code, or the message quoted
+    test: str  # the test that runs it ("" when none)
+    message: bool = False  # ``code`` is a raised or warned message
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimsBody(Body):
+    columns: tuple[str, ...]
+    rows: tuple[ClaimRow, ...]
+
+
+def build_claims(spec: specs.Claims, ctx: Context, profile: Profile) -> ClaimsBody:
+    """The claims of one group, each with the line that decides it (checked again here)."""
+    chosen = profile.claims.group(spec.group)
+    if not chosen:
+        raise ctx.fail(f"group '{spec.group}' has no claim in {profile.claims.origin or 'the profile'}")
+    checker = ClaimChecker(ctx.model, ctx.refs)
+    rows = []
+    for claim in chosen:
+        if len(claim.spec.row) != len(spec.columns):
+            raise ctx.fail(f"{claim.origin}: its row has {len(claim.spec.row)} cells, the section {len(spec.columns)}")
+        held = checker.check(claim)
+        rows.append(
+            ClaimRow(
+                cells=tuple(claim.spec.row),
+                says=claim.spec.says,
+                function=ctx.ref(held.function) if held.function else None,
+                anchor=held.anchor,
+                code=_short(held.text),
+                test=claim.spec.test or "",
+                message=claim.kind in ("raises", "warns"),
+            )
+        )
+    return ClaimsBody(tuple(spec.columns), tuple(rows))
+
+
+def _short(code: str, limit: int = 100) -> str:
+    """A deciding line as a table shows it: one line, at most ``limit`` characters."""
+    line = " ".join(code.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

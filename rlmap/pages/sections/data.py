@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rlmap.index.records import format_key
+from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Entry, Site
+
+if TYPE_CHECKING:
+    from rlmap.pages.profile import Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +89,41 @@ class KeysBody(Body):
     layout: str
 
 
-def build_keys(spec: specs.Keys, ctx: Context) -> KeysBody:
+def build_keys(spec: specs.Keys, ctx: Context, profile: Profile | None = None) -> KeysBody:
     scope = tuple(spec.scope)
     keys = []
     sites: list[Site] = []
+    through = key_through(spec, ctx, profile)
     for raw in spec.keys:
         key = ctx.key(raw, "keys")
         if spec.layout == "table":
             sites.extend(ctx.key_sites(key, ALL_KEY_ACCESSES, scope))
-        keys.append(
-            Key(format_key(key), tuple(ctx.key_sites(key, WRITERS, scope)), tuple(ctx.key_sites(key, READERS, scope)))
-        )
+        writers = [*ctx.key_sites(key, WRITERS, scope), *through.get((key, "write"), ())]
+        readers = [*ctx.key_sites(key, READERS, scope), *through.get((key, "read"), ())]
+        keys.append(Key(format_key(key), tuple(writers), tuple(readers)))
     diagrams = (key_diagram(spec.diagram, keys),) if spec.diagram else ()
     return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, diagrams=diagrams)
+
+
+def key_through(
+    spec: specs.Keys, ctx: Context, profile: Profile | None
+) -> dict[tuple[tuple[str, ...], str], list[Site]]:
+    """(key, "write"/"read") -> the rows of the accesses values hold, each at its claim's line."""
+    rows: dict[tuple[tuple[str, ...], str], list[Site]] = defaultdict(list)
+    if not spec.through:
+        return rows
+    claims = {claim.id: claim for claim in profile.claims.claims} if profile is not None else {}
+    checker = ClaimChecker(ctx.model, ctx.refs)
+    for entry in spec.through:
+        if entry.claim not in claims or not claims[entry.claim].static:
+            raise ctx.fail(f"through: '{entry.claim}' is no static claim of the profile", "name a claim of claims.toml")
+        held = checker.check(claims[entry.claim])
+        for kind, names in (("write", entry.writes), ("read", entry.reads)):
+            for raw in names:
+                key = tuple(raw) if isinstance(raw, list) else (raw,)
+                site = Site(held.anchor, ctx.ref(held.function), guard=held.guard, how=entry.how, kind=kind)
+                rows[(key, kind)].append(site)
+    return rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,12 +154,25 @@ class Accesses(Spec, kw_only=True):
     scope: Names = []
 
 
+class KeyThrough(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Accesses no literal shows, held by a value instead (a primer's specs, a move from
+    ``"next"`` to the root): the claim (``rlmap.pages.claims``) that checks the line doing it,
+    the keys it writes and reads there, and how (``"every key of its primer specs"``)."""
+
+    claim: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,80}$")]
+    writes: KeyNames = []
+    reads: KeyNames = []
+    how: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
 class Keys(Spec, kw_only=True):
     """Writers and readers of tensordict ``keys`` within ``scope``: ``layout = "list"`` (where
     each key is written, then read), ``"tables"`` (a table per key, and a diagram named
-    ``diagram``), ``"table"`` (one table of every access)."""
+    ``diagram``), ``"table"`` (one table of every access).  ``through`` adds the accesses that
+    values hold, each at the line its claim checks."""
 
     keys: KeyNames
+    through: list[KeyThrough] = []
     scope: Names = []
     layout: Literal["list", "tables", "table"] = "tables"
     diagram: Ident | None = None
@@ -207,12 +220,36 @@ class Inventory(Spec, kw_only=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
 
 
+class Helpers(Inventory, kw_only=True):
+    """An inventory (same parameters) whose rows also say what each helper does: its docstring's
+    first line, or the attributes it sets, the calls it makes and what it returns."""
+
+
 class Glossary(Spec, kw_only=True):
     """The profile's glossary: each term with its symbols' use and its keys' writers and readers."""
 
 
 class Symptoms(Spec, kw_only=True):
     """The profile's symptoms: cause, symbols and keys to inspect, internals sections to read."""
+
+
+class Claims(Spec, kw_only=True):
+    """The profile's claims of ``group`` (``rlmap.pages.claims``) as a table: the claim's ``row``
+    cells under ``columns``, then what it says and the line that decides it (or the test that runs it)."""
+
+    group: Ident
+    columns: list[Annotated[str, msgspec.Meta(min_length=1, max_length=100)]] = []
+
+
+class KeyUse(Spec, kw_only=True):
+    """For each of ``classes``, the keys its ``members`` read and write: literal keys, and keys
+    named through the attribute ``through`` (``self.tensor_keys.reward``), resolved to the
+    defaults declared on the nested class ``defaults`` (``_AcceptedKeys``)."""
+
+    classes: Names
+    members: Names = msgspec.field(default_factory=lambda: ["forward"])
+    through: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")] = "tensor_keys"
+    defaults: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")] = "_AcceptedKeys"
 
 
 class Link(msgspec.Struct, forbid_unknown_fields=True):
@@ -248,5 +285,8 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "glossary": Glossary,
     "symptoms": Symptoms,
     "contents": Contents,
+    "claims": Claims,
+    "key_use": KeyUse,
+    "helpers": Helpers,
     "prose": ProseOnly,
 }

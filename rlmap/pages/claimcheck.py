@@ -1,0 +1,314 @@
+"""Static claims evaluated against the code: each holds at a line, or generation fails.
+
+The code model answers calls, attribute writes and key accesses; the statements, conditions,
+``raise`` and ``warnings.warn`` messages of one function are read from its source with
+:mod:`ast` (parsed, never imported or run).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from rlmap.errors import ConfigError, RlmapError
+from rlmap.index.records import READ, WRITE
+from rlmap.model.codemodel import CodeModel
+from rlmap.pages.claims import (
+    CallsClaim,
+    Claim,
+    Claims,
+    CodeClaim,
+    DocstringClaim,
+    RaisesClaim,
+    ReadsKeyClaim,
+    ValueClaim,
+    WarnsClaim,
+    WritesAttributeClaim,
+    WritesKeyClaim,
+)
+from rlmap.pages.refs import Anchor, Refs
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A claim that holds, and the line that shows it (``text``: that line's code, or the message)."""
+
+    claim: Claim
+    anchor: Anchor | None
+    text: str
+    function: str  # qualname the check looked in ("" for runtime claims)
+    guard: str = ""  # the conditions the line runs under, " / "-joined
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    line: int
+    end: int
+    text: str  # the statement's source, whitespace folded (a compound statement: its header)
+    guards: tuple[str, ...]
+
+
+_SHOWN = 120  # characters of a deciding line a page shows
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def segment(lines: list[str], node: ast.AST) -> str:
+    """The source text of ``node`` (what ``ast.get_source_segment`` gives, without re-splitting
+    the file at every call: the lines are split once)."""
+    start, end = getattr(node, "lineno", 0), getattr(node, "end_lineno", None)
+    first, last = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", None)
+    if not start or end is None or last is None or end > len(lines):
+        return ""
+    chunk = [line.encode() for line in lines[start - 1 : end]]
+    if len(chunk) == 1:
+        return chunk[0][first:last].decode(errors="replace")
+    chunk[0], chunk[-1] = chunk[0][first:], chunk[-1][:last]
+    return b"\n".join(chunk).decode(errors="replace")
+
+
+def _header(node: ast.stmt, source: list[str]) -> str:
+    """A compound statement's first line(s) up to its body; a simple statement whole."""
+    segment_text = segment(source, node)
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and not isinstance(node, ast.ClassDef | ast.FunctionDef):
+        lines = segment_text.split("\n")
+        return "\n".join(lines[: max(1, body[0].lineno - node.lineno)])
+    return segment_text
+
+
+def statements(source: list[str], node: ast.AST) -> list[Statement]:
+    """Every statement under ``node`` with the conditions that enclose it (``if x`` / ``not (x)``)."""
+    found: list[Statement] = []
+
+    def walk(body: list[ast.stmt], guards: tuple[str, ...]) -> None:
+        for stmt in body:
+            found.append(Statement(stmt.lineno, stmt.end_lineno or stmt.lineno, _fold(_header(stmt, source)), guards))
+            if isinstance(stmt, ast.If):
+                test = _fold(segment(source, stmt.test))
+                walk(stmt.body, (*guards, f"if {test}"))
+                walk(stmt.orelse, (*guards, f"not ({test})"))
+            elif isinstance(stmt, ast.For | ast.AsyncFor):
+                header = f"for {_fold(segment(source, stmt.target))} in {_fold(segment(source, stmt.iter))}"
+                walk(stmt.body, (*guards, header))
+                walk(stmt.orelse, guards)
+            elif isinstance(stmt, ast.While):
+                walk(stmt.body, (*guards, f"while {_fold(segment(source, stmt.test))}"))
+                walk(stmt.orelse, guards)
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                items = ", ".join(_fold(segment(source, item.context_expr)) for item in stmt.items)
+                walk(stmt.body, (*guards, f"with {items}"))
+            elif isinstance(stmt, ast.Try):
+                walk(stmt.body, guards)
+                for handler in stmt.handlers:
+                    kind = _fold(segment(source, handler.type)) if handler.type else ""
+                    walk(handler.body, (*guards, f"except {kind}".strip()))
+                walk(stmt.orelse, guards)
+                walk(stmt.finalbody, guards)
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                walk(stmt.body, (*guards, f"in {stmt.name}"))
+            elif isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    walk(case.body, guards)
+
+    body = getattr(node, "body", [])
+    walk(body if isinstance(body, list) else [], ())
+    return found
+
+
+def message_text(node: ast.expr | None) -> str:
+    """The literal words of a message expression: string constants, f-string parts, ``+`` and ``%``."""
+    if node is None:
+        return ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(message_text(value) if isinstance(value, ast.Constant) else "{}" for value in node.values)
+    if isinstance(node, ast.BinOp):
+        return message_text(node.left) + message_text(node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return message_text(node.func.value)
+    return ""
+
+
+def _call_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+class ClaimChecker:
+    """Evaluates static claims over one model and its source (each function parsed once)."""
+
+    def __init__(self, model: CodeModel, refs: Refs) -> None:
+        self.model = model
+        self.refs = refs
+
+    def check_all(self, claims: Claims) -> dict[str, Held]:
+        """Every static claim's line; every claim that does not hold is reported, in one error."""
+        held: dict[str, Held] = {}
+        problems: list[str] = []
+        for claim in claims.claims:
+            if not claim.static:
+                continue
+            try:
+                held[claim.id] = self.check(claim)
+            except RlmapError as error:
+                problems.append(error.message)
+        if problems:
+            raise ConfigError(
+                f"{len(problems)} curated claim(s) no longer hold:\n" + "\n".join(f"  - {p}" for p in problems),
+                "the code changed: fix the curated words the claim backs and the claim itself",
+            )
+        return held
+
+    def check(self, claim: Claim) -> Held:
+        spec = claim.spec
+        if not claim.static:
+            return Held(claim, None, "", "")
+        function = self.refs.lookup(spec.in_, claim.origin)  # type: ignore[union-attr]
+        if isinstance(spec, CodeClaim):
+            return self._code(claim, function, spec)
+        if isinstance(spec, CallsClaim):
+            return self._calls(claim, function, spec)
+        if isinstance(spec, WritesAttributeClaim):
+            return self._writes_attribute(claim, function, spec)
+        if isinstance(spec, RaisesClaim | WarnsClaim):
+            return self._message(claim, function, spec)
+        if isinstance(spec, WritesKeyClaim | ReadsKeyClaim):
+            return self._key(claim, function, spec)
+        if isinstance(spec, DocstringClaim):
+            return self._docstring(claim, function, spec)
+        assert isinstance(spec, ValueClaim)
+        return self._value(claim, function, spec)
+
+    # -- the checks -------------------------------------------------------------------------
+    def _fail(self, claim: Claim, message: str) -> ConfigError:
+        return ConfigError(f"{claim.origin} ({claim.kind}): {message}", "")
+
+    def _held(
+        self, claim: Claim, function: str, line: int, text: str, guards: tuple[str, ...] = (), shown: str = ""
+    ) -> Held:
+        path = self.model.path_of(function)
+        # the anchor is named by the code on its line, so a page shows the line it links to
+        shown = shown or self.refs.line_text(path, line).strip()[:_SHOWN] or function.rsplit(".", 1)[-1]
+        anchor = self.refs.anchor(shown, path, line)
+        return Held(claim, anchor, text, function, " / ".join(guards))
+
+    def _parsed(self, function: str) -> tuple[list[str], ast.AST] | None:
+        symbol = self.model.symbol(function)
+        if symbol is None:
+            return None
+        node = self.refs.definition(symbol)
+        if node is None:
+            return None
+        return self.refs.source_lines(symbol.path), node
+
+    def _code(self, claim: Claim, function: str, spec: CodeClaim) -> Held:
+        parsed = self._parsed(function)
+        if parsed is None:
+            raise self._fail(claim, f"'{function}' is not a class or function whose source rlmap reads")
+        wanted = _fold(spec.code)
+        matches = [s for s in statements(*parsed) if wanted in s.text]
+        if not matches:
+            raise self._fail(claim, f"{function} holds no statement with {spec.code!r}")
+        if spec.under:
+            guarded = [s for s in matches if any(spec.under in g for g in s.guards)]
+            if not guarded:
+                conditions = "; ".join(" / ".join(s.guards) or "(none)" for s in matches)
+                raise self._fail(claim, f"{spec.code!r} in {function} is not under {spec.under!r} ({conditions})")
+            matches = guarded
+        best = min(matches, key=lambda s: (s.end - s.line, s.line))
+        return self._held(claim, function, best.line, best.text, best.guards)
+
+    def _calls(self, claim: Claim, function: str, spec: CallsClaim) -> Held:
+        target = self.refs.lookup(spec.target, claim.origin) if spec.target else ""
+        sites = []
+        for site in self.model.call_sites(function):
+            if target:
+                hit = any(t == target or t.startswith(f"{target}.") for t in site.targets)
+            else:
+                hit = spec.callee is not None and _fold(spec.callee) in _fold(site.callee_text)
+            if hit:
+                sites.append(site)
+        what = target or spec.callee
+        if not sites:
+            raise self._fail(claim, f"{function} does not call {what}")
+        if spec.only_under:
+            free = [s for s in sites if not any(spec.only_under in g for g in s.guards)]
+            if free:
+                raise self._fail(claim, f"{function} calls {what} at line {free[0].line} without {spec.only_under!r}")
+        if spec.under:
+            sites = [s for s in sites if any(spec.under in g for g in s.guards)]
+            if not sites:
+                raise self._fail(claim, f"{function} never calls {what} under {spec.under!r}")
+        site = sites[0]
+        return self._held(claim, function, site.line, site.callee_text, site.guards)
+
+    def _writes_attribute(self, claim: Claim, function: str, spec: WritesAttributeClaim) -> Held:
+        owner = function.rpartition(".")[0]
+        attribute = self.model.find_member(owner, spec.attribute) or f"{owner}.{spec.attribute}"
+        rows = [
+            access
+            for access in self.model.attribute_accesses(attribute)
+            if access.function == function and access.kind in (WRITE, "augmented")
+        ]
+        if spec.value:
+            rows = [access for access in rows if _fold(spec.value) in _fold(access.value)]
+        if spec.under:
+            rows = [access for access in rows if any(spec.under in g for g in access.guards)]
+        if not rows:
+            detail = f" with a value mentioning {spec.value!r}" if spec.value else ""
+            detail += f" under {spec.under!r}" if spec.under else ""
+            raise self._fail(claim, f"{function} does not write self.{spec.attribute}{detail}")
+        row = rows[0]
+        return self._held(claim, function, row.line, f"self.{spec.attribute} = {row.value}", row.guards)
+
+    def _message(self, claim: Claim, function: str, spec: RaisesClaim | WarnsClaim) -> Held:
+        parsed = self._parsed(function)
+        if parsed is None:
+            raise self._fail(claim, f"'{function}' is not a function whose source rlmap reads")
+        _, node = parsed
+        for inner in ast.walk(node):
+            if isinstance(spec, RaisesClaim) and isinstance(inner, ast.Raise) and isinstance(inner.exc, ast.Call):
+                if _call_name(inner.exc.func) != spec.exception:
+                    continue
+                message = message_text(inner.exc.args[0] if inner.exc.args else None)
+            elif isinstance(spec, WarnsClaim) and isinstance(inner, ast.Call) and _call_name(inner.func) == "warn":
+                message = message_text(inner.args[0] if inner.args else None)
+            else:
+                continue
+            if spec.message in message:
+                return self._held(claim, function, inner.lineno, message)
+        verb = f"raises no {spec.exception}" if isinstance(spec, RaisesClaim) else "warns nothing"
+        raise self._fail(claim, f"{function} {verb} with a message holding {spec.message!r}")
+
+    def _key(self, claim: Claim, function: str, spec: WritesKeyClaim | ReadsKeyClaim) -> Held:
+        key = tuple(spec.key) if isinstance(spec.key, list) else (spec.key,)
+        kinds = (WRITE,) if isinstance(spec, WritesKeyClaim) else (READ, "check")
+        rows = [a for a in self.model.key_accesses(key) if a.function == function and a.kind in kinds]
+        if not rows:
+            verb = "write" if isinstance(spec, WritesKeyClaim) else "read"
+            raise self._fail(claim, f"{function} does not {verb} the key {key!r}")
+        row = min(rows, key=lambda a: a.line)
+        line = self.refs.line_text(self.model.path_of(function), row.line).strip()
+        return self._held(claim, function, row.line, line or row.how, row.guards)
+
+    def _value(self, claim: Claim, name: str, spec: ValueClaim) -> Held:
+        symbol = self.model.symbol(name)
+        if symbol is None or _fold(spec.value) not in _fold(symbol.value):
+            raise self._fail(claim, f"{name} is not assigned a value mentioning {spec.value!r}")
+        return self._held(claim, name, symbol.line, symbol.value)
+
+    def _docstring(self, claim: Claim, name: str, spec: DocstringClaim) -> Held:
+        symbol = self.model.symbol(name)
+        docstring = _fold(self.refs.docstring(symbol)) if symbol is not None else ""
+        if _fold(spec.text) not in docstring:
+            raise self._fail(claim, f"the docstring of {name} does not say {spec.text!r}")
+        # anchored at the definition, named by it: a docstring line may hold markup of its own
+        assert symbol is not None
+        return self._held(claim, name, symbol.line, spec.text, shown=name.rsplit(".", 1)[-1])

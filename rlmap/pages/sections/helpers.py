@@ -1,0 +1,112 @@
+"""Helpers explained: an inventory of private helpers, each with a line saying what it does.
+
+The line is the docstring's first line when there is one; otherwise it is read off the code:
+the attributes the helper assigns, the calls it makes (with the condition of a guarded one),
+and what it returns, as written.  Facts only: nothing here guesses an intent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlmap.index.records import AUGMENTED, WRITE
+from rlmap.pages.sections import specs
+from rlmap.pages.sections.base import Body, Context
+from rlmap.pages.sections.code import Helper, build_inventory
+
+# calls that say nothing about what a helper does
+_PLAIN_CALLS = frozenset(
+    {
+        "len",
+        "isinstance",
+        "getattr",
+        "hasattr",
+        "setattr",
+        "super",
+        "range",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "type",
+        "enumerate",
+        "zip",
+        "sorted",
+        "any",
+        "all",
+        "min",
+        "max",
+        "print",
+    }
+)
+_LIMIT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainedHelper:
+    helper: Helper
+    summary: str  # the docstring's first line, or what the code does
+    from_docstring: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HelpersBody(Body):
+    owner: object
+    scope: tuple[str, ...]
+    helpers: tuple[ExplainedHelper, ...]
+    total: int
+
+
+def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
+    inventory = build_inventory(spec, ctx)
+    wanted = {helper.ref.qualname for helper in inventory.helpers}
+    writes: dict[str, list[str]] = {}  # function -> attributes it assigns, read in one pass
+    for name in ctx.model.attribute_names():
+        for access in ctx.model.attribute_accesses(name):
+            if access.function in wanted and access.kind in (WRITE, AUGMENTED):
+                found = writes.setdefault(access.function, [])
+                if access.attribute not in found:
+                    found.append(access.attribute)
+    rows = tuple(_explain(ctx, helper, writes.get(helper.ref.qualname, [])) for helper in inventory.helpers)
+    return HelpersBody(inventory.owner, inventory.scope, rows, inventory.total)
+
+
+def _explain(ctx: Context, helper: Helper, written: list[str]) -> ExplainedHelper:
+    if helper.ref.summary:
+        return ExplainedHelper(helper, helper.ref.summary, True)
+    return ExplainedHelper(helper, summarize(ctx, helper.ref.qualname, written), False)
+
+
+def summarize(ctx: Context, function: str, written: list[str]) -> str:
+    """``assigns self._carrier; calls self.env.close() (if ...); returns True``, from the code."""
+    model = ctx.model
+    calls: list[str] = []
+    for site in model.call_sites(function):
+        text = site.callee_text
+        if not text or text.rsplit(".", 1)[-1] in _PLAIN_CALLS or text in calls:
+            continue
+        guard = f" (under {site.guards[-1]})" if site.guards else ""
+        calls.append(f"{text}(){guard}")
+    returns = [r.value for r in model.returns(function) if r.value]
+    parts = []
+    if written:
+        parts.append("assigns " + ", ".join(f"self.{name}" for name in sorted(written)[:_LIMIT]) + _more(written))
+    if calls:
+        parts.append("calls " + ", ".join(calls[:_LIMIT]) + _more(calls))
+    if returns:
+        shown = list(dict.fromkeys(returns))
+        parts.append("returns " + " or ".join(_clip(value) for value in shown[:2]) + _more(shown, 2))
+    return "; ".join(parts) or "no assignment, call or return rlmap sees"
+
+
+def _more(items: list[str], limit: int = _LIMIT) -> str:
+    return f" and {len(items) - limit} more" if len(items) > limit else ""
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

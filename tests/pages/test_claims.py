@@ -1,0 +1,321 @@
+"""Curated claims: the vocabulary is checked against a synthetic package, each kind holding and failing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlmap.errors import ConfigError
+from rlmap.pages.claimcheck import ClaimChecker
+from rlmap.pages.claims import check_coverage, load_claims, summary
+from rlmap.pages.profile import load_profile
+from rlmap.pages.refs import Refs
+from tests.conftest import model_of
+
+PACKAGE = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": '''
+        import warnings
+
+        DEFAULT_KEYS = ["h", "c"]
+
+
+        class Loop:
+            """Runs steps.
+
+            .. note:: the hidden state is zeroed at starts.
+            """
+
+            def __init__(self, steps, track):
+                if steps < 0:
+                    raise ValueError(f"steps must be positive, got {steps}")
+                if steps % 2:
+                    warnings.warn("odd step counts " + "are slow")
+                self.steps = -(-steps // 2)
+                self.track = track
+
+            def run(self, td):
+                for t in range(self.steps):
+                    if self.track:
+                        self.record(td)
+                    td["next", "h"] = td.get("h")
+                return td
+
+            def record(self, td):
+                td.set("is_init", False)
+        ''',
+}
+
+
+def _claims(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "claims.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def checker(make_package: Callable[[dict[str, str | bytes]], Path]) -> ClaimChecker:
+    root = make_package(PACKAGE)
+    model = model_of(root, "pkg")
+    return ClaimChecker(model, Refs(model, root))
+
+
+HOLDING = """
+[[claim]]
+id = "code"
+kind = "code"
+in = "pkg.core.Loop.run"
+code = "self.record(td)"
+under = "if self.track"
+says = "records only when tracking"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "calls"
+kind = "calls"
+in = "pkg.core.Loop.run"
+target = "pkg.core.Loop.record"
+only_under = "if self.track"
+says = "calls record only under track"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "attr"
+kind = "writes-attribute"
+in = "pkg.core.Loop.__init__"
+attribute = "steps"
+value = "-(-steps // 2)"
+says = "rounds up"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "raises"
+kind = "raises"
+in = "pkg.core.Loop.__init__"
+exception = "ValueError"
+message = "steps must be positive"
+says = "refuses negative counts"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "warns"
+kind = "warns"
+in = "pkg.core.Loop.__init__"
+message = "odd step counts are slow"
+says = "warns on odd counts"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "writes-key"
+kind = "writes-key"
+in = "pkg.core.Loop.record"
+key = "is_init"
+says = "record writes is_init"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "reads-key"
+kind = "reads-key"
+in = "pkg.core.Loop.run"
+key = "h"
+says = "run reads h"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "value"
+kind = "value"
+in = "pkg.core.DEFAULT_KEYS"
+value = '"h", "c"'
+says = "default keys"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "docstring"
+kind = "docstring"
+in = "pkg.core.Loop"
+text = "the hidden state is zeroed at starts"
+says = "documented"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
+id = "runtime"
+kind = "runtime"
+test = "test_something"
+says = "a run shows it"
+backs = ["prose:p.intro: records"]
+"""
+
+
+def test_every_kind_holds_at_the_line_that_shows_it(checker: ClaimChecker, tmp_path: Path) -> None:
+    claims = load_claims(_claims(tmp_path, HOLDING), "claims.toml")
+    held = checker.check_all(claims)
+    refs = checker.refs
+    shown = {ident: refs.line_text(h.anchor.path, h.anchor.line).strip() for ident, h in held.items() if h.anchor}
+    assert shown == {
+        "code": "self.record(td)",
+        "calls": "self.record(td)",
+        "attr": "self.steps = -(-steps // 2)",
+        "raises": 'raise ValueError(f"steps must be positive, got {steps}")',
+        "warns": 'warnings.warn("odd step counts " + "are slow")',
+        "writes-key": 'td.set("is_init", False)',
+        "reads-key": 'td["next", "h"] = td.get("h")',
+        "value": 'DEFAULT_KEYS = ["h", "c"]',
+        "docstring": "class Loop:",
+    }
+    assert held["warns"].text == "odd step counts are slow"  # literal parts joined, as the code writes them
+    assert summary(claims) == {
+        "claims": 10,
+        "static": 9,
+        "runtime": 1,
+        "kinds": {
+            "calls": 1,
+            "code": 1,
+            "docstring": 1,
+            "raises": 1,
+            "reads-key": 1,
+            "runtime": 1,
+            "value": 1,
+            "warns": 1,
+            "writes-attribute": 1,
+            "writes-key": 1,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("claim", "says"),
+    [
+        ('kind = "code"\nin = "pkg.core.Loop.run"\ncode = "self.record(td)"\nunder = "if t"', "is not under 'if t'"),
+        ('kind = "calls"\nin = "pkg.core.Loop.run"\ntarget = "pkg.core.Loop.record"\nonly_under = "if td"', ""),
+        ('kind = "calls"\nin = "pkg.core.Loop.__init__"\ntarget = "pkg.core.Loop.record"', "does not call"),
+        ('kind = "writes-attribute"\nin = "pkg.core.Loop.__init__"\nattribute = "steps"\nvalue = "steps // 3"', ""),
+        ('kind = "raises"\nin = "pkg.core.Loop.__init__"\nexception = "TypeError"\nmessage = "steps"', ""),
+        ('kind = "warns"\nin = "pkg.core.Loop.run"\nmessage = "odd"', "warns nothing"),
+        ('kind = "writes-key"\nin = "pkg.core.Loop.run"\nkey = "is_init"', "does not write"),
+        ('kind = "value"\nin = "pkg.core.DEFAULT_KEYS"\nvalue = "obs"', ""),
+        ('kind = "docstring"\nin = "pkg.core.Loop"\ntext = "carried"', "does not say"),
+    ],
+)
+def test_a_claim_that_stops_holding_fails_with_file_and_line(
+    checker: ClaimChecker, tmp_path: Path, claim: str, says: str
+) -> None:
+    body = f'# a comment\n\n[[claim]]\nid = "broken"\n{claim}\nsays = "x"\nbacks = ["prose:p.intro: x"]\n'
+    claims = load_claims(_claims(tmp_path, body), "claims.toml")
+    with pytest.raises(ConfigError) as raised:
+        checker.check_all(claims)
+    assert "claims.toml:3: claim 'broken'" in raised.value.message
+    assert says in raised.value.message
+
+
+def test_only_under_fails_when_one_call_escapes_the_condition(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    root = make_package(
+        {"pkg/__init__.py": "", "pkg/m.py": "def g():\n    pass\n\ndef f(x):\n    if x:\n        g()\n    g()\n"}
+    )
+    model = model_of(root, "pkg")
+    body = '[[claim]]\nid = "c"\nkind = "calls"\nin = "pkg.m.f"\ntarget = "pkg.m.g"\nonly_under = "if x"\nsays = "s"\n'
+    claims = load_claims(_claims(tmp_path, body + 'backs = ["prose:p.intro: x"]\n'), "claims.toml")
+    with pytest.raises(ConfigError, match="at line 7 without 'if x'"):
+        ClaimChecker(model, Refs(model, root)).check_all(claims)
+
+
+def test_unknown_fields_and_kinds_are_refused(tmp_path: Path) -> None:
+    base = '[[claim]]\nid = "c"\nsays = "s"\nbacks = ["prose:p.intro: x"]\n'
+    with pytest.raises(ConfigError, match="unknown key 'undr'"):
+        load_claims(_claims(tmp_path, base + 'kind = "code"\nin = "f"\ncode = "x"\nundr = "y"\n'), "claims.toml")
+    with pytest.raises(ConfigError, match=re.escape("claims.toml:1: claim 'c'")):
+        load_claims(_claims(tmp_path, base + 'kind = "believes"\n'), "claims.toml")
+    with pytest.raises(ConfigError, match="names its 'test'"):
+        load_claims(_claims(tmp_path, base + 'kind = "runtime"\n'), "claims.toml")
+
+
+def test_coverage_needs_every_behaviour_text_backed_and_every_quote_present(tmp_path: Path) -> None:
+    body = '[descriptive]\ntexts = ["term:word"]\n\n[[claim]]\nid = "c"\nkind = "runtime"\ntest = "test_x"\n'
+    body += 'says = "s"\nbacks = ["prose:p.intro: it zeroes"]\n'
+    claims = load_claims(_claims(tmp_path, body), "claims.toml")
+    check_coverage(claims, {"prose:p.intro": "Here it zeroes the state.", "term:word": "A word."})
+    with pytest.raises(ConfigError, match=re.escape("'prose:p.intro' does not say 'it zeroes'")):
+        check_coverage(claims, {"prose:p.intro": "Here it carries the state.", "term:word": "A word."})
+    with pytest.raises(ConfigError, match="'symptom:s' states no checked claim"):
+        check_coverage(claims, {"prose:p.intro": "it zeroes", "term:word": "w", "symptom:s": "It breaks."})
+
+
+def test_every_sentence_of_a_backed_text_is_quoted_or_declared_plain(tmp_path: Path) -> None:
+    body = '[descriptive]\nsentences = ["prose:p.intro: Use hooks"]\n\n[[claim]]\nid = "c"\nkind = "runtime"\n'
+    body += 'test = "test_x"\nsays = "s"\nbacks = ["prose:p.intro: it zeroes the state. Then it"]\n'
+    claims = load_claims(_claims(tmp_path, body), "claims.toml")
+    check_coverage(claims, {"prose:p.intro": "First it zeroes the state. Then it runs. Use hooks."})
+    with pytest.raises(ConfigError, match=re.escape("no claim backs the sentence 'It also carries it.'")):
+        check_coverage(claims, {"prose:p.intro": "First it zeroes the state. Then it runs. It also carries it."})
+
+
+def test_the_torchrl_profile_backs_every_behaviour_text() -> None:
+    root = Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl"
+    profile = load_profile(root)  # the coverage check runs on load
+    figures = summary(profile.claims)
+    assert figures["claims"] == len(profile.claims.claims) > 0
+    backed = {text for claim in profile.claims.claims for text, _ in claim.backs}
+    assert {f"symptom:{s.id}" for s in profile.symptoms} <= backed
+    assert not {f"term:{t.term}" for t in profile.glossary} - backed - set(profile.claims.descriptive)
+
+
+def test_the_torchrl_claims_hold_on_torchrl(torchrl_model, torchrl_source) -> None:
+    root = Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl"
+    profile = load_profile(root)
+    held = ClaimChecker(torchrl_model, Refs(torchrl_model, torchrl_source.root)).check_all(profile.claims)
+    for claim_id, found in held.items():
+        assert found.anchor is not None, claim_id
+        line = Refs(torchrl_model, torchrl_source.root).line_text(found.anchor.path, found.anchor.line)
+        assert line.strip(), claim_id
+
+
+@pytest.fixture(scope="module")
+def torchrl_pages(torchrl_model, torchrl_source):
+    from rlmap.pages.compose import build_pages
+
+    profile = load_profile(Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl")
+    return {
+        page.page.slug: page for page in build_pages(torchrl_model, Refs(torchrl_model, torchrl_source.root), profile)
+    }
+
+
+def test_hidden_state_keys_have_the_writers_values_hold(torchrl_pages) -> None:
+    recurrent = torchrl_pages["recurrent_state_lifecycle"]
+    keys = next(section for section in recurrent.sections if section.id == "keys").body
+    by_key = {key.key: key for key in keys.keys}
+
+    def functions(sites) -> set[str]:
+        return {site.function.display for site in sites}
+
+    assert {"TensorDictPrimer._reset_func", "EnvBase._step_and_maybe_reset"} <= functions(
+        by_key["recurrent_state_h"].writers
+    )
+    assert {"LSTMModule.forward", "TensorDictPrimer._step"} <= functions(
+        by_key['("next", "recurrent_state_h")'].writers
+    )
+    assert "EnvBase._step_and_maybe_reset" in functions(by_key['("next", "recurrent_state_c")'].readers)
+    assert {"GRUModule.forward"} <= functions(by_key["recurrent_state"].readers)
+    for key in by_key.values():  # no hidden-state key is left without a writer
+        assert key.writers, key.key
+
+
+def test_symptoms_are_anchored_where_the_code_raises_or_warns(torchrl_pages, torchrl_source) -> None:
+    body = next(section for section in torchrl_pages["debugging_map"].sections if section.kind == "symptoms").body
+    rows = {row.entry.id: row for row in body.symptoms}
+    refs_root = torchrl_source.root
+    raised = rows["split-trajs-without-ids"].evidence[0]
+    assert raised.kind == "raises"
+    assert raised.text == "split_trajs=True requires track_traj_ids=True."
+    line = (refs_root / raised.anchor.path).read_text(encoding="utf-8").splitlines()[raised.anchor.line - 1]
+    assert "raise ValueError" in line
+    warned = rows["more-frames-than-asked"].evidence[0]
+    assert warned.kind == "warns"
+    assert (
+        "warnings.warn"
+        in (refs_root / warned.anchor.path).read_text(encoding="utf-8").splitlines()[warned.anchor.line - 1]
+    )
+    assert "test_rollout_runs_ceil_frames_per_batch_over_env_copies" in rows["more-frames-than-asked"].tests

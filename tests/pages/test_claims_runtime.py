@@ -1,0 +1,374 @@
+"""The curated claims a run can prove: torchrl runs on CPU and each claim's test checks what it says.
+
+Every ``kind = "runtime"`` claim of the TorchRL profile, and every static claim that names a
+``test``, names one of the tests below; :func:`test_every_runtime_claim_has_its_test` holds the
+two lists together, so a claim cannot point at a test that does not exist (or silently lose it).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchrl")
+
+from tensordict import TensorDict  # noqa: E402
+from tensordict.nn import TensorDictModule, TensorDictSequential  # noqa: E402
+
+from rlmap.pages.claims import load_claims  # noqa: E402
+
+CLAIMS = Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl" / "claims.toml"
+
+
+def _lstm(**kwargs):
+    from torchrl.modules import LSTMModule
+
+    torch.manual_seed(0)
+    return LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="features", **kwargs)
+
+
+def _gru(**kwargs):
+    from torchrl.modules import GRUModule
+
+    torch.manual_seed(0)
+    return GRUModule(input_size=3, hidden_size=4, in_key="obs", out_key="features", **kwargs)
+
+
+def _hidden_keys(module) -> list[str]:
+    return [key for key in module.in_keys if isinstance(key, str) and key.startswith("recurrent_state")]
+
+
+def _step_input(module, is_init: bool, hidden_value: float) -> TensorDict:
+    td = TensorDict({"obs": torch.ones(2, 3), "is_init": torch.full((2, 1), is_init, dtype=torch.bool)}, batch_size=[2])
+    for key in _hidden_keys(module):
+        td[key] = torch.full((2, 1, 4), hidden_value)
+    return td
+
+
+@pytest.mark.parametrize("make", [_lstm, _gru])
+def test_sequential_mode_zeroes_hidden_at_is_init(make) -> None:
+    module = make()
+    stored = module(_step_input(module, True, 5.0))["features"]
+    zero = module(_step_input(module, True, 0.0))["features"]
+    carried = module(_step_input(module, False, 5.0))["features"]
+    assert torch.allclose(stored, zero), "sequential mode must ignore the stored hidden state where is_init"
+    assert not torch.allclose(carried, zero), "and use it where is_init is false"
+
+
+def _sequence(module, stored_at_restart: float) -> TensorDict:
+    """One row of 4 steps, a new trajectory starting at step 2 whose stored hidden state is given."""
+    is_init = torch.tensor([True, False, True, False]).view(1, 4, 1)
+    td = TensorDict({"obs": torch.ones(1, 4, 3), "is_init": is_init}, batch_size=[1, 4])
+    for key in _hidden_keys(module):
+        hidden = torch.zeros(1, 4, 1, 4)
+        hidden[:, 2] = stored_at_restart
+        td[key] = hidden
+    return td
+
+
+@pytest.mark.parametrize("make", [_lstm, _gru])
+def test_recurrent_mode_restarts_from_stored_hidden(make) -> None:
+    # the pad backend only: the scan backend needs torch's scan with backward support, which fails
+    # its health check on this CPU build (its restart line is checked statically)
+    from torchrl.modules import set_recurrent_mode
+
+    module = make(recurrent_backend="pad")
+    with set_recurrent_mode(True):
+        stored = module(_sequence(module, 5.0))["features"]
+        zero = module(_sequence(module, 0.0))["features"]
+    assert torch.allclose(stored[:, :2], zero[:, :2]), "the first trajectory does not see the second's state"
+    assert not torch.allclose(stored[:, 2:], zero[:, 2:]), "the restart at is_init uses the stored hidden state"
+
+
+def test_recurrent_mode_is_a_context_variable_defaulting_to_none() -> None:
+    import contextvars
+
+    from torchrl.modules import recurrent_mode, set_recurrent_mode
+    from torchrl.modules.tensordict_module.rnn import recurrent_mode_state_manager
+
+    assert recurrent_mode() is None
+    assert isinstance(recurrent_mode_state_manager._context_mode, contextvars.ContextVar)
+    with set_recurrent_mode(True):
+        assert recurrent_mode() is True
+        assert contextvars.Context().run(recurrent_mode) is None  # another context sees its own value
+        with set_recurrent_mode("sequential"):
+            assert recurrent_mode() is False
+        assert recurrent_mode() is True
+    assert recurrent_mode() is None
+
+
+def test_module_uses_its_default_outside_any_context() -> None:
+    from torchrl.modules import set_recurrent_mode
+
+    module = _lstm(default_recurrent_mode=True)
+    assert module.recurrent_mode is True
+    with set_recurrent_mode(False):
+        assert module.recurrent_mode is False
+    assert _lstm().recurrent_mode is False
+
+
+def test_loss_forward_runs_in_recurrent_mode_and_a_standalone_estimator_does_not() -> None:
+    from torchrl.modules import recurrent_mode
+    from torchrl.objectives import LossModule
+    from torchrl.objectives.value import GAE
+
+    seen: list[object] = []
+
+    class Probe(LossModule):
+        def forward(self, tensordict):
+            del tensordict
+            seen.append(recurrent_mode())
+            return TensorDict({"loss_probe": torch.zeros(())}, batch_size=[])
+
+        def probe_loss(self, tensordict):
+            seen.append(recurrent_mode())
+            return tensordict
+
+    Probe()(TensorDict({}, batch_size=[]))
+    Probe().probe_loss(TensorDict({}, batch_size=[]))
+    assert seen == [True, True]
+    assert recurrent_mode() is None
+
+    def value(obs):
+        seen.append(recurrent_mode())
+        return obs.sum(-1, keepdim=True)
+
+    critic = TensorDictModule(value, in_keys=["obs"], out_keys=["state_value"])
+    data = TensorDict(
+        {
+            "obs": torch.ones(1, 3, 2),
+            "next": {
+                "obs": torch.ones(1, 3, 2),
+                "reward": torch.ones(1, 3, 1),
+                "done": torch.zeros(1, 3, 1, dtype=torch.bool),
+                "terminated": torch.zeros(1, 3, 1, dtype=torch.bool),
+            },
+        },
+        batch_size=[1, 3],
+    )
+    seen.clear()
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
+    assert seen
+    assert all(mode is None for mode in seen)
+
+
+# the collectors build a deprecated weight updater by default (torchrl 0.14.1)
+_UPDATER = pytest.mark.filterwarnings("ignore:Creating .*WeightUpdater:DeprecationWarning")
+
+
+def _pendulum(**kwargs):
+    from torchrl.envs import PendulumEnv
+
+    return PendulumEnv(**kwargs)
+
+
+@_UPDATER
+def test_default_collector_on_cpu_casts_every_step() -> None:
+    from torchrl.collectors import Collector
+
+    collector = Collector(_pendulum(device="cpu"), frames_per_batch=4, total_frames=4)
+    try:
+        assert collector.policy_device is None
+        assert collector.env_device == torch.device("cpu")
+        assert collector._cast_to_policy_device is False
+        assert collector._cast_to_env_device is True  # env.device (cpu) != storing_device (None)
+        assert collector._carrier_has_no_device is True
+        assert collector._carrier.device is None
+    finally:
+        collector.shutdown()
+    collector = Collector(_pendulum(), frames_per_batch=4, total_frames=4)  # an env without a device
+    try:
+        assert collector._cast_to_policy_device is False
+        assert collector._cast_to_env_device is False
+        assert collector._carrier_has_no_device is True  # env_device is None
+    finally:
+        collector.shutdown()
+
+
+@_UPDATER
+def test_rollout_runs_ceil_frames_per_batch_over_env_copies() -> None:
+    from torchrl.collectors import Collector
+    from torchrl.envs import SerialEnv
+
+    env = SerialEnv(3, _pendulum)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        collector = Collector(env, frames_per_batch=10, total_frames=12)
+    try:
+        assert collector.frames_per_batch == math.ceil(10 / 3)
+        batch = next(iter(collector))
+        assert batch.shape == torch.Size([3, math.ceil(10 / 3)])
+        assert any("not exactly divisible" in str(w.message) for w in caught)
+    finally:
+        collector.shutdown()
+
+
+@_UPDATER
+def test_carrier_swaps_for_the_post_reset_output_and_keeps_the_hidden_state() -> None:
+    from torchrl.collectors import Collector
+    from torchrl.envs import InitTracker, TransformedEnv
+    from torchrl.modules import MLP
+
+    lstm = _lstm_for_mock()
+    policy = TensorDictSequential(
+        lstm, TensorDictModule(MLP(in_features=4, out_features=7), in_keys=["features"], out_keys=["action"])
+    )
+    env = TransformedEnv(_mock_env(), InitTracker())
+    env.append_transform(lstm.make_tensordict_primer())
+    collector = Collector(env, policy, frames_per_batch=3, total_frames=3)
+    try:
+        batch = next(iter(collector))
+        assert "recurrent_state_h" in collector._carrier
+        # step_mdp moved ("next", h) of step t to h of step t+1
+        assert torch.equal(batch["next", "recurrent_state_h"][:-1], batch["recurrent_state_h"][1:])
+        assert batch["is_init"][0].all()
+        assert not batch["is_init"][1:].any()
+    finally:
+        collector.shutdown()
+
+
+def _mock_env():
+    """torchrl's own test environment with a 7-float ``observation`` and action, on CPU."""
+    from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
+
+    return ContinuousActionVecMockEnv()
+
+
+def _lstm_for_mock():
+    from torchrl.modules import LSTMModule
+
+    torch.manual_seed(0)
+    return LSTMModule(input_size=7, hidden_size=4, in_key="observation", out_key="features")
+
+
+def test_primer_writes_its_keys_on_reset_and_copies_them_forward_on_step() -> None:
+    from torchrl.envs import TransformedEnv
+
+    lstm = _lstm_for_mock()
+    primer = lstm.make_tensordict_primer()
+    assert set(primer.primers.keys()) == {"recurrent_state_h", "recurrent_state_c"}
+    env = TransformedEnv(_mock_env(), primer)
+    td = env.reset()
+    assert td["recurrent_state_h"].abs().sum() == 0
+    td["recurrent_state_h"] = torch.ones_like(td["recurrent_state_h"])
+    td["action"] = torch.zeros(7)
+    stepped = env.step(td)  # the policy did not write ("next", h): the primer copies the root value
+    assert torch.equal(stepped["next", "recurrent_state_h"], td["recurrent_state_h"])
+
+
+def test_step_mdp_moves_next_entries_to_the_root() -> None:
+    from torchrl.envs.utils import step_mdp
+
+    td = TensorDict({"h": torch.zeros(1), "next": {"h": torch.ones(1), "reward": torch.ones(1)}}, batch_size=[])
+    moved = step_mdp(td)
+    assert torch.equal(moved["h"], torch.ones(1))
+    assert "next" not in moved
+
+
+def test_init_tracker_marks_reset_true_and_step_false() -> None:
+    from torchrl.envs import InitTracker, TransformedEnv
+
+    env = TransformedEnv(_pendulum(), InitTracker())
+    rollout = env.rollout(3)
+    assert rollout["is_init"][0].all()
+    assert not rollout["is_init"][1:].any()
+
+
+@_UPDATER
+def test_auto_register_appends_init_tracker_and_primer() -> None:
+    from torchrl.collectors import Collector
+    from torchrl.modules import MLP
+
+    lstm = _lstm_for_mock()
+    policy = TensorDictSequential(
+        lstm, TensorDictModule(MLP(in_features=4, out_features=7), in_keys=["features"], out_keys=["action"])
+    )
+    collector = Collector(_mock_env(), policy, frames_per_batch=2, total_frames=2, auto_register_policy_transforms=True)
+    try:
+        batch = next(iter(collector))
+        assert "is_init" in batch
+        assert "recurrent_state_h" in batch
+    finally:
+        collector.shutdown()
+
+
+def test_slice_sampler_marks_slice_starts_is_init() -> None:
+    from torchrl.data import LazyTensorStorage, SliceSampler, TensorDictReplayBuffer
+
+    n = 12
+    data = TensorDict(
+        {
+            "episode": torch.zeros(n, dtype=torch.long),
+            "is_init": torch.zeros(n, 1, dtype=torch.bool),
+            "obs": torch.arange(n).float().unsqueeze(-1),
+        },
+        batch_size=[n],
+    )
+    data["is_init"][0] = True
+    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(n), sampler=SliceSampler(slice_len=4), batch_size=8)
+    buffer.extend(data)
+    sample = buffer.sample()
+    assert sample["is_init"].view(2, 4)[:, 0].all()
+    steps = sample["obs"].view(2, 4)
+    assert torch.equal(steps[:, 1:] - steps[:, :-1], torch.ones(2, 3))  # contiguous slices
+
+
+def test_step_output_keeps_next_entries_under_next() -> None:
+    env = _mock_env()
+    stepped = env.step(env.reset().set("action", torch.zeros(7)))
+    for key in ("reward", "done", "observation"):
+        assert key in stepped["next"]
+    assert "reward" not in stepped
+
+
+def _value_data() -> TensorDict:
+    return TensorDict(
+        {
+            "obs": torch.ones(1, 3, 2),
+            "state_value": torch.zeros(1, 3, 1),
+            "next": {
+                "obs": torch.ones(1, 3, 2),
+                "state_value": torch.zeros(1, 3, 1),
+                "reward": torch.ones(1, 3, 1),
+                "done": torch.zeros(1, 3, 1, dtype=torch.bool),
+                "terminated": torch.zeros(1, 3, 1, dtype=torch.bool),
+            },
+        },
+        batch_size=[1, 3],
+    )
+
+
+def test_estimator_recomputes_present_values_unless_skip_existing() -> None:
+    from torchrl.objectives.value import GAE
+
+    calls: list[int] = []
+
+    def value(obs):
+        calls.append(1)
+        return obs.sum(-1, keepdim=True)
+
+    critic = TensorDictModule(value, in_keys=["obs"], out_keys=["state_value"])
+    data = _value_data()
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
+    assert calls
+    assert data["state_value"].sum() == 6
+    calls.clear()
+    data = _value_data()
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic, skip_existing=True)(data)
+    assert not calls
+    assert data["state_value"].sum() == 0
+
+
+def test_every_runtime_claim_has_its_test() -> None:
+    claims = load_claims(CLAIMS, "claims.toml")
+    named = {claim.spec.test for claim in claims.claims if claim.spec.test}
+    defined = {
+        name for name in globals() if name.startswith("test_") and name != "test_every_runtime_claim_has_its_test"
+    }
+    assert named - defined == set(), "claims name tests that do not exist"
+    assert defined - named == set(), "tests that back no claim"
+    assert all(claim.spec.test for claim in claims.claims if not claim.static)
