@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from rlmap.audit.catalog import Finding
@@ -40,7 +41,7 @@ def rule_refs(ctx: AuditContext) -> Iterable[Finding]:
         if ref.kind in _CODE_ROLES or ref.kind == "literal":
             finding = _check_code_ref(ctx, ref)
             if finding is not None:
-                yield finding
+                yield replace(finding, column=ref.column)
 
 
 def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
@@ -135,7 +136,7 @@ def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
             close = ctx.close_matches("labels", ref.text, 1, 0.6)
             hint = f"did you mean {close[0]}?" if close else "define the label (.. _name:) or fix the reference"
             message = f":ref:`{ref.text}` names no label in the docs"
-            yield Finding.of("broken-label", ref.path, ref.line, ref.text, message, hint)
+            yield Finding.of("broken-label", ref.path, ref.line, ref.text, message, hint, column=ref.column)
         elif ref.kind == "doc" and not _document_exists(ctx.docs.documents, ref):
             yield Finding.of(
                 "broken-label",
@@ -144,6 +145,7 @@ def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
                 ref.text,
                 f":doc:`{ref.text}` names no document in the docs",
                 "fix the document name (relative to this page, or absolute from the docs root)",
+                column=ref.column,
             )
 
 

@@ -37,6 +37,9 @@ ROOT_DESCRIPTION = (
     "outside it are given by their path inside the package's own tree (e.g. torchrl/envs/common.py)."
 )
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
+# 2: one fingerprint per occurrence (rule + file + name + occurrence index); version 1 baselines
+# (rule + file + name) still hold: a finding is known when either fingerprint is recorded
+BASELINE_VERSION = 2
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 _FINGERPRINT = re.compile(r"[0-9a-f]{20}")
 
@@ -100,8 +103,11 @@ def _fingerprints(path: Path, payload: Any) -> frozenset[str]:
             f"{path}: not an rlmap baseline (expected an object with a 'findings' list)", _fix_baseline(path)
         )
     version = payload.get("version", 1)
-    if version != 1 or isinstance(version, bool):
-        raise ConfigError(f"{path}: baseline version {version!r} is not supported (expected 1)", _fix_baseline(path))
+    if version not in (1, BASELINE_VERSION) or isinstance(version, bool):
+        raise ConfigError(
+            f"{path}: baseline version {version!r} is not supported (expected 1 or {BASELINE_VERSION})",
+            _fix_baseline(path),
+        )
     found: set[str] = set()
     for position, entry in enumerate(payload["findings"]):
         fingerprint = entry.get("fingerprint") if isinstance(entry, dict) else None
@@ -175,41 +181,64 @@ def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
 
 
 def baseline_json(findings: Sequence[Finding]) -> str:
-    """A baseline keyed by fingerprints (rule + file + name), so moving a line keeps it valid."""
+    """A baseline keyed by fingerprints (rule + file + name + occurrence), so moving a line keeps it valid.
+
+    Paths are relative to the report root, never to the working directory.
+    """
     entries = sorted(
-        ({"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path, "name": f.name} for f in findings),
-        key=lambda entry: (entry["path"], entry["rule"], entry["name"]),
+        (
+            {"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path, "name": f.name, "occurrence": f.occurrence}
+            for f in findings
+        ),
+        key=lambda entry: (entry["path"], entry["rule"], entry["name"], entry["occurrence"]),
     )
-    return json.dumps({"version": 1, "tool": "rlmap", "findings": entries}, indent=2, sort_keys=True) + "\n"
+    payload = {"version": BASELINE_VERSION, "tool": "rlmap", "findings": entries}
+    return json.dumps(payload, indent=2, sort_keys=True) + "\n"
 
 
 def _summary(findings: Sequence[Finding], known: frozenset[str]) -> dict[str, Any]:
     by_rule: dict[str, int] = {}
     for finding in findings:
         by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
-    new = sum(1 for f in findings if f.fingerprint not in known)
+    new = sum(1 for f in findings if not f.known_in(known))
     return {"total": len(findings), "new": new, "known": len(findings) - new, "by_rule": dict(sorted(by_rule.items()))}
 
 
 def render_text(findings: Sequence[Finding], known: frozenset[str]) -> str:
+    """A table per file; the occurrences of one rule, name, message and suggestion are one entry
+    (at its first line) with a count and their other lines."""
     lines: list[str] = []
     current = None
-    for finding in findings:
+    for group in _grouped(findings):
+        finding = group[0]
         if finding.path != current:
             if current is not None:
                 lines.append("")
             lines.append(inert(finding.path))
             current = finding.path
-        mark = " (known)" if finding.fingerprint in known else ""
+        mark = " (known)" if all(f.known_in(known) for f in group) else ""
         lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule:<19} {inert(finding.message)}{mark}")
+        if len(group) > 1:
+            more = ", ".join(str(f.line) for f in group[1:])
+            lines.append(f"  {'':>5}  {'':<7}  {'':<19} x{len(group)} (also line {more})")
         if finding.suggestion:
-            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}")
+            certain = " (certain)" if finding.certain else ""
+            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}{certain}")
     summary = _summary(findings, known)
     if lines:
         lines.append("")
     counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
     lines.append(f"{summary['total']} findings ({summary['new']} new, {summary['known']} known): {counts}")
     return "\n".join(lines) + "\n"
+
+
+def _grouped(findings: Sequence[Finding]) -> list[list[Finding]]:
+    """Findings of one file with the same rule, name, message and suggestion, in order of first line."""
+    groups: dict[tuple[str, str, str, str, str], list[Finding]] = {}
+    for finding in findings:
+        key = (finding.path, finding.rule, finding.name, finding.message, finding.suggestion)
+        groups.setdefault(key, []).append(finding)
+    return sorted(groups.values(), key=lambda group: group[0].sort_key())
 
 
 def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) -> str:
@@ -227,7 +256,11 @@ def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) 
                 "message": f.message,
                 "suggestion": f.suggestion,
                 "fingerprint": f.fingerprint,
-                "known": f.fingerprint in known,
+                "known": f.known_in(known),
+                "column": f.column,
+                "occurrence": f.occurrence,
+                "certain": f.certain,
+                "fixable": f.edit is not None,
             }
             for f in findings
         ],
@@ -266,7 +299,7 @@ def render_sarif(findings: Sequence[Finding], known: frozenset[str]) -> str:
                     }
                 ],
                 "partialFingerprints": {"rlmapFingerprint/v1": f.fingerprint},
-                "baselineState": "unchanged" if f.fingerprint in known else "new",
+                "baselineState": "unchanged" if f.known_in(known) else "new",
             }
         )
     sarif = {
@@ -299,7 +332,7 @@ def sarif_uri(path: str) -> str:
 def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
     lines = []
     for f in findings:
-        if f.fingerprint in known:
+        if f.known_in(known):
             continue
         level = "notice" if f.severity == NOTE else ("error" if f.severity == "error" else "warning")
         text = inert(f.message + (f" - {f.suggestion}" if f.suggestion else ""))

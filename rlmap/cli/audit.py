@@ -74,7 +74,7 @@ def audit(
         save_baseline(write_baseline, findings)
         common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
         raise typer.Exit(int(incomplete))
-    failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
+    failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or not f.known_in(known))]
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))
     raise typer.Exit(int(incomplete))

@@ -418,3 +418,40 @@ def test_lazy_exports_resolve_and_relative_members_are_checked(run: Run, make_pa
     )
     assert [f["name"] for f in json.loads(out)["findings"]] == ["Lazy.gone"]
     assert code == 1
+
+
+def test_every_occurrence_is_a_finding_with_its_own_fingerprint(run: Run, tmp_path: Path) -> None:
+    page = ".. currentmodule:: pkg.collector\n\n:class:`Colector` and :class:`Colector`.\n\nAgain :class:`Colector`.\n"
+    docs = write_docs(tmp_path, {"page.rst": page})
+    baseline = tmp_path / "baseline.json"
+    _, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--write-baseline", str(baseline))
+    assert [(f["line"], f["column"], f["occurrence"]) for f in findings] == [(3, 1, 0), (3, 23, 1), (5, 7, 2)]
+    assert len({f["fingerprint"] for f in findings}) == 3
+    recorded = json.loads(baseline.read_text())
+    assert recorded["version"] == 2
+    assert [entry["occurrence"] for entry in recorded["findings"]] == [0, 1, 2]
+    # lines move: the same three are known; a fourth occurrence is new
+    (docs / "page.rst").write_text("Intro.\n\n" + page + "\nAnd :class:`Colector`.\n")
+    code, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--baseline", str(baseline), "--fail-on", "new")
+    assert [(f["line"], f["known"]) for f in findings] == [(5, True), (5, True), (7, True), (9, False)]
+    assert code == 1
+    # the text output groups the occurrences of one name with a count
+    code, out, _ = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
+        "--no-cache", "-q",
+    )  # fmt: skip
+    assert "x4 (also line 5, 7, 9)" in out
+    assert out.rstrip().endswith("4 findings (4 new, 0 known): 4 stale-ref")
+
+
+def test_a_version_1_baseline_still_holds_every_occurrence(run: Run, tmp_path: Path) -> None:
+    import hashlib
+
+    page = ".. currentmodule:: pkg.collector\n\n:class:`Colector` and :class:`Colector`.\n"
+    docs = write_docs(tmp_path, {"page.rst": page})
+    legacy = hashlib.sha256(b"stale-ref|page.rst|Colector").hexdigest()[:20]
+    baseline = tmp_path / "old.json"
+    baseline.write_text(json.dumps({"version": 1, "findings": [{"fingerprint": legacy}]}))
+    code, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--baseline", str(baseline), "--fail-on", "new")
+    assert [f["known"] for f in findings] == [True, True]
+    assert code == 0

@@ -451,7 +451,7 @@ BAD_BASELINES: dict[str, tuple[bytes | None, str]] = {
     "findings-not-a-list": (b'{"findings": {}}', "not an rlmap baseline"),
     "fingerprint-not-a-string": (b'{"findings": [{"fingerprint": 5}]}', "findings[0] has no valid 'fingerprint'"),
     "entry-not-an-object": (b'{"findings": ["abc"]}', "findings[0] has no valid 'fingerprint'"),
-    "future-version": (b'{"version": 2, "findings": []}', "baseline version 2 is not supported"),
+    "future-version": (b'{"version": 3, "findings": []}', "baseline version 3 is not supported"),
     "not-utf8": (b'\xff\xfe{"findings": []}', "baseline is not UTF-8 text"),
     "nested-deeply": (b"[" * 200_000, "baseline is not valid JSON (nested too deeply)"),
     "directory": (None, "is a directory, not a baseline file"),
