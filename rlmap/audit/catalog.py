@@ -109,6 +109,14 @@ RULES: dict[str, Rule] = {
             ".. currentmodule:: torchrl.record.loggers\n\n:class:`TensorBoardLogger`",
         ),
         Rule(
+            "stale-example-ref",
+            ERROR,
+            "An import or dotted name of the package in a code example (Python code block, literal block "
+            "that parses as Python, doctest line) that resolves to nothing.",
+            ".. code-block:: python\n\n    from torchrl.record.loggers import TensorboardLogger",
+            ".. code-block:: python\n\n    from torchrl.record.loggers import TensorBoardLogger",
+        ),
+        Rule(
             "unlinkable-ref",
             WARNING,
             "A role whose target exists but that Sphinx cannot link (private, under-qualified, or a path "

@@ -59,6 +59,7 @@ class DocRef:
     span: tuple[int, int] | None = None  # offsets of the target's text in the page, when it can be edited
     written: str = ""  # examples: the dotted text as written (``envs.GymEnv``)
     is_import: bool = False  # examples: written in an import statement
+    docstring_line: int = 0  # in a docstring: the source line where its string literal starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +150,7 @@ def scan_file(
         for ref in parts.refs
     ]
     lines = text.split("\n")
-    refs.extend(_example_refs(shown, lines, parts.code))
+    refs.extend(example_refs(shown, lines, parts.code))
     for number, line in enumerate(lines, start=1):
         if number in parts.hidden:
             continue
@@ -171,7 +172,7 @@ def scan_file(
     return refs, parts.labels, set(_WORD.findall(text)), problems
 
 
-def _example_refs(shown: str, lines: list[str], code: list[CodeBlock]) -> list[DocRef]:
+def example_refs(shown: str, lines: list[str], code: list[CodeBlock]) -> list[DocRef]:
     """The package names the page's Python examples use, each with the span of its text when exact."""
     starts = [0]
     for line in lines:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from rlmap.audit import coderules, docrules
 from rlmap.audit.catalog import ERROR, NOTE, RULES, WARNING, Edit, Finding, Rule
 from rlmap.audit.context import AuditContext
+from rlmap.audit.docstrings import docstring_refs
 from rlmap.audit.spelling import SPELLING_BUDGET
 
 __all__ = [
@@ -46,6 +47,10 @@ def run_audit(ctx: AuditContext, rules: Iterable[str] = ()) -> list[Finding]:
     finding's ``occurrence`` is its index among the findings of its rule and name in its file.
     """
     wanted = set(rules)
+    reads_docstrings = not wanted or wanted & {"stale-ref", "stale-example-ref"}
+    # the code's docstrings are docs too: their references join the pages' (once per context)
+    if reads_docstrings and not any(ref.docstring_line for ref in ctx.docs.refs):
+        ctx.docs = replace(ctx.docs, refs=ctx.docs.refs + tuple(docstring_refs(ctx)))
     found: dict[tuple[str, str, int, int, str], Finding] = {}
     for function, reported in REPORTS.items():
         if wanted and not wanted & reported:

@@ -37,6 +37,12 @@ def audit(
     explain_rule: Annotated[
         str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
     ] = None,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Apply the certain replacements (docs pages and docstrings).")
+    ] = False,
+    show_diff: Annotated[
+        bool, typer.Option("--diff", help="Show the certain replacements as a unified diff; write nothing.")
+    ] = False,
     profile: common.ProfileOption = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
@@ -68,6 +74,8 @@ def audit(
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
     findings = run_audit(context, rule or ())
+    if fix or show_diff:
+        findings = _fix(findings, context, show_diff=show_diff and not fix)
     typer.echo(_report(output_format, findings, known, loaded.source.stamp()), nl=False)
     incomplete = common.report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
@@ -78,6 +86,30 @@ def audit(
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))
     raise typer.Exit(int(incomplete))
+
+
+def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
+    """Apply (or, with ``show_diff``, show) the certain edits; the findings left are returned."""
+    from rlmap.audit.fix import plan_fixes, write_fixes
+
+    root, code_root, prefix = context.report_root, context.root, context.code_prefix
+    plan = plan_fixes(findings, root, code_root, prefix)
+    for reason in plan.skipped:
+        common.say_note(reason)
+    if show_diff:
+        typer.echo(plan.diff(), nl=False)
+        return findings
+    write_fixes(plan, root, code_root, prefix)
+    fixed = {fix.path for fix in plan.files}
+    left = [f for f in findings if not (f.certain and f.edit is not None and f.path in fixed)]
+    uncertain = sum(1 for f in left if f.suggestion and not f.certain and f.rule.startswith("stale"))
+    edits = sum(fix.edits for fix in plan.files)
+    common.say_note(
+        f"fixed {edits} reference(s) in {len(plan.files)} file(s)"
+        + "".join(f"\n  {fix.path}: {fix.edits}" for fix in plan.files)
+        + f"\n{uncertain} stale finding(s) with an uncertain suggestion left as they are"
+    )
+    return left
 
 
 def _check_options(explain_rule: str | None, output_format: str, fail_on: str, rules: Sequence[str]) -> None:
@@ -133,6 +165,7 @@ def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tup
         min_callers=settings.audit_min_callers,
         min_accesses=settings.audit_min_accesses,
         code_prefix="" if code_prefix == "./" else code_prefix,
+        report_root=root,
     )
     return scan, context
 
