@@ -76,8 +76,11 @@ def audit(
     findings = run_audit(context, rule or ())
     if fix or show_diff:
         findings = _fix(findings, context, show_diff=show_diff and not fix)
-    typer.echo(_report(output_format, findings, known, loaded.source.stamp()), nl=False)
-    incomplete = common.report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
+    notes = tuple(loaded.model.diagnostics) + scan.diagnostics
+    incomplete = common.report_diagnostics(notes)
+    typer.echo(_report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes), nl=False)
+    if output_format == "github":
+        _write_step_summary(findings, known)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
         common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
@@ -170,13 +173,36 @@ def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tup
     return scan, context
 
 
-def _report(output_format: str, findings: list[Any], known: frozenset[str], stamp: str) -> str:
+def _write_step_summary(findings: list[Any], known: frozenset[str]) -> None:
+    """Append the findings table to the file GitHub Actions names in ``$GITHUB_STEP_SUMMARY``."""
+    import os
+
+    from rlmap.audit.report import step_summary
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8", newline="\n") as handle:
+            handle.write(step_summary(findings, known))
+    except OSError as error:
+        common.say_warning(f"cannot write the step summary to {target} ({error.strerror}); annotations only")
+
+
+def _report(
+    output_format: str,
+    findings: list[Any],
+    known: frozenset[str],
+    stamp: str,
+    complete: bool,
+    notes: tuple[Any, ...],
+) -> str:
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
     if output_format == "json":
         return render_json(findings, known, stamp)
     if output_format == "sarif":
-        return render_sarif(findings, known)
+        return render_sarif(findings, known, complete, notes)
     if output_format == "github":
         return render_github(findings, known)
     return render_text(findings, known)

@@ -209,7 +209,7 @@ def test_github_annotations(run: Run, tmp_path: Path) -> None:
     )
     assert code == 1
     assert out.startswith("::error file=")
-    assert ",line=1,title=rlmap broken-label::" in out
+    assert ",line=1,col=5,title=rlmap broken-label::" in out
 
 
 @pytest.mark.parametrize(
@@ -478,3 +478,51 @@ def test_a_version_1_baseline_still_holds_every_occurrence(run: Run, tmp_path: P
     code, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--baseline", str(baseline), "--fail-on", "new")
     assert [f["known"] for f in findings] == [True, True]
     assert code == 0
+
+
+def test_sarif_says_whether_every_input_was_read(run: Run, tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((SHARED / "schemas" / "sarif-schema-2.1.0.json").read_text())
+    docs = write_docs(tmp_path, {"good.rst": ".. currentmodule:: pkg.collector\n\n:class:`Colector`\n"})
+    args = ["audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref"]
+    code, out, _ = run(*args, "--format", "sarif", "--no-cache", "-q", "--fail-on", "none")
+    sarif = json.loads(out)
+    jsonschema.validate(sarif, schema)
+    assert code == 0
+    run_ = sarif["runs"][0]
+    assert run_["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
+    assert list(run_["originalUriBaseIds"]) == ["%SRCROOT%"]
+    (result,) = run_["results"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 1}
+    assert {r["id"]: "```" in r["help"]["markdown"] for r in run_["tool"]["driver"]["rules"]}["stale-ref"]
+    (docs / "bad.rst").write_bytes(b"caf\xe9\n")
+    code, out, _ = run(*args, "--format", "sarif", "--no-cache", "-q", "--fail-on", "none")
+    invocation = json.loads(out)["runs"][0]["invocations"][0]
+    assert code == 3
+    assert invocation["executionSuccessful"] is False
+    assert "not valid UTF-8" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_github_annotations_errors_first_within_limits_and_a_step_summary(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = "See :meth:`pkg.collector.Collector._prepare`.\n\n.. currentmodule:: pkg.collector\n\n" + "".join(
+        f":class:`Gone{i}`\n\n" for i in range(12)
+    )
+    docs = write_docs(tmp_path, {"page.rst": page})
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
+        "--rule", "unlinkable-ref", "--format", "github", "--no-cache", "-q",
+    )  # fmt: skip
+    assert code == 1
+    lines = out.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["::error"] * 10 + ["::warning", "::notice"]
+    assert "2 more finding(s) not annotated" in lines[-1]
+    table = summary.read_text()
+    assert table.startswith("earlier step\n### rlmap audit\n")  # appended, as GitHub expects
+    assert table.count("| error | `stale-ref` |") == 12
+    assert "| warning | `unlinkable-ref` | page.rst:1 |" in table
