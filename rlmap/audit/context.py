@@ -63,6 +63,8 @@ class AuditContext:
     _sorted_names: dict[str, list[str]] = field(default_factory=dict)
     _public_paths: dict[str, list[str]] | None = None
     report_root: Path = Path()  # where docs paths in findings are relative to
+    history: dict[str, str] = field(default_factory=dict)  # old qualified name -> new one (--since)
+    history_rev: str = ""
     _members_used: dict[str, set[str]] | None = None
     _classes: list[str] | None = None
 

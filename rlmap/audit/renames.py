@@ -1,5 +1,6 @@
-"""What replaced a vanished name, in this order: the class whose members cover the members the docs
-use (when that is certain), the same name elsewhere (certain when it is one class), then a close
+"""What replaced a vanished name, in this order: git history (``--since REV``: what was renamed or
+moved since then, certain), the class whose members cover the members the docs use (when that is
+certain), the same name elsewhere (certain when it is one class), then a close
 spelling.  Each suggestion says how it was found and whether it is certain (only certain ones are
 applied by ``rlmap audit --fix``).
 
@@ -91,6 +92,13 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
     missing = first_missing(ctx, dotted)
     parts = dotted.split(".")
     covering, cls = None, None
+    if missing is not None and ctx.history:
+        for cut in range(len(parts), missing, -1):  # the longest prefix git history renamed or moved
+            new = ctx.history.get(".".join(parts[:cut]))
+            if new is not None:
+                public = ctx.public_or_qualname(new) if ctx.model.has_symbol(new) else new
+                how = f"git history since {ctx.history_rev}: {'.'.join(parts[:cut])} is now {public}"
+                return Suggestion(how, ".".join([public, *parts[cut:]]), True)
     if missing is not None:
         # member coverage for a vanished class (a capitalised name), first when it is certain
         cls = class_part(parts, missing)

@@ -43,6 +43,10 @@ def audit(
     show_diff: Annotated[
         bool, typer.Option("--diff", help="Show the certain replacements as a unified diff; write nothing.")
     ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Infer renames from git history since this revision.", show_default=False),
+    ] = None,
     profile: common.ProfileOption = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
@@ -73,6 +77,8 @@ def audit(
     topic_profile = common.profile_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
+    if since is not None:
+        context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
     findings = run_audit(context, rule or ())
     if fix or show_diff:
         findings = _fix(findings, context, show_diff=show_diff and not fix)
@@ -89,6 +95,16 @@ def audit(
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))
     raise typer.Exit(int(incomplete))
+
+
+def _history(source_root: Path, package: str, since: str) -> dict[str, str]:
+    """What was renamed or moved in the package since ``since`` (both versions read statically)."""
+    from rlmap.diff.compare import compare
+    from rlmap.diff.snapshot import from_directory, from_git, package_in_repository
+
+    package_dir = source_root / package if (source_root / package).is_dir() else source_root
+    top, folder = package_in_repository(package_dir)
+    return compare(from_git(top, since, folder), from_directory(package_dir, "working tree")).renames()
 
 
 def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:

@@ -173,3 +173,18 @@ def test_fix_never_writes_through_a_symlink(run: Run, tmp_path: Path) -> None:
     _code, _, _err = audit(run, root, "--fix")
     assert outside.read_text() == DOCS
     assert page.is_symlink()
+
+
+def test_since_takes_renames_from_git_history_first(run: Run, tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    code, out, _ = audit(run, root, "--since", "HEAD~1", "--format", "json")
+    findings = {(f["line"], f["name"]): f for f in json.loads(out)["findings"] if f["path"] == "docs/collectors.rst"}
+    renamed = findings[(6, "OldCollector.rollout")]
+    assert renamed["suggestion"] == "git history since HEAD~1: rp.old.OldCollector is now rp.new.Collector"
+    assert renamed["certain"]
+    code, diff, _ = audit(run, root, "--since", "HEAD~1", "--diff")
+    assert "+    collector = rp.new.Collector()" in diff
+    code, _, err = run("audit", "--source", str(root / "rp"), "--package", "rp", "--docs", str(root / "docs"),
+                       "--since", "no-such-rev", "--no-cache", "-q")  # fmt: skip
+    assert code == 2
+    assert err.startswith("rlmap: error: git ")
