@@ -13,8 +13,27 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """A certain replacement ``rlmap audit --fix`` may make: ``old`` becomes ``new`` in one file.
+
+    In a docs page, at offsets ``start:end`` of its text; in a docstring (``docstring_line`` set),
+    inside the string literal whose definition starts on that line, through libcst.
+    """
+
+    start: int
+    end: int
+    old: str
+    new: str
+    docstring_line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
-    """One thing an audit rule found: where (path, line), about what (name), and what to do about it."""
+    """One thing an audit rule found: where (path, line), about what (name), and what to do about it.
+
+    Every occurrence is a finding: ``occurrence`` counts the earlier findings of the same rule and
+    name in the same file, so the fingerprint is distinct per occurrence and survives line moves.
+    """
 
     rule: str
     severity: str
@@ -23,18 +42,44 @@ class Finding:
     name: str  # what the finding is about: the fingerprint survives line moves
     message: str
     suggestion: str = ""
+    column: int = 0
+    occurrence: int = 0
+    certain: bool = False  # the suggestion is certain (history, full member coverage, a unique move)
+    edit: Edit | None = None  # what --fix would change (certain suggestions with an exact span only)
 
     @classmethod
-    def of(cls, rule: str, path: str, line: int, name: str, message: str, suggestion: str) -> Finding:
+    def of(
+        cls,
+        rule: str,
+        path: str,
+        line: int,
+        name: str,
+        message: str,
+        suggestion: str,
+        *,
+        column: int = 0,
+        certain: bool = False,
+        edit: Edit | None = None,
+    ) -> Finding:
         """A finding of ``rule``, at that rule's severity."""
-        return cls(rule, RULES[rule].severity, path, line, name, message, suggestion)
+        kept = edit if certain else None  # an uncertain suggestion is never applied
+        return cls(rule, RULES[rule].severity, path, line, name, message, suggestion, column, 0, certain, kept)
 
     @property
     def fingerprint(self) -> str:
+        key = f"{self.rule}|{self.path}|{self.name}|{self.occurrence}"
+        return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+    @property
+    def legacy_fingerprint(self) -> str:
+        """The fingerprint of baseline version 1 (rule + file + name: one for all occurrences)."""
         return hashlib.sha256(f"{self.rule}|{self.path}|{self.name}".encode()).hexdigest()[:20]
 
-    def sort_key(self) -> tuple[str, int, str, str]:
-        return (self.path, self.line, self.rule, self.name)
+    def known_in(self, known: frozenset[str]) -> bool:
+        return self.fingerprint in known or self.legacy_fingerprint in known
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.path, self.line, self.column, self.rule, self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +107,14 @@ RULES: dict[str, Rule] = {
             "A reference to code (Sphinx role or double-backtick dotted name) that resolves to nothing.",
             ".. currentmodule:: torchrl.record.loggers\n\n:class:`TensorboardLogger`",
             ".. currentmodule:: torchrl.record.loggers\n\n:class:`TensorBoardLogger`",
+        ),
+        Rule(
+            "stale-example-ref",
+            ERROR,
+            "An import or dotted name of the package in a code example (Python code block, literal block "
+            "that parses as Python, doctest line) that resolves to nothing.",
+            ".. code-block:: python\n\n    from torchrl.record.loggers import TensorboardLogger",
+            ".. code-block:: python\n\n    from torchrl.record.loggers import TensorBoardLogger",
         ),
         Rule(
             "unlinkable-ref",

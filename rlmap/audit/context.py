@@ -20,6 +20,7 @@ from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
 from rlmap.pages.refs import public_paths
 
+CODE_REF_KINDS = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example"})
 EXTERNAL_PREFIX = "external:"  # a name a module re-exports from another package: it exists
 ORPHAN_MIN_CALLERS = 3
 ORPHAN_MIN_ACCESSES = 10
@@ -61,6 +62,11 @@ class AuditContext:
     _at: dict[tuple[str, str], Symbol] | None = None
     _sorted_names: dict[str, list[str]] = field(default_factory=dict)
     _public_paths: dict[str, list[str]] | None = None
+    report_root: Path = Path()  # where docs paths in findings are relative to
+    history: dict[str, str] = field(default_factory=dict)  # old qualified name -> new one (--since)
+    history_rev: str = ""
+    _members_used: dict[str, set[str]] | None = None
+    _classes: list[str] | None = None
 
     def __post_init__(self) -> None:
         for module, name, target in self.model.exports():
@@ -96,6 +102,8 @@ class AuditContext:
             if self.model.node_kind(module) == MODULE:
                 current = module
                 for part in parts[cut:]:
+                    if current.startswith(EXTERNAL_PREFIX):
+                        return current  # a member of another package's object: it is not ours to check
                     found = self.member(current, part)
                     if found is None:
                         return None
@@ -156,6 +164,42 @@ class AuditContext:
         if self._public_paths is None:
             self._public_paths = public_paths(self.model)
         return next((path for path in self._public_paths.get(qualname, ()) if tree.documents(path)), "")
+
+    # -- what the docs use, for rename inference ---------------------------------------------
+    def code_references(self) -> list[str]:
+        """Every reference to code in the docs, fully qualified as Sphinx would try it first."""
+        found = []
+        for ref in self.docs.refs:
+            if ref.kind not in CODE_REF_KINDS:
+                continue
+            target = ref.text.lstrip(".")
+            if target == self.package or target.startswith(self.package + "."):
+                found.append(target)
+            elif ref.kind != "literal" and ref.module.startswith(self.package) and target:
+                found.append(f"{ref.module}.{target}")
+        return found
+
+    def members_used(self, name: str) -> set[str]:
+        """The members the docs use on the vanished name ``name`` (``Old.rollout`` -> rollout)."""
+        if self._members_used is None:
+            from rlmap.audit.renames import referenced_members
+
+            self._members_used = referenced_members(self)
+        return self._members_used.get(name, set())
+
+    def module_of(self, qualname: str) -> str:
+        """The module that defines ``qualname``."""
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if self.model.node_kind(module) == MODULE:
+                return module
+        return parts[0]
+
+    def classes(self) -> list[str]:
+        if self._classes is None:
+            self._classes = sorted(q for q in self.model.qualnames() if self.model.node_kind(q) == CLASS)
+        return self._classes
 
     # -- source: each file read once, parsed once, its definitions indexed by line once ----
     def source(self, path: str) -> bytes | None:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from rlmap.audit.catalog import Finding
+from rlmap.audit.catalog import Edit, Finding
 from rlmap.audit.context import EXTERNAL_PREFIX, AuditContext, is_private
 from rlmap.audit.docscan import DocRef
-from rlmap.audit.spelling import suggest
+from rlmap.audit.renames import Suggestion, first_missing, suggest_replacement
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY
 
 _ROLE_KINDS: dict[str, tuple[str, ...]] = {
@@ -40,7 +41,7 @@ def rule_refs(ctx: AuditContext) -> Iterable[Finding]:
         if ref.kind in _CODE_ROLES or ref.kind == "literal":
             finding = _check_code_ref(ctx, ref)
             if finding is not None:
-                yield finding
+                yield replace(finding, column=ref.column)
 
 
 def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
@@ -55,6 +56,10 @@ def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
         return None  # no way to tell what Sphinx would resolve it against
     candidate = target if in_package else f"{ref.module}.{target}"
     resolved = ctx.resolve(candidate) or None
+    if ref.docstring_line and (resolved is not None or not in_package):
+        # from docstrings, only full paths that resolve to nothing (a relative name there may be
+        # relative to the documented class, which autodoc knows and the module does not say)
+        return None
     shown = f":{ref.kind}:`{ref.text}`" if ref.kind != "literal" else f"``{ref.text}``"
     if resolved is not None:
         if ref.kind != "literal" and is_private(candidate) and not resolved.startswith(EXTERNAL_PREFIX):
@@ -82,7 +87,47 @@ def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
                 "unlinkable-ref", ref.path, ref.line, ref.text, message, f"qualify it: :{ref.kind}:`~{public}`"
             )
     message = f"{shown} resolves to nothing in {ctx.model.source.stamp()}"
-    return Finding.of("stale-ref", ref.path, ref.line, ref.text, message, suggest(ctx, target))
+    found = suggest_replacement(ctx, candidate)
+    edit = _edit(ref, ref.text.lstrip("."), found, relative_to="" if in_package else ref.module)
+    return Finding.of("stale-ref", ref.path, ref.line, ref.text, message, found.text, certain=found.certain, edit=edit)
+
+
+def _edit(ref: DocRef, written: str, found: Suggestion, relative_to: str) -> Edit | None:
+    """The exact replacement of a stale reference's text, when the suggestion is certain."""
+    if not found.certain or not found.replacement or (ref.span is None and not ref.docstring_line):
+        return None
+    new = found.replacement
+    if relative_to and new.startswith(relative_to + "."):
+        new = new[len(relative_to) + 1 :]  # still relative to the current module
+    if ref.docstring_line:  # through libcst, in the string literal starting on that line
+        return Edit(0, 0, written, new, ref.docstring_line)
+    assert ref.span is not None
+    return Edit(ref.span[0], ref.span[1], written, new)
+
+
+def rule_examples(ctx: AuditContext) -> Iterable[Finding]:
+    """stale-example-ref: an import or dotted name of the package in a code example that resolves to nothing."""
+    for ref in ctx.docs.refs:
+        if ref.kind != "example" or not _within(ref.text, ctx.package):
+            continue
+        if first_missing(ctx, ref.text) is None:
+            continue
+        found = suggest_replacement(ctx, ref.text)
+        what = "import of" if ref.is_import else "name"
+        message = f"the example's {what} {ref.written} ({ref.text}) resolves to nothing in {ctx.model.source.stamp()}"
+        # only a name written in full is replaced (``from m import Old`` also binds Old for the code below)
+        edit = _edit(ref, ref.written, found, "") if ref.written == ref.text else None
+        yield Finding.of(
+            "stale-example-ref",
+            ref.path,
+            ref.line,
+            ref.text,
+            message,
+            found.text,
+            column=ref.column,
+            certain=found.certain,
+            edit=edit,
+        )
 
 
 def _check_documented(ctx: AuditContext, ref: DocRef, target: str, resolved: str, shown: str) -> Finding | None:
@@ -113,6 +158,8 @@ def _beyond_what_docs_show(ctx: AuditContext, ref: DocRef, target: str) -> bool:
     """An unresolved relative reference whose meaning depends on context the scan cannot see."""
     first = target.partition(".")[0]
     head = ctx.resolve(f"{ref.module}.{first}") if "." in target else ""
+    if head is None and first[:1].isupper() and ctx.members_used(first):
+        return False  # ``Old.rollout`` where the class ``Old`` has vanished: stale, and a rename to infer
     if head is None or (head and head.startswith(EXTERNAL_PREFIX)):
         return True  # ``env.reset``-style or another package's name
     # a member of the documented class, or another package: context we cannot see
@@ -131,11 +178,13 @@ def _defined_elsewhere(ctx: AuditContext, kind: str, target: str) -> list[str]:
 
 def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
     for ref in ctx.docs.refs:
+        if ref.docstring_line:
+            continue  # labels a docstring names may be defined by the pages that include it
         if ref.kind == "ref" and ref.text not in ctx.docs.labels and ref.text not in _SPHINX_LABELS:
             close = ctx.close_matches("labels", ref.text, 1, 0.6)
             hint = f"did you mean {close[0]}?" if close else "define the label (.. _name:) or fix the reference"
             message = f":ref:`{ref.text}` names no label in the docs"
-            yield Finding.of("broken-label", ref.path, ref.line, ref.text, message, hint)
+            yield Finding.of("broken-label", ref.path, ref.line, ref.text, message, hint, column=ref.column)
         elif ref.kind == "doc" and not _document_exists(ctx.docs.documents, ref):
             yield Finding.of(
                 "broken-label",
@@ -144,6 +193,7 @@ def rule_labels(ctx: AuditContext) -> Iterable[Finding]:
                 ref.text,
                 f":doc:`{ref.text}` names no document in the docs",
                 "fix the document name (relative to this page, or absolute from the docs root)",
+                column=ref.column,
             )
 
 
@@ -230,6 +280,7 @@ def rule_paths(ctx: AuditContext) -> Iterable[Finding]:
 
 REPORTS: dict[Callable[[AuditContext], Iterable[Finding]], frozenset[str]] = {
     rule_refs: frozenset({"stale-ref", "unlinkable-ref"}),
+    rule_examples: frozenset({"stale-example-ref"}),
     rule_labels: frozenset({"broken-label"}),
     rule_line_anchors: frozenset({"stale-line-anchor"}),
     rule_paths: frozenset({"missing-path"}),

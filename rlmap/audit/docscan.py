@@ -25,22 +25,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlmap.audit.examples import example_names
+from rlmap.audit.mdscan import parse_markdown
+from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
+from rlmap.audit.rstscan import parse_rst
 from rlmap.index.records import Diagnostic
 from rlmap.pages.docstree import DocsReader, DocsTree, scan_rst
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
-MAX_REF_CHARS = 1000
 ROOT_MARKERS = (".git", "pyproject.toml")
 
-ROLE = re.compile(r":(?:py:)?(class|meth|func|attr|mod|data|obj|exc):`([^`]+)`")
-REF = re.compile(r":ref:`([^`]+)`")
-DOC = re.compile(r":doc:`([^`]+)`")
-LABEL = re.compile(r"^\.\. _([^:]+):\s*$")
-CURRENT_MODULE = re.compile(r"^\.\. (?:py:)?(?:currentmodule|module)::\s*(\S+)")
-# A dotted name: taken whole (possessive), then checked to hold a dot and to end in a word
-# character; ``[\w.]*\.[\w.]*\w`` would try every split of a long ``a.a.a...`` run.
-RST_LITERAL = re.compile(r"``([A-Za-z_](?=\w*\.)[\w.]*+)(?<=\w)``")
-MD_LITERAL = re.compile(r"(?<!`)`([A-Za-z_](?=\w*\.)[\w.]*+)(?<=\w)`(?!`)")
 # A path starts where a run of path characters starts: without the look-behind every position
 # of a long run would be a start, each scanning to the run's end.
 LINE_ANCHOR = re.compile(r"(?<![\w./-])(?P<path>[\w./-]*\w\.py)(?:(?::|#L)(?P<line>\d+)|\s+L(?P<lline>\d+)\b)")
@@ -56,11 +50,16 @@ _GALLERY_LABEL = re.compile(r"\.\. _([^:`\s]+):")
 class DocRef:
     path: str  # as shown in findings
     line: int
-    kind: str  # role name, "literal", "ref", "doc", "anchor", "path"
-    text: str  # the target as written (title stripped for roles)
+    kind: str  # role name, "literal", "ref", "doc", "anchor", "path", "example"
+    text: str  # the target as written (title stripped for roles); examples: the full dotted path meant
     module: str = ""  # the current module when the reference was made
     beside: str = ""  # anchors: the name written next to the line number, if any
     anchor_line: int = 0  # anchors: the line number
+    column: int = 0  # 1-based column where the reference starts (0: unknown)
+    span: tuple[int, int] | None = None  # offsets of the target's text in the page, when it can be edited
+    written: str = ""  # examples: the dotted text as written (``envs.GymEnv``)
+    is_import: bool = False  # examples: written in an import statement
+    docstring_line: int = 0  # in a docstring: the source line where its string literal starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,28 +71,6 @@ class DocsScan:
     diagnostics: tuple[Diagnostic, ...]
     # the Python objects the docs document (autodoc, autosummary, objects.inv); None when they document none
     tree: DocsTree | None = None
-
-
-def _role_target(raw: str) -> str:
-    target = _explicit_target(raw.strip())
-    return target.lstrip("~!").rstrip("()")
-
-
-def _explicit_target(text: str) -> str:
-    """``title <target>`` -> ``target`` (the last ``<`` that leaves a non-empty target); else ``text``.
-
-    What ``^.*<([^>]+)>$`` matches, without that pattern's quadratic backtracking on ``<<<<...``.
-    """
-    if not text.endswith(">"):
-        return text
-    body = text[:-1]
-    start = body.rfind(">") + 1  # the target cannot hold '>'
-    opening = body.rfind("<", start)
-    if opening == len(body) - 1:  # ``<>``: an earlier '<' may still leave a target
-        opening = body.rfind("<", start, opening)
-    if opening < 0:
-        return text
-    return body[opening + 1 :].strip()
 
 
 _DEF_AFTER = re.compile(r"\s*+(?:(?:->|:|-)\s*+)?(?:def|class)\s+(\w+)")
@@ -155,70 +132,75 @@ def _too_large(size: int, limit: int) -> str:
 
 def scan_file(
     path: Path, shown: str, documented: DocsReader | None = None, document: str = ""
-) -> tuple[list[DocRef], set[str], set[str], Diagnostic | None]:
+) -> tuple[list[DocRef], set[str], set[str], list[Diagnostic]]:
     """The references, labels and words of one page; an rst page's autodoc entries go to ``documented``."""
     data, problem = read_bounded(path, shown)
     if data is None:
-        return [], set(), set(), problem
+        return [], set(), set(), [problem] if problem is not None else []
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return [], set(), set(), Diagnostic(shown, 1, f"not valid UTF-8 ({error.reason}); file skipped")
+        return [], set(), set(), [Diagnostic(shown, 1, f"not valid UTF-8 ({error.reason}); file skipped")]
     is_rst = path.suffix == ".rst"
     if is_rst and documented is not None:
         scan_rst(text, documented, document)
-    refs: list[DocRef] = []
-    labels: set[str] = set()
-    module = ""
-    in_code = False
-    too_long: list[int] = []
-
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not is_rst:
-            if line.lstrip().startswith("```"):
-                in_code = not in_code
-                continue
-            if in_code:
-                continue
-        else:
-            current = CURRENT_MODULE.match(line)
-            if current:
-                module = "" if current.group(1) == "None" else current.group(1)
-                continue
-            label = LABEL.match(line)
-            if label:
-                labels.add(label.group(1).strip().lower())
-                continue
-            if line.lstrip().startswith(("...", ">>>")):
-                continue  # doctest lines are code, not references
+    parts = parse_rst(text) if is_rst else parse_markdown(text)
+    refs = [
+        DocRef(shown, ref.place.line, ref.kind, ref.target, ref.module, column=ref.place.column, span=ref.span)
+        for ref in parts.refs
+    ]
+    lines = text.split("\n")
+    refs.extend(example_refs(shown, lines, parts.code))
+    for number, line in enumerate(lines, start=1):
+        if number in parts.hidden:
+            continue
         for kind, target, beside, anchor_line in _line_references(line, is_rst):
             if len(target) > MAX_REF_CHARS:
-                too_long.append(number)
+                parts.too_long.append(number)
             else:
-                refs.append(DocRef(shown, number, kind, target, module, beside, anchor_line))
-    words = set(_WORD.findall(text))
-    problem = None
-    if too_long:
-        problem = Diagnostic(
-            shown,
-            too_long[0],
-            f"{len(too_long)} reference(s) longer than {MAX_REF_CHARS} characters not checked "
-            "(no code name is that long)",
+                refs.append(DocRef(shown, number, kind, target, "", beside, anchor_line))
+    problems = [Diagnostic(shown, line, why) for line, why in parts.skipped]
+    if parts.too_long:
+        problems.append(
+            Diagnostic(
+                shown,
+                min(parts.too_long),
+                f"{len(parts.too_long)} reference(s) longer than {MAX_REF_CHARS} characters not checked "
+                "(no code name is that long)",
+            )
         )
-    return refs, labels, words, problem
+    return refs, parts.labels, set(_WORD.findall(text)), problems
+
+
+def example_refs(shown: str, lines: list[str], code: list[CodeBlock]) -> list[DocRef]:
+    """The package names the page's Python examples use, each with the span of its text when exact."""
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    refs = []
+    for name in example_names(code):
+        span = None
+        if 0 < name.line <= len(lines):
+            column = name.column - 1
+            if lines[name.line - 1][column : column + len(name.written)] == name.written:
+                span = (starts[name.line - 1] + column, starts[name.line - 1] + column + len(name.written))
+        refs.append(
+            DocRef(
+                shown,
+                name.line,
+                "example",
+                name.dotted,
+                column=name.column,
+                span=span,
+                written=name.written,
+                is_import=name.is_import,
+            )
+        )
+    return refs
 
 
 def _line_references(line: str, is_rst: bool) -> Iterator[tuple[str, str, str, int]]:
-    """(kind, target, name beside, line number) of every reference on one line of a page, in scan order."""
-    for match in ROLE.finditer(line):
-        yield match.group(1), _role_target(match.group(2)), "", 0
-    for match in REF.finditer(line):
-        yield "ref", _role_target(match.group(1)).lower(), "", 0
-    for match in DOC.finditer(line):
-        yield "doc", _role_target(match.group(1)), "", 0
-    literal = RST_LITERAL if is_rst else MD_LITERAL
-    for match in literal.finditer(line):
-        yield "literal", match.group(1), "", 0
+    """(kind, target, name beside, line number) of every line anchor and repository path on one line."""
     # line anchors inside URLs (a permalink's ``#L123``) are the link, not a second reference
     visible = _URL.sub(lambda url: " " * len(url.group()), line)
     for match in LINE_ANCHOR.finditer(visible):
@@ -287,12 +269,11 @@ def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
             if escaped is not None:
                 diagnostics.append(Diagnostic(shown, 1, escaped))
                 continue
-            found, found_labels, found_words, problem = scan_file(path, shown, documented, document)
+            found, found_labels, found_words, problems = scan_file(path, shown, documented, document)
             refs.extend(found)
             labels |= found_labels
             words |= found_words
-            if problem is not None:
-                diagnostics.append(problem)
+            diagnostics.extend(problems)
     tree = documented.tree()
     diagnostics.extend(tree.diagnostics)
     return DocsScan(

@@ -20,13 +20,15 @@ import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from rlmap import __version__
-from rlmap.audit.catalog import NOTE, RULES, Finding
+from rlmap.audit.catalog import NOTE, RULES, Finding, Rule
 from rlmap.errors import ConfigError, UsageError
+from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
 REPORT_FORMATS = ("text", "json", "sarif", "github")
@@ -37,6 +39,9 @@ ROOT_DESCRIPTION = (
     "outside it are given by their path inside the package's own tree (e.g. torchrl/envs/common.py)."
 )
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
+# 2: one fingerprint per occurrence (rule + file + name + occurrence index); version 1 baselines
+# (rule + file + name) still hold: a finding is known when either fingerprint is recorded
+BASELINE_VERSION = 2
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 _FINGERPRINT = re.compile(r"[0-9a-f]{20}")
 
@@ -100,8 +105,11 @@ def _fingerprints(path: Path, payload: Any) -> frozenset[str]:
             f"{path}: not an rlmap baseline (expected an object with a 'findings' list)", _fix_baseline(path)
         )
     version = payload.get("version", 1)
-    if version != 1 or isinstance(version, bool):
-        raise ConfigError(f"{path}: baseline version {version!r} is not supported (expected 1)", _fix_baseline(path))
+    if version not in (1, BASELINE_VERSION) or isinstance(version, bool):
+        raise ConfigError(
+            f"{path}: baseline version {version!r} is not supported (expected 1 or {BASELINE_VERSION})",
+            _fix_baseline(path),
+        )
     found: set[str] = set()
     for position, entry in enumerate(payload["findings"]):
         fingerprint = entry.get("fingerprint") if isinstance(entry, dict) else None
@@ -175,41 +183,64 @@ def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
 
 
 def baseline_json(findings: Sequence[Finding]) -> str:
-    """A baseline keyed by fingerprints (rule + file + name), so moving a line keeps it valid."""
+    """A baseline keyed by fingerprints (rule + file + name + occurrence), so moving a line keeps it valid.
+
+    Paths are relative to the report root, never to the working directory.
+    """
     entries = sorted(
-        ({"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path, "name": f.name} for f in findings),
-        key=lambda entry: (entry["path"], entry["rule"], entry["name"]),
+        (
+            {"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path, "name": f.name, "occurrence": f.occurrence}
+            for f in findings
+        ),
+        key=lambda entry: (entry["path"], entry["rule"], entry["name"], entry["occurrence"]),
     )
-    return json.dumps({"version": 1, "tool": "rlmap", "findings": entries}, indent=2, sort_keys=True) + "\n"
+    payload = {"version": BASELINE_VERSION, "tool": "rlmap", "findings": entries}
+    return json.dumps(payload, indent=2, sort_keys=True) + "\n"
 
 
 def _summary(findings: Sequence[Finding], known: frozenset[str]) -> dict[str, Any]:
     by_rule: dict[str, int] = {}
     for finding in findings:
         by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
-    new = sum(1 for f in findings if f.fingerprint not in known)
+    new = sum(1 for f in findings if not f.known_in(known))
     return {"total": len(findings), "new": new, "known": len(findings) - new, "by_rule": dict(sorted(by_rule.items()))}
 
 
 def render_text(findings: Sequence[Finding], known: frozenset[str]) -> str:
+    """A table per file; the occurrences of one rule, name, message and suggestion are one entry
+    (at its first line) with a count and their other lines."""
     lines: list[str] = []
     current = None
-    for finding in findings:
+    for group in _grouped(findings):
+        finding = group[0]
         if finding.path != current:
             if current is not None:
                 lines.append("")
             lines.append(inert(finding.path))
             current = finding.path
-        mark = " (known)" if finding.fingerprint in known else ""
+        mark = " (known)" if all(f.known_in(known) for f in group) else ""
         lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule:<19} {inert(finding.message)}{mark}")
+        if len(group) > 1:
+            more = ", ".join(str(f.line) for f in group[1:])
+            lines.append(f"  {'':>5}  {'':<7}  {'':<19} x{len(group)} (also line {more})")
         if finding.suggestion:
-            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}")
+            certain = " (certain)" if finding.certain else ""
+            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}{certain}")
     summary = _summary(findings, known)
     if lines:
         lines.append("")
     counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
     lines.append(f"{summary['total']} findings ({summary['new']} new, {summary['known']} known): {counts}")
     return "\n".join(lines) + "\n"
+
+
+def _grouped(findings: Sequence[Finding]) -> list[list[Finding]]:
+    """Findings of one file with the same rule, name, message and suggestion, in order of first line."""
+    groups: dict[tuple[str, str, str, str, str], list[Finding]] = {}
+    for finding in findings:
+        key = (finding.path, finding.rule, finding.name, finding.message, finding.suggestion)
+        groups.setdefault(key, []).append(finding)
+    return sorted(groups.values(), key=lambda group: group[0].sort_key())
 
 
 def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) -> str:
@@ -227,7 +258,11 @@ def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) 
                 "message": f.message,
                 "suggestion": f.suggestion,
                 "fingerprint": f.fingerprint,
-                "known": f.fingerprint in known,
+                "known": f.known_in(known),
+                "column": f.column,
+                "occurrence": f.occurrence,
+                "certain": f.certain,
+                "fixable": f.edit is not None,
             }
             for f in findings
         ],
@@ -235,59 +270,101 @@ def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) 
     return json.dumps(payload, indent=2, sort_keys=True) + "\n"
 
 
-def render_sarif(findings: Sequence[Finding], known: frozenset[str]) -> str:
-    rules = [
-        {
-            "id": rule.id,
-            "name": rule.id,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": f"{rule.summary} Example: {rule.invalid}"},
-            "help": {"text": f"Finding: {rule.invalid}\nNot a finding: {rule.valid}"},
-            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-        }
-        for rule in RULES.values()
-    ]
+def project_url() -> str:
+    """rlmap's own home page, from its installed metadata (``[project.urls] Homepage``); "" when unset."""
+    try:
+        entries = metadata("rlmap").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return ""
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("homepage", "home", "repository", "source"):
+            return url.strip()
+    return ""
+
+
+def _rule_help(rule: Rule, home: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": rule.id,
+        "name": rule.id,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": f"{rule.summary} Example: {rule.invalid}"},
+        "help": {
+            "text": f"Finding: {rule.invalid}\nNot a finding: {rule.valid}",
+            "markdown": (
+                f"**{rule.id}** ({rule.severity}): {rule.summary}\n\n"
+                f"A finding:\n\n```\n{rule.invalid}\n```\n\nNot a finding:\n\n```\n{rule.valid}\n```\n\n"
+                f"`rlmap audit --explain {rule.id}` shows the same."
+            ),
+        },
+        "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+    }
+    if home:
+        entry["helpUri"] = f"{home}#auditing-hand-written-docs-and-docstrings"
+    return entry
+
+
+def render_sarif(
+    findings: Sequence[Finding],
+    known: frozenset[str],
+    complete: bool = True,
+    notes: Sequence[Diagnostic] = (),
+    home: str | None = None,
+) -> str:
+    """SARIF 2.1.0: one base (the report root), every rule with help, and one invocation that says
+    whether every input was read (``executionSuccessful`` is false when rlmap exits 3)."""
+    home = project_url() if home is None else home
+    rules = [_rule_help(rule, home) for rule in RULES.values()]
     index = {rule_id: position for position, rule_id in enumerate(RULES)}
     results = []
     for f in findings:
         text = f.message + (f" Suggestion: {f.suggestion}" if f.suggestion else "")
+        region: dict[str, int] = {"startLine": max(1, f.line)}
+        if f.column > 0:
+            region["startColumn"] = f.column
         results.append(
             {
                 "ruleId": f.rule,
                 "ruleIndex": index[f.rule],
                 "level": _SARIF_LEVEL[f.severity],
                 "message": {"text": text},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": sarif_uri(f.path), "uriBaseId": ROOT_ID},
-                            "region": {"startLine": max(1, f.line)},
-                        }
-                    }
-                ],
-                "partialFingerprints": {"rlmapFingerprint/v1": f.fingerprint},
-                "baselineState": "unchanged" if f.fingerprint in known else "new",
+                "locations": [_location(f.path, region)],
+                "partialFingerprints": {"rlmapFingerprint/v2": f.fingerprint},
+                "baselineState": "unchanged" if f.known_in(known) else "new",
             }
         )
+    invocation = {
+        "executionSuccessful": complete,
+        "toolExecutionNotifications": [
+            {
+                "level": "warning",
+                "message": {"text": note.message},
+                "locations": [_location(note.path, {"startLine": max(1, note.line)})],
+            }
+            for note in notes
+        ],
+    }
+    driver: dict[str, Any] = {"name": "rlmap", "version": __version__, "rules": rules}
+    if home:
+        driver["informationUri"] = home
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "rlmap",
-                        "version": __version__,
-                        "informationUri": "https://github.com/pytorch/rl",
-                        "rules": rules,
-                    }
-                },
+                "tool": {"driver": driver},
                 "originalUriBaseIds": {ROOT_ID: {"description": {"text": ROOT_DESCRIPTION}}},
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
                 "results": results,
             }
         ],
     }
     return json.dumps(sarif, indent=2, sort_keys=True) + "\n"
+
+
+def _location(path: str, region: dict[str, int]) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": {"uri": sarif_uri(path), "uriBaseId": ROOT_ID}, "region": region}}
 
 
 def sarif_uri(path: str) -> str:
@@ -296,18 +373,61 @@ def sarif_uri(path: str) -> str:
     return quote(path, safe="/", errors="backslashreplace")
 
 
+GITHUB_ANNOTATIONS_PER_LEVEL = 10  # what GitHub shows of each level (error, warning, notice) per step
+_LEVEL_ORDER = {"error": 0, "warning": 1, "note": 2}
+
+
 def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
+    """Workflow commands, errors first, at most what GitHub shows per level; a notice counts the rest."""
     lines = []
-    for f in findings:
-        if f.fingerprint in known:
+    shown: dict[str, int] = {}
+    left = 0
+    for f in sorted(findings, key=lambda f: (_LEVEL_ORDER[f.severity], f.sort_key())):
+        if f.known_in(known):
             continue
         level = "notice" if f.severity == NOTE else ("error" if f.severity == "error" else "warning")
-        text = inert(f.message + (f" - {f.suggestion}" if f.suggestion else ""))
-        text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        path = inert(f.path).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        path = path.replace(",", "%2C").replace(":", "%3A")
-        lines.append(f"::{level} file={path},line={f.line},title=rlmap {f.rule}::{text}")
+        if shown.get(level, 0) >= GITHUB_ANNOTATIONS_PER_LEVEL:
+            left += 1
+            continue
+        shown[level] = shown.get(level, 0) + 1
+        text = _escape(inert(f.message + (f" - {f.suggestion}" if f.suggestion else "")))
+        path = _escape(inert(f.path)).replace(",", "%2C").replace(":", "%3A")
+        column = f",col={f.column}" if f.column > 0 else ""
+        lines.append(f"::{level} file={path},line={f.line}{column},title=rlmap {f.rule}::{text}")
+    if left:
+        lines.append(
+            f"::notice title=rlmap::{left} more finding(s) not annotated (GitHub shows "
+            f"{GITHUB_ANNOTATIONS_PER_LEVEL} per level per step); the job summary lists them all"
+        )
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def step_summary(findings: Sequence[Finding], known: frozenset[str]) -> str:
+    """A Markdown table of every finding for ``$GITHUB_STEP_SUMMARY`` (new ones first, errors first)."""
+    summary = _summary(findings, known)
+    counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
+    lines = [
+        "### rlmap audit",
+        "",
+        f"{summary['total']} findings ({summary['new']} new, {summary['known']} known): {counts}",
+        "",
+    ]
+    if findings:
+        lines += ["| | rule | where | what | suggestion |", "|---|---|---|---|---|"]
+        ordered = sorted(findings, key=lambda f: (f.known_in(known), _LEVEL_ORDER[f.severity], f.sort_key()))
+        for f in ordered:
+            state = "known" if f.known_in(known) else f.severity
+            cells = [state, f"`{f.rule}`", f"{f.path}:{f.line}", f.message, f.suggestion]
+            lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return inert(text).replace("|", "\\|").replace("\n", " ")
 
 
 def explain(rule_id: str) -> str:

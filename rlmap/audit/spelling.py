@@ -1,4 +1,4 @@
-"""Did-you-mean hints: a bounded, exact spelling search over names, and the replacement to suggest.
+"""Did-you-mean hints: a bounded, exact spelling search over names (used by :mod:`~rlmap.audit.renames`).
 
 The spelling search behind the hints is exact but bounded by :data:`SPELLING_BUDGET` candidate
 comparisons per run (past it, findings carry the generic hint).
@@ -11,10 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rlmap.index.records import CLASS, FUNCTION, METHOD, PROPERTY
-
 if TYPE_CHECKING:
-    from rlmap.audit.context import AuditContext
+    pass
 
 SPELLING_BUDGET = 250_000  # candidate comparisons for "did you mean", per run (at most a second or two)
 
@@ -52,34 +50,3 @@ class Speller:
                 pool = [candidate for words in buckets for candidate in words]
                 self.memo[key] = difflib.get_close_matches(word, pool, n=n, cutoff=self.cutoff)
         return self.memo[key]
-
-
-def suggest(ctx: AuditContext, dotted: str) -> str:
-    """A likely replacement for a stale reference: the same name elsewhere, else the closest names."""
-    last = dotted.rsplit(".", 1)[-1]
-    same = [q for q in ctx.named(last) if ctx.model.node_kind(q) in (CLASS, FUNCTION, METHOD, PROPERTY)]
-    if len(same) > 1:
-        same.sort(
-            key=lambda q: (
-                -_shared_prefix(ctx.public_or_qualname(q), dotted),
-                -len(ctx.model.subclasses_of(q.rpartition(".")[0])),  # the defining base first
-                len(ctx.public_or_qualname(q)),
-                q,
-            )
-        )
-    if same:
-        return "the name exists as " + ", ".join(ctx.public_or_qualname(q) for q in same[:3])
-    close = ctx.close_matches("names", last, 3, 0.75)
-    candidates = [q for name in close for q in ctx.named(name)][:3]
-    if candidates:
-        return "did you mean " + " or ".join(ctx.public_or_qualname(q) for q in candidates) + "?"
-    return "remove the reference or point it at the code that replaced it"
-
-
-def _shared_prefix(left: str, right: str) -> int:
-    count = 0
-    for a, b in zip(left.split("."), right.split("."), strict=False):
-        if a != b:
-            break
-        count += 1
-    return count

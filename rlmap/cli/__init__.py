@@ -17,6 +17,7 @@ import typer
 
 from rlmap import __version__
 from rlmap.cli import audit as _audit  # noqa: F401  (registers the command)
+from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
 from rlmap.cli.common import app, say_error

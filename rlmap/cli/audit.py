@@ -37,6 +37,16 @@ def audit(
     explain_rule: Annotated[
         str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
     ] = None,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Apply the certain replacements (docs pages and docstrings).")
+    ] = False,
+    show_diff: Annotated[
+        bool, typer.Option("--diff", help="Show the certain replacements as a unified diff; write nothing.")
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Infer renames from git history since this revision.", show_default=False),
+    ] = None,
     profile: common.ProfileOption = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
@@ -67,17 +77,58 @@ def audit(
     topic_profile = common.profile_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
+    if since is not None:
+        context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
     findings = run_audit(context, rule or ())
-    typer.echo(_report(output_format, findings, known, loaded.source.stamp()), nl=False)
-    incomplete = common.report_diagnostics(tuple(loaded.model.diagnostics) + scan.diagnostics)
+    if fix or show_diff:
+        findings = _fix(findings, context, show_diff=show_diff and not fix)
+    notes = tuple(loaded.model.diagnostics) + scan.diagnostics
+    incomplete = common.report_diagnostics(notes)
+    typer.echo(_report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes), nl=False)
+    if output_format == "github":
+        _write_step_summary(findings, known)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
         common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
         raise typer.Exit(int(incomplete))
-    failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or f.fingerprint not in known)]
+    failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or not f.known_in(known))]
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))
     raise typer.Exit(int(incomplete))
+
+
+def _history(source_root: Path, package: str, since: str) -> dict[str, str]:
+    """What was renamed or moved in the package since ``since`` (both versions read statically)."""
+    from rlmap.diff.compare import compare
+    from rlmap.diff.snapshot import from_directory, from_git, package_in_repository
+
+    package_dir = source_root / package if (source_root / package).is_dir() else source_root
+    top, folder = package_in_repository(package_dir)
+    return compare(from_git(top, since, folder), from_directory(package_dir, "working tree")).renames()
+
+
+def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
+    """Apply (or, with ``show_diff``, show) the certain edits; the findings left are returned."""
+    from rlmap.audit.fix import plan_fixes, write_fixes
+
+    root, code_root, prefix = context.report_root, context.root, context.code_prefix
+    plan = plan_fixes(findings, root, code_root, prefix)
+    for reason in plan.skipped:
+        common.say_note(reason)
+    if show_diff:
+        typer.echo(plan.diff(), nl=False)
+        return findings
+    write_fixes(plan, root, code_root, prefix)
+    fixed = {fix.path for fix in plan.files}
+    left = [f for f in findings if not (f.certain and f.edit is not None and f.path in fixed)]
+    uncertain = sum(1 for f in left if f.suggestion and not f.certain and f.rule.startswith("stale"))
+    edits = sum(fix.edits for fix in plan.files)
+    common.say_note(
+        f"fixed {edits} reference(s) in {len(plan.files)} file(s)"
+        + "".join(f"\n  {fix.path}: {fix.edits}" for fix in plan.files)
+        + f"\n{uncertain} stale finding(s) with an uncertain suggestion left as they are"
+    )
+    return left
 
 
 def _check_options(explain_rule: str | None, output_format: str, fail_on: str, rules: Sequence[str]) -> None:
@@ -133,17 +184,41 @@ def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tup
         min_callers=settings.audit_min_callers,
         min_accesses=settings.audit_min_accesses,
         code_prefix="" if code_prefix == "./" else code_prefix,
+        report_root=root,
     )
     return scan, context
 
 
-def _report(output_format: str, findings: list[Any], known: frozenset[str], stamp: str) -> str:
+def _write_step_summary(findings: list[Any], known: frozenset[str]) -> None:
+    """Append the findings table to the file GitHub Actions names in ``$GITHUB_STEP_SUMMARY``."""
+    import os
+
+    from rlmap.audit.report import step_summary
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8", newline="\n") as handle:
+            handle.write(step_summary(findings, known))
+    except OSError as error:
+        common.say_warning(f"cannot write the step summary to {target} ({error.strerror}); annotations only")
+
+
+def _report(
+    output_format: str,
+    findings: list[Any],
+    known: frozenset[str],
+    stamp: str,
+    complete: bool,
+    notes: tuple[Any, ...],
+) -> str:
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
     if output_format == "json":
         return render_json(findings, known, stamp)
     if output_format == "sarif":
-        return render_sarif(findings, known)
+        return render_sarif(findings, known, complete, notes)
     if output_format == "github":
         return render_github(findings, known)
     return render_text(findings, known)

@@ -209,7 +209,7 @@ def test_github_annotations(run: Run, tmp_path: Path) -> None:
     )
     assert code == 1
     assert out.startswith("::error file=")
-    assert ",line=1,title=rlmap broken-label::" in out
+    assert ",line=1,col=5,title=rlmap broken-label::" in out
 
 
 @pytest.mark.parametrize(
@@ -260,6 +260,27 @@ EXPECTED_STALE_REFS = {
     ("docs/source/reference/envs_transforms.rst", 132, "torchrl.envs._apply_transform"): True,  # a Transform method
     ("docs/source/reference/envs_vectorized.rst", 148, "torchrl.envs.batch_locked"): True,  # an EnvBase property
     ("docs/source/reference/llms.rst", 253, "torchrl.envs.llm.MLGymEnv"): True,  # never existed
+    # in torchrl's own docstrings (the focus subsystems); each checked: the module has no such attribute
+    ("torchrl/collectors/_async_batched.py", 80, "torchrl.modules.SlotTransport"): True,  # modules.inference_server
+    ("torchrl/collectors/_async_batched.py", 81, "torchrl.modules.ThreadingTransport"): True,
+    ("torchrl/collectors/_async_batched.py", 533, "torchrl.modules.InferenceServer"): True,
+    ("torchrl/collectors/_async_batched.py", 552, "torchrl.modules.InferenceServer"): True,
+    ("torchrl/collectors/_async_batched.py", 682, "torchrl.modules.InferenceServer"): True,
+    ("torchrl/collectors/_multi_base.py", 345, "torchrl.collectors.MultiProcessWeightSyncScheme"): True,
+    ("torchrl/collectors/distributed/_ray_eval_runtime.py", 17, "torchrl.collectors.RayEvalWorker"): True,
+    ("torchrl/collectors/weight_update.py", 33, "torchrl.collector.BaseCollector.update_policy_weights_"): True,
+    # no module torchrl.modules.rnn (it is torchrl.modules.tensordict_module.rnn)
+    ("torchrl/modules/tensordict_module/rnn.py", 919, "torchrl.modules.rnn.LSTMModule.make_tensordict_primer"): True,
+    ("torchrl/modules/tensordict_module/rnn.py", 2350, "torchrl.modules.rnn.GRUModule.make_tensordict_primer"): True,
+    # ":class:`~torchrl.modules.recurrent_mode``": a stray backquote makes the role's target wrong
+    ("torchrl/modules/tensordict_module/rnn.py", 3178, "torchrl.modules.recurrent_mode`"): True,
+}
+# Every stale-example-ref (docstring examples of the focus subsystems), checked the same way.
+EXPECTED_STALE_EXAMPLES = {
+    ("torchrl/collectors/_evaluator.py", 262, "torchrl.weight_update.MultiProcessedWeightSyncScheme"),
+    ("torchrl/collectors/llm/base.py", 92, "torchrl.modules.vLLMWrapper"),  # torchrl.modules.llm
+    ("torchrl/collectors/llm/base.py", 94, "torchrl.envs.LLMEnv"),  # torchrl.envs.llm
+    ("torchrl/collectors/llm/base.py", 100, "torchrl.envs.LLMEnv.from_dataloader"),
 }
 
 
@@ -288,6 +309,8 @@ def test_real_corpus(torchrl_cache: Path, capsys: pytest.CaptureFixture[str], mo
     assert code == 0
     stale = {(f["path"], f["line"], f["name"]) for f in findings if f["rule"] == "stale-ref"}
     assert stale == set(EXPECTED_STALE_REFS), "the corpus's stale-ref findings changed: review them and update the list"
+    examples = {(f["path"], f["line"], f["name"]) for f in findings if f["rule"] == "stale-example-ref"}
+    assert examples == EXPECTED_STALE_EXAMPLES
     false_positives = sum(1 for ok in EXPECTED_STALE_REFS.values() if not ok)
     assert false_positives <= 0.10 * len(EXPECTED_STALE_REFS)
     names = {(f["rule"], f["name"]) for f in findings}
@@ -418,3 +441,88 @@ def test_lazy_exports_resolve_and_relative_members_are_checked(run: Run, make_pa
     )
     assert [f["name"] for f in json.loads(out)["findings"]] == ["Lazy.gone"]
     assert code == 1
+
+
+def test_every_occurrence_is_a_finding_with_its_own_fingerprint(run: Run, tmp_path: Path) -> None:
+    page = ".. currentmodule:: pkg.collector\n\n:class:`Colector` and :class:`Colector`.\n\nAgain :class:`Colector`.\n"
+    docs = write_docs(tmp_path, {"page.rst": page})
+    baseline = tmp_path / "baseline.json"
+    _, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--write-baseline", str(baseline))
+    assert [(f["line"], f["column"], f["occurrence"]) for f in findings] == [(3, 1, 0), (3, 23, 1), (5, 7, 2)]
+    assert len({f["fingerprint"] for f in findings}) == 3
+    recorded = json.loads(baseline.read_text())
+    assert recorded["version"] == 2
+    assert [entry["occurrence"] for entry in recorded["findings"]] == [0, 1, 2]
+    # lines move: the same three are known; a fourth occurrence is new
+    (docs / "page.rst").write_text("Intro.\n\n" + page + "\nAnd :class:`Colector`.\n")
+    code, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--baseline", str(baseline), "--fail-on", "new")
+    assert [(f["line"], f["known"]) for f in findings] == [(5, True), (5, True), (7, True), (9, False)]
+    assert code == 1
+    # the text output groups the occurrences of one name with a count
+    code, out, _ = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
+        "--no-cache", "-q",
+    )  # fmt: skip
+    assert "x4 (also line 5, 7, 9)" in out
+    assert out.rstrip().endswith("4 findings (4 new, 0 known): 4 stale-ref")
+
+
+def test_a_version_1_baseline_still_holds_every_occurrence(run: Run, tmp_path: Path) -> None:
+    import hashlib
+
+    page = ".. currentmodule:: pkg.collector\n\n:class:`Colector` and :class:`Colector`.\n"
+    docs = write_docs(tmp_path, {"page.rst": page})
+    legacy = hashlib.sha256(b"stale-ref|page.rst|Colector").hexdigest()[:20]
+    baseline = tmp_path / "old.json"
+    baseline.write_text(json.dumps({"version": 1, "findings": [{"fingerprint": legacy}]}))
+    code, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--baseline", str(baseline), "--fail-on", "new")
+    assert [f["known"] for f in findings] == [True, True]
+    assert code == 0
+
+
+def test_sarif_says_whether_every_input_was_read(run: Run, tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((SHARED / "schemas" / "sarif-schema-2.1.0.json").read_text())
+    docs = write_docs(tmp_path, {"good.rst": ".. currentmodule:: pkg.collector\n\n:class:`Colector`\n"})
+    args = ["audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref"]
+    code, out, _ = run(*args, "--format", "sarif", "--no-cache", "-q", "--fail-on", "none")
+    sarif = json.loads(out)
+    jsonschema.validate(sarif, schema)
+    assert code == 0
+    run_ = sarif["runs"][0]
+    assert run_["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
+    assert list(run_["originalUriBaseIds"]) == ["%SRCROOT%"]
+    (result,) = run_["results"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 1}
+    assert {r["id"]: "```" in r["help"]["markdown"] for r in run_["tool"]["driver"]["rules"]}["stale-ref"]
+    (docs / "bad.rst").write_bytes(b"caf\xe9\n")
+    code, out, _ = run(*args, "--format", "sarif", "--no-cache", "-q", "--fail-on", "none")
+    invocation = json.loads(out)["runs"][0]["invocations"][0]
+    assert code == 3
+    assert invocation["executionSuccessful"] is False
+    assert "not valid UTF-8" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_github_annotations_errors_first_within_limits_and_a_step_summary(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = "See :meth:`pkg.collector.Collector._prepare`.\n\n.. currentmodule:: pkg.collector\n\n" + "".join(
+        f":class:`Gone{i}`\n\n" for i in range(12)
+    )
+    docs = write_docs(tmp_path, {"page.rst": page})
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
+        "--rule", "unlinkable-ref", "--format", "github", "--no-cache", "-q",
+    )  # fmt: skip
+    assert code == 1
+    lines = out.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["::error"] * 10 + ["::warning", "::notice"]
+    assert "2 more finding(s) not annotated" in lines[-1]
+    table = summary.read_text()
+    assert table.startswith("earlier step\n### rlmap audit\n")  # appended, as GitHub expects
+    assert table.count("| error | `stale-ref` |") == 12
+    assert "| warning | `unlinkable-ref` | page.rst:1 |" in table

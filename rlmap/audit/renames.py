@@ -1,0 +1,144 @@
+"""What replaced a vanished name, in this order: git history (``--since REV``: what was renamed or
+moved since then, certain), the class whose members cover the members the docs use (when that is
+certain), the same name elsewhere (certain when it is one class), then a close
+spelling.  Each suggestion says how it was found and whether it is certain (only certain ones are
+applied by ``rlmap audit --fix``).
+
+Member coverage: when the docs write ``Old.rollout``, ``Old._make_carrier`` and ``Old._setup_devices``
+and ``Old`` is gone, the class that has all three members (defining the most of them itself) is
+what ``Old`` became, whatever its spelling.  It is certain when at least two members are used,
+all of them are covered, and no other class scores as well.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rlmap.index.records import CLASS, FUNCTION, METHOD, MODULE, PROPERTY
+
+if TYPE_CHECKING:
+    from rlmap.audit.context import AuditContext
+
+MIN_MEMBERS_FOR_CERTAIN = 2
+_ENDS = (FUNCTION, METHOD, PROPERTY)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    text: str  # the hint as shown
+    replacement: str = ""  # the dotted path to write instead ("" when there is none)
+    certain: bool = False
+
+
+def first_missing(ctx: AuditContext, dotted: str) -> int | None:
+    """The index of the first part of ``dotted`` that resolves to nothing (``None``: it resolves, or
+    what it hangs off is outside the package or a value whose members cannot be known)."""
+    parts = dotted.split(".")
+    for index in range(1, len(parts) + 1):
+        resolved = ctx.resolve(".".join(parts[:index]))
+        if resolved is None:
+            return index - 1
+        if resolved.startswith("external:") or ctx.model.node_kind(resolved) not in (CLASS, MODULE):
+            return None
+    return None
+
+
+def referenced_members(ctx: AuditContext) -> dict[str, set[str]]:
+    """For each vanished name the docs use, the members they use on it (``Old.rollout`` -> rollout)."""
+    members: dict[str, set[str]] = defaultdict(set)
+    for dotted in ctx.code_references():
+        parts = dotted.split(".")
+        cls = class_part(parts, first_missing(ctx, dotted))
+        if cls is not None and cls + 1 < len(parts):
+            members[parts[cls]].add(parts[cls + 1])
+    return dict(members)
+
+
+def class_part(parts: list[str], missing: int | None) -> int | None:
+    """The index of the vanished class in a dotted name that resolves no further than ``missing``:
+    the first capitalised part from there on (a vanished module may hold it: moved and renamed)."""
+    if missing is None:
+        return None
+    return next((index for index in range(missing, len(parts)) if parts[index][:1].isupper()), None)
+
+
+def covering_class(ctx: AuditContext, name: str) -> Suggestion | None:
+    """The class whose members best cover the members the docs use on the vanished ``name``."""
+    used = ctx.members_used(name)
+    if not used:
+        return None
+    scores: list[tuple[int, int, str]] = []
+    for qualname in ctx.classes():
+        covered = [member for member in used if ctx.member(qualname, member) is not None]
+        if covered:
+            own = sum(1 for member in covered if ctx.model.has_symbol(f"{qualname}.{member}"))
+            scores.append((len(covered), own, qualname))
+    if not scores:
+        return None
+    scores.sort(key=lambda score: (-score[0], -score[1], score[2]))
+    best = scores[0]
+    unique = len(scores) == 1 or scores[1][:2] != best[:2]
+    certain = unique and best[0] == len(used) >= MIN_MEMBERS_FOR_CERTAIN
+    public = ctx.public_or_qualname(best[2])
+    shown = ", ".join(sorted(used)[:5]) + (", ..." if len(used) > 5 else "")
+    how = f"the class whose members cover the members the docs use ({best[0]}/{len(used)}: {shown})"
+    return Suggestion(f"{how}: {public}", public, certain)
+
+
+def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
+    """What to write instead of the stale ``dotted`` (fully qualified), and how sure that is."""
+    missing = first_missing(ctx, dotted)
+    parts = dotted.split(".")
+    covering, cls = None, None
+    if missing is not None and ctx.history:
+        for cut in range(len(parts), missing, -1):  # the longest prefix git history renamed or moved
+            new = ctx.history.get(".".join(parts[:cut]))
+            if new is not None:
+                public = ctx.public_or_qualname(new) if ctx.model.has_symbol(new) else new
+                how = f"git history since {ctx.history_rev}: {'.'.join(parts[:cut])} is now {public}"
+                return Suggestion(how, ".".join([public, *parts[cut:]]), True)
+    if missing is not None:
+        # member coverage for a vanished class (a capitalised name), first when it is certain
+        cls = class_part(parts, missing)
+        covering = covering_class(ctx, parts[cls]) if cls is not None else None
+        if covering is not None and covering.certain and cls is not None:
+            return _extended(covering, parts[cls + 1 :])
+    last = parts[-1]
+    same = [q for q in ctx.named(last) if ctx.model.node_kind(q) in (CLASS, FUNCTION, METHOD, PROPERTY)]
+    if same:
+        same.sort(
+            key=lambda q: (
+                -_shared_prefix(ctx.public_or_qualname(q), dotted),
+                -len(ctx.model.subclasses_of(q.rpartition(".")[0])),  # the defining base first
+                len(ctx.public_or_qualname(q)),
+                q,
+            )
+        )
+        public = ctx.public_or_qualname(same[0])
+        text = "the name exists as " + ", ".join(ctx.public_or_qualname(q) for q in same[:3])
+        return Suggestion(text, public, len(same) == 1 and ctx.model.node_kind(same[0]) == CLASS)
+    if covering is not None and cls is not None:
+        return _extended(covering, parts[cls + 1 :])
+    close = ctx.close_matches("names", last, 3, 0.75)
+    candidates = [q for name in close for q in ctx.named(name)][:3]
+    if candidates:
+        shown = " or ".join(ctx.public_or_qualname(q) for q in candidates)
+        return Suggestion(f"did you mean {shown}? (spelling)", ctx.public_or_qualname(candidates[0]))
+    return Suggestion("remove the reference or point it at the code that replaced it")
+
+
+def _extended(found: Suggestion, rest: list[str]) -> Suggestion:
+    if not rest:
+        return found
+    return Suggestion(found.text, ".".join([found.replacement, *rest]), found.certain)
+
+
+def _shared_prefix(left: str, right: str) -> int:
+    count = 0
+    for a, b in zip(left.split("."), right.split("."), strict=False):
+        if a != b:
+            break
+        count += 1
+    return count

@@ -1,0 +1,52 @@
+"""``rlmap diff A B``: symbols renamed, moved or removed, attributes renamed, calls and guards changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlmap.cli import common
+from rlmap.errors import UsageError
+
+
+@common.app.command()
+def diff(
+    old: Annotated[str, typer.Argument(help="A package directory, a checkout, or a git revision.")],
+    new: Annotated[str, typer.Argument(help="The same, for the newer version.")],
+    package: Annotated[str, typer.Option("--package", help="The package's name (its folder).")] = "torchrl",
+    repository: Annotated[
+        Path, typer.Option("--repo", help="The checkout whose revisions A and B name.", show_default=False)
+    ] = Path(),
+    scope: Annotated[
+        list[str] | None,
+        typer.Option("--scope", help="Calls and guards only under this prefix (repeatable).", show_default=False),
+    ] = None,
+    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """What changed in the internals between two versions (read statically; nothing is checked out)."""
+    from rlmap.diff.compare import compare, render_text
+
+    if output_format not in ("text", "json"):
+        raise UsageError(f"unknown --format '{output_format}'", "use text or json")
+    before, after = _snapshot(old, package, repository), _snapshot(new, package, repository)
+    result = compare(before, after, tuple(scope or ()))
+    if output_format == "json":
+        payload = {"old": result.old, "new": result.new, "changes": [c.as_json() for c in result.changes]}
+        typer.echo(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        typer.echo(render_text(result), nl=False)
+    raise typer.Exit(int(common.report_diagnostics(before.diagnostics + after.diagnostics)))
+
+
+def _snapshot(given: str, package: str, repository: Path) -> Any:
+    """A package directory, a checkout holding ``package/``, or a revision of ``repository``."""
+    from rlmap.diff.snapshot import from_directory, from_git
+
+    path = Path(given)
+    if path.is_dir():
+        inside = path / package
+        return from_directory(inside if inside.is_dir() else path, given)
+    return from_git(repository, given, package)

@@ -1,0 +1,1 @@
+"""Beside the pipeline, ``rlmap diff``: what changed in a package's internals between two versions."""

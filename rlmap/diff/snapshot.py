@@ -1,0 +1,164 @@
+"""A package at one version, read statically: its symbols, each class's members and the attributes
+its methods write, each function's calls and guards.
+
+Sources come from a directory or from a git revision (``git ls-tree`` / ``git show``: the
+revision is read, never checked out); every file is parsed with ``ast`` and never run.  A file
+that does not parse is a diagnostic, not an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlmap.errors import UsageError
+from rlmap.index.records import Diagnostic
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolFacts:
+    qualname: str
+    kind: str  # "module", "class", "function"
+    path: str
+    line: int
+    body: str  # a hash of the body (docstring left out): equal bodies were not edited
+    members: frozenset[str] = frozenset()  # classes: names defined in the class body
+    attributes: dict[str, frozenset[str]] = field(default_factory=dict)  # classes: self.X -> writing methods
+    calls: frozenset[str] = frozenset()  # functions: the callee expressions, as written
+    guards: frozenset[str] = frozenset()  # functions: the conditions of if/elif/while, as written
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    label: str
+    symbols: dict[str, SymbolFacts]
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def from_directory(package_dir: Path, label: str) -> Snapshot:
+    """The package in ``package_dir`` (its folder name is the package's name)."""
+    if not package_dir.is_dir():
+        raise UsageError(f"'{package_dir}' is not a directory", "pass a package directory, a checkout, or a revision")
+    sources: dict[str, bytes] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            continue
+        sources[(Path(package_dir.name) / path.relative_to(package_dir)).as_posix()] = path.read_bytes()
+    return build(sources, label)
+
+
+def from_git(repository: Path, revision: str, package: str) -> Snapshot:
+    """The package as committed at ``revision`` of ``repository`` (read with git, never checked out).
+
+    ``package`` is the package's folder relative to the repository's top (``torchrl``, ``src/pkg``).
+    """
+    if revision.startswith("-"):
+        raise UsageError(f"'{revision}' is not a revision", "pass a commit, branch or tag")
+    top = Path(_git(repository, "rev-parse", "--show-toplevel").decode("utf-8", errors="surrogateescape").strip())
+    folder = package.strip("/")
+    above = folder.rpartition("/")[0]  # module names start at the package's own folder
+    listing = _git(top, "ls-tree", "-r", "-z", "--name-only", revision, "--", folder)
+    sources: dict[str, bytes] = {}
+    for name in sorted(filter(None, listing.split(b"\0"))):
+        path = name.decode("utf-8", errors="surrogateescape")
+        if path.endswith(".py"):
+            data = _git(top, "show", f"{revision}:{path}")
+            if len(data) <= MAX_FILE_BYTES:
+                sources[path[len(above) + 1 :] if above else path] = data
+    if not sources:
+        raise UsageError(
+            f"no {package}/ package at revision '{revision}' of {repository}", "check the revision and --package"
+        )
+    return build(sources, revision)
+
+
+def package_in_repository(package_dir: Path) -> tuple[Path, str]:
+    """The repository holding ``package_dir`` and the package's folder relative to its top."""
+    top = Path(_git(package_dir, "rev-parse", "--show-toplevel").decode("utf-8", errors="surrogateescape").strip())
+    return top, package_dir.resolve().relative_to(top.resolve()).as_posix()
+
+
+def _git(repository: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", "-C", str(repository), *args], capture_output=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot run git ({error})", "install git, or pass two package directories") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        raise UsageError(f"git {args[0]} failed: {message[-1] if message else 'unknown error'}", "check the revision")
+    return done.stdout
+
+
+def build(sources: dict[str, bytes], label: str) -> Snapshot:
+    symbols: dict[str, SymbolFacts] = {}
+    diagnostics: list[Diagnostic] = []
+    for path, data in sorted(sources.items()):
+        module = path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            diagnostics.append(Diagnostic(path, getattr(error, "lineno", None) or 1, "does not parse; file skipped"))
+            continue
+        symbols[module] = SymbolFacts(module, "module", path, 1, _hash(tree.body))
+        _visit(tree.body, module, path, symbols)
+    return Snapshot(label, symbols, tuple(diagnostics))
+
+
+def _visit(body: list[ast.stmt], owner: str, path: str, symbols: dict[str, SymbolFacts]) -> None:
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            qualname = f"{owner}.{node.name}"
+            members = frozenset(_defined_names(node.body))
+            symbols[qualname] = SymbolFacts(
+                qualname, "class", path, node.lineno, _hash(node.body), members, _attributes(node)
+            )
+            _visit(node.body, qualname, path, symbols)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            qualname = f"{owner}.{node.name}"
+            calls = frozenset(ast.unparse(call.func) for call in ast.walk(node) if isinstance(call, ast.Call))
+            guards = frozenset(
+                ast.unparse(test.test) for test in ast.walk(node) if isinstance(test, ast.If | ast.While | ast.IfExp)
+            )
+            symbols[qualname] = SymbolFacts(
+                qualname, "function", path, node.lineno, _hash(node.body), calls=calls, guards=guards
+            )
+
+
+def _defined_names(body: list[ast.stmt]) -> list[str]:
+    names = []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names.extend(target.id for target in node.targets if isinstance(target, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+    return names
+
+
+def _attributes(cls: ast.ClassDef) -> dict[str, frozenset[str]]:
+    """``self.X`` written in the class's methods -> the methods that write it."""
+    writers: dict[str, set[str]] = {}
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(method):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    writers.setdefault(target.attr, set()).add(method.name)
+    return {name: frozenset(methods) for name, methods in sorted(writers.items())}
+
+
+def _hash(body: list[ast.stmt]) -> str:
+    kept = body[1:] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body
+    return hashlib.sha256("\n".join(ast.dump(node) for node in kept).encode()).hexdigest()[:16]

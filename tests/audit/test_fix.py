@@ -1,0 +1,190 @@
+"""Renames inferred and fixed: a class renamed and moved in a small git repository, its docs and a
+docstring left behind; ``rlmap audit --diff`` shows, ``--fix`` applies the certain replacements,
+after which the audit is clean and the source parses with its formatting kept."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+from tests.conftest import Run
+
+OLD = '''
+class OldCollector:
+    """Collects."""
+
+    def rollout(self):
+        return self._make_carrier()
+
+    def _make_carrier(self):
+        return self._setup_devices()
+
+    def _setup_devices(self):
+        return 1
+'''
+
+NEW = '''
+class Collector:
+    """Collects (renamed from OldCollector and moved)."""
+
+    def rollout(self):
+        return self._make_carrier()
+
+    def _make_carrier(self):
+        return self._setup_devices()
+
+    def _setup_devices(self):
+        return 1
+
+
+class OldCollectr:
+    """A decoy: spelt like the old name, but none of its members."""
+
+    def close(self):
+        return None
+'''
+
+# a docstring left behind, in a module with formatting that must survive byte for byte
+USER = """\
+import rp.new   # keep   this comment
+
+
+def run( x ):
+    '''Run with :class:`rp.old.OldCollector`, see :meth:`rp.old.OldCollector.rollout`.
+
+    And :class:`rp.new.Gone` (no certain replacement).
+    '''
+    return   x
+"""
+
+DOCS = """\
+Collectors
+==========
+
+.. currentmodule:: rp.old
+
+:class:`OldCollector` runs :meth:`OldCollector.rollout`, which calls
+:meth:`OldCollector._make_carrier`; ``rp.old.OldCollector._setup_devices`` picks devices.
+
+.. code-block:: python
+
+    import rp.old
+
+    collector = rp.old.OldCollector()
+
+Also :class:`rp.new.Gone`.
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True
+    )
+
+
+def repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "rp").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'rp'\n")
+    (root / "rp" / "__init__.py").write_text("")
+    (root / "rp" / "old.py").write_text(textwrap.dedent(OLD))
+    (root / "rp" / "user.py").write_text(USER)
+    (root / "docs" / "collectors.rst").write_text(DOCS)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "rp" / "old.py").unlink()  # renamed and moved; docs and docstring left behind
+    (root / "rp" / "new.py").write_text(textwrap.dedent(NEW))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "rename OldCollector to Collector, move it to rp.new")
+    return root
+
+
+def audit(run: Run, root: Path, *extra: str) -> tuple[int, str, str]:
+    return run(
+        "audit", "--source", str(root / "rp"), "--package", "rp", "--docs", str(root / "docs"),
+        "--rule", "stale-ref", "--rule", "stale-example-ref", "--no-cache", "-q", *extra,
+    )  # fmt: skip
+
+
+def test_member_coverage_names_the_renamed_class_and_fix_applies_it(run: Run, tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    code, out, _ = audit(run, root, "--format", "json")
+    findings = json.loads(out)["findings"]
+    stale = {(f["path"], f["line"], f["name"]): f for f in findings}
+    assert code == 1
+    # every occurrence in the page, the example and the docstring
+    assert sorted(stale) == [
+        ("docs/collectors.rst", 6, "OldCollector"),
+        ("docs/collectors.rst", 6, "OldCollector.rollout"),
+        ("docs/collectors.rst", 7, "OldCollector._make_carrier"),
+        ("docs/collectors.rst", 7, "rp.old.OldCollector._setup_devices"),
+        ("docs/collectors.rst", 11, "rp.old"),
+        ("docs/collectors.rst", 13, "rp.old.OldCollector"),
+        ("docs/collectors.rst", 15, "rp.new.Gone"),
+        ("rp/user.py", 5, "rp.old.OldCollector"),
+        ("rp/user.py", 5, "rp.old.OldCollector.rollout"),
+        ("rp/user.py", 7, "rp.new.Gone"),
+    ]
+    renamed = stale[("docs/collectors.rst", 6, "OldCollector")]
+    assert renamed["certain"]
+    assert "cover the members the docs use (3/3" in renamed["suggestion"]
+    assert renamed["suggestion"].endswith(": rp.new.Collector")  # not the decoy spelt like it
+    assert not stale[("docs/collectors.rst", 15, "rp.new.Gone")]["certain"]
+
+    # --diff shows the edits and writes nothing
+    before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file() and ".git" not in path.parts}
+    code, diff, _ = audit(run, root, "--diff")
+    assert "-:class:`OldCollector` runs :meth:`OldCollector.rollout`, which calls" in diff
+    assert "+:class:`rp.new.Collector` runs :meth:`rp.new.Collector.rollout`, which calls" in diff
+    assert "+    collector = rp.new.Collector()" in diff
+    assert all(path.read_bytes() == data for path, data in before.items())
+
+    # --fix applies the certain ones, says so, and leaves the uncertain ones
+    code, out, err = audit(run, root, "--fix")
+    assert "fixed 7 reference(s) in 2 file(s)" in err
+    page = (root / "docs" / "collectors.rst").read_text()
+    assert "``rp.new.Collector._setup_devices``" in page
+    assert ":class:`rp.new.Gone`" in page  # uncertain: never edited
+    user = (root / "rp" / "user.py").read_text()
+    ast.parse(user)
+    assert user == USER.replace("rp.old.OldCollector", "rp.new.Collector")  # byte-identical elsewhere
+    code, out, _ = audit(run, root, "--format", "json")
+    left = [(f["path"], f["name"]) for f in json.loads(out)["findings"]]
+    # the example's ``import rp.old`` has no replacement; the rest is clean
+    assert left == [
+        ("docs/collectors.rst", "rp.old"),
+        ("docs/collectors.rst", "rp.new.Gone"),
+        ("rp/user.py", "rp.new.Gone"),
+    ]
+
+
+def test_fix_never_writes_through_a_symlink(run: Run, tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    outside = tmp_path / "outside.rst"
+    outside.write_text(DOCS)
+    page = root / "docs" / "collectors.rst"
+    page.unlink()
+    page.symlink_to(outside)
+    _code, _, _err = audit(run, root, "--fix")
+    assert outside.read_text() == DOCS
+    assert page.is_symlink()
+
+
+def test_since_takes_renames_from_git_history_first(run: Run, tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    code, out, _ = audit(run, root, "--since", "HEAD~1", "--format", "json")
+    findings = {(f["line"], f["name"]): f for f in json.loads(out)["findings"] if f["path"] == "docs/collectors.rst"}
+    renamed = findings[(6, "OldCollector.rollout")]
+    assert renamed["suggestion"] == "git history since HEAD~1: rp.old.OldCollector is now rp.new.Collector"
+    assert renamed["certain"]
+    code, diff, _ = audit(run, root, "--since", "HEAD~1", "--diff")
+    assert "+    collector = rp.new.Collector()" in diff
+    code, _, err = run("audit", "--source", str(root / "rp"), "--package", "rp", "--docs", str(root / "docs"),
+                       "--since", "no-such-rev", "--no-cache", "-q")  # fmt: skip
+    assert code == 2
+    assert err.startswith("rlmap: error: git ")

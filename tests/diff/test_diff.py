@@ -1,0 +1,124 @@
+"""``rlmap diff A B`` on two synthetic versions of a package (two directories, and two git revisions)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+from tests.conftest import Run
+
+V1 = {
+    "pk/__init__.py": "",
+    "pk/collect.py": """
+        class Collector:
+            def reset(self, env):
+                self._shuttle = env.reset()
+
+            def rollout(self, env):
+                if self._shuttle is None:
+                    self.reset(env)
+                return env.step(self._shuttle)
+
+            def _legacy(self):
+                return 1
+
+
+        class OldBuffer:
+            def add(self, x):
+                return x
+
+            def sample(self):
+                return None
+
+            def extend(self, xs):
+                return xs
+    """,
+}
+V2 = {
+    "pk/__init__.py": "",
+    "pk/collect.py": """
+        class Collector:
+            def reset(self, env):
+                self._carrier = env.reset()
+
+            def rollout(self, env):
+                if self._carrier is None or env.done:
+                    self.reset(env)
+                self._sync(env)
+                return env.step(self._carrier)
+
+            def _sync(self, env):
+                return env
+    """,
+    "pk/buffers.py": """
+        class ReplayBuffer:
+            def add(self, x):
+                return x
+
+            def sample(self):
+                return None
+
+            def extend(self, xs):
+                return list(xs)
+    """,
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+EXPECTED = [
+    ("renamed", "pk.collect.OldBuffer", "pk.buffers.ReplayBuffer"),
+    ("removed", "pk.collect.Collector._legacy", ""),
+    ("attribute renamed", "pk.collect.Collector._shuttle", "pk.collect.Collector._carrier"),
+    ("added", "pk.buffers", ""),
+    ("added", "pk.collect.Collector._sync", ""),
+]
+
+
+def check(payload: dict[str, object]) -> None:
+    changes = payload["changes"]
+    assert isinstance(changes, list)
+    assert [(c["what"], c["old"], c["new"]) for c in changes if c["what"] not in ("calls", "guards")] == EXPECTED
+    rollout = {c["what"]: (c["added"], c["removed"]) for c in changes if c["old"] == "pk.collect.Collector.rollout"}
+    assert rollout["calls"] == (["self._sync"], [])
+    assert rollout["guards"] == (["self._carrier is None or env.done"], ["self._shuttle is None"])
+
+
+def test_two_package_directories(run: Run, tmp_path: Path) -> None:
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    code, out, _ = run(
+        "diff", str(tmp_path / "v1" / "pk"), str(tmp_path / "v2" / "pk"), "--package", "pk", "--format", "json"
+    )
+    assert code == 0
+    check(json.loads(out))
+    code, text, _ = run("diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk")  # two checkouts
+    assert "  renamed           pk.collect.OldBuffer -> pk.buffers.ReplayBuffer" in text
+    assert "      + self._sync" in text
+
+
+def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True)
+
+    write(tmp_path, V1)
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "v1")
+    (tmp_path / "pk" / "collect.py").unlink()
+    write(tmp_path, V2)
+    git("add", "-A")
+    git("commit", "-q", "-m", "v2")
+    (tmp_path / "pk" / "collect.py").write_text("garbage (the working tree is not read)")
+    code, out, _ = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--package", "pk", "--format", "json")
+    assert code == 0
+    check(json.loads(out))
+    code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
+    assert code == 2
+    assert err.startswith("rlmap: error: git show failed") or err.startswith("rlmap: error: git ls-tree failed")
