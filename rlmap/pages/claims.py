@@ -37,6 +37,7 @@ import msgspec
 
 from rlmap.config import convert, read_text, read_toml
 from rlmap.errors import ConfigError
+from rlmap.pages.curated import check_markup
 
 _Ident = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,80}$")]
 _Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
@@ -193,6 +194,8 @@ def load_claims(path: Path, display: str) -> Claims:
         seen.add(spec.id)
         if isinstance(spec, CallsClaim) and (spec.target is None) == (spec.callee is None):
             raise ConfigError(f"{where}: a calls claim names one of 'target' or 'callee'", "write exactly one")
+        for text in (spec.says, *spec.row):  # shown on the pages: words only, like all curated text
+            check_markup(text, f"{where}: 'says' or 'row'")
         if isinstance(spec, RuntimeClaim) and spec.test is None:
             raise ConfigError(f"{where}: a runtime claim names its 'test'", "name the test that runs it")
         backs = tuple(_split_back(back) for back in spec.backs)

@@ -229,6 +229,11 @@ def test_unknown_fields_and_kinds_are_refused(tmp_path: Path) -> None:
         load_claims(_claims(tmp_path, base + 'kind = "code"\nin = "f"\ncode = "x"\nundr = "y"\n'), "claims.toml")
     with pytest.raises(ConfigError, match=re.escape("claims.toml:1: claim 'c'")):
         load_claims(_claims(tmp_path, base + 'kind = "believes"\n'), "claims.toml")
+    with pytest.raises(ConfigError, match="a hand-written role"):
+        load_claims(
+            _claims(tmp_path, base.replace('says = "s"', 'says = ":raw:`x`"') + 'kind = "runtime"\ntest = "test_x"\n'),
+            "c",
+        )
     with pytest.raises(ConfigError, match="names its 'test'"):
         load_claims(_claims(tmp_path, base + 'kind = "runtime"\n'), "claims.toml")
 

@@ -342,8 +342,9 @@ def _value_data() -> TensorDict:
     )
 
 
-def test_estimator_recomputes_present_values_unless_skip_existing() -> None:
-    from torchrl.objectives.value import GAE
+@pytest.mark.parametrize("name", ["GAE", "TD0Estimator", "TD1Estimator", "TDLambdaEstimator"])
+def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> None:
+    from torchrl.objectives import value as estimators
 
     calls: list[int] = []
 
@@ -352,13 +353,16 @@ def test_estimator_recomputes_present_values_unless_skip_existing() -> None:
         return obs.sum(-1, keepdim=True)
 
     critic = TensorDictModule(value, in_keys=["obs"], out_keys=["state_value"])
+    kwargs = {"gamma": 0.9, "value_network": critic}
+    if name in ("GAE", "TDLambdaEstimator"):
+        kwargs["lmbda"] = 0.9
     data = _value_data()
-    GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
+    getattr(estimators, name)(**kwargs)(data)
     assert calls
-    assert data["state_value"].sum() == 6
+    assert data["state_value"].sum() == 6  # the zeros given were overwritten
     calls.clear()
     data = _value_data()
-    GAE(gamma=0.9, lmbda=0.9, value_network=critic, skip_existing=True)(data)
+    getattr(estimators, name)(**kwargs, skip_existing=True)(data)
     assert not calls
     assert data["state_value"].sum() == 0
 

@@ -9,6 +9,7 @@ from rlmap.errors import ConfigError
 from rlmap.index.records import format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claimcheck import ClaimChecker
+from rlmap.pages.curated import check_markup
 from rlmap.pages.docstree import DocsTree
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
@@ -273,6 +274,8 @@ class ClaimsBody(Body):
 
 def build_claims(spec: specs.Claims, ctx: Context, profile: Profile) -> ClaimsBody:
     """The claims of one group, each with the line that decides it (checked again here)."""
+    for column in spec.columns:
+        check_markup(column, f"{ctx.where} columns")
     chosen = profile.claims.group(spec.group)
     if not chosen:
         raise ctx.fail(f"group '{spec.group}' has no claim in {profile.claims.origin or 'the profile'}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from rlmap.index.records import format_key
 from rlmap.pages.claimcheck import ClaimChecker
+from rlmap.pages.curated import check_markup
 from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
@@ -115,6 +116,7 @@ def key_through(
     claims = {claim.id: claim for claim in profile.claims.claims} if profile is not None else {}
     checker = ClaimChecker(ctx.model, ctx.refs)
     for entry in spec.through:
+        check_markup(entry.how, f"{ctx.where} through '{entry.claim}' how")
         if entry.claim not in claims or not claims[entry.claim].static:
             raise ctx.fail(f"through: '{entry.claim}' is no static claim of the profile", "name a claim of claims.toml")
         held = checker.check(claims[entry.claim])
