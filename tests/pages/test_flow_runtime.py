@@ -153,12 +153,16 @@ def test_the_steps_a_configuration_runs_are_the_steps_that_run(rollout_flow: Flo
     assert len(predicted[DEPENDS]) <= 6, f"{config_id}: {len(predicted[DEPENDS])} steps left undecided"
 
 
-def test_the_page_lists_each_configuration_with_the_steps_it_runs(tmp_path: Path) -> None:
-    from rlmap.cli import main
-
-    pytest.importorskip("torchrl")
-    assert main(["generate", "--out", str(tmp_path), "-q", "--format", "md"]) == 0
-    page = (tmp_path / "md" / "collectors_internals.md").read_text()
+def test_the_page_lists_each_configuration_with_the_steps_it_runs(rollout_flow: FlowBody) -> None:
+    """The committed page says what the model says: each configuration's line and the derived flags."""
+    page = (Path(__file__).parent.parent.parent / "generated_docs" / "md" / "collectors_internals.md").read_text()
     assert "### Which steps run, by configuration" in page
-    assert "| step | Default | Env on CPU | device='cpu' | Replay buffer | Policy on CUDA | Compiled policy |" in page
-    assert "`self._cast_to_env_device = True`" in page  # derived for the env on CPU, from its assignment
+    for config in rollout_flow.configurations:
+        assert f"- **{config.name}**: " in page
+        assert f" Runs {config.runs_text}" in page
+    table = page[
+        page.index("|   | Default | Env on CPU | device='cpu' | Replay buffer | Policy on CUDA | Compiled policy |") :
+    ]
+    # derived from _apply_env_device's assignment: True only where the env has a device
+    flag = next(line for line in table.splitlines() if line.startswith("| `self._cast_to_env_device`"))
+    assert flag.endswith("| `False` | `True` | `False` | `False` | `True` | `False` |")
