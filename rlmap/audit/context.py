@@ -67,6 +67,7 @@ class AuditContext:
     history_rev: str = ""
     _members_used: dict[str, set[str]] | None = None
     _classes: list[str] | None = None
+    _modules_by_path: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         for module, name, target in self.model.exports():
@@ -195,6 +196,12 @@ class AuditContext:
             if self.model.node_kind(module) == MODULE:
                 return module
         return parts[0]
+
+    def module_of_path(self, path: str) -> str:
+        """The module defined by the source file ``path``."""
+        if self._modules_by_path is None:
+            self._modules_by_path = {s.path: s.qualname for s in self.model.symbols() if s.kind == MODULE}
+        return self._modules_by_path.get(path, self.package)
 
     def classes(self) -> list[str]:
         if self._classes is None:
