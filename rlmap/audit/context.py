@@ -20,7 +20,9 @@ from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
 from rlmap.pages.refs import public_paths
 
-CODE_REF_KINDS = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example"})
+CODE_REF_KINDS = frozenset(
+    {"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example", "autodoc"}
+)
 EXTERNAL_PREFIX = "external:"  # a name a module re-exports from another package: it exists
 ORPHAN_MIN_CALLERS = 3
 ORPHAN_MIN_ACCESSES = 10
@@ -125,11 +127,9 @@ class AuditContext:
                 return f"{EXTERNAL_PREFIX}{outside}"
             if self.model.has_symbol(f"{owner}.__getattr__"):
                 # a module-level __getattr__ imports names lazily: take a definition below the module
-                lazy = [
-                    q
-                    for q in self.named(name)
-                    if q.startswith(owner + ".") and self.model.node_kind(q) in (CLASS, FUNCTION)
-                ]
+                # (else anywhere in the package: TorchRL's lazy exports also reach into sibling packages)
+                defined = [q for q in self.named(name) if self.model.node_kind(q) in (CLASS, FUNCTION)]
+                lazy = [q for q in defined if q.startswith(owner + ".")] or defined
                 return lazy[0] if lazy else None
             return None
         if kind == CLASS:
