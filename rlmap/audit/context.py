@@ -20,7 +20,9 @@ from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
 from rlmap.pages.refs import public_paths
 
-CODE_REF_KINDS = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example"})
+CODE_REF_KINDS = frozenset(
+    {"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example", "autodoc"}
+)
 EXTERNAL_PREFIX = "external:"  # a name a module re-exports from another package: it exists
 ORPHAN_MIN_CALLERS = 3
 ORPHAN_MIN_ACCESSES = 10
@@ -67,6 +69,7 @@ class AuditContext:
     history_rev: str = ""
     _members_used: dict[str, set[str]] | None = None
     _classes: list[str] | None = None
+    _modules_by_path: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         for module, name, target in self.model.exports():
@@ -124,11 +127,9 @@ class AuditContext:
                 return f"{EXTERNAL_PREFIX}{outside}"
             if self.model.has_symbol(f"{owner}.__getattr__"):
                 # a module-level __getattr__ imports names lazily: take a definition below the module
-                lazy = [
-                    q
-                    for q in self.named(name)
-                    if q.startswith(owner + ".") and self.model.node_kind(q) in (CLASS, FUNCTION)
-                ]
+                # (else anywhere in the package: TorchRL's lazy exports also reach into sibling packages)
+                defined = [q for q in self.named(name) if self.model.node_kind(q) in (CLASS, FUNCTION)]
+                lazy = [q for q in defined if q.startswith(owner + ".")] or defined
                 return lazy[0] if lazy else None
             return None
         if kind == CLASS:
@@ -195,6 +196,12 @@ class AuditContext:
             if self.model.node_kind(module) == MODULE:
                 return module
         return parts[0]
+
+    def module_of_path(self, path: str) -> str:
+        """The module defined by the source file ``path``."""
+        if self._modules_by_path is None:
+            self._modules_by_path = {s.path: s.qualname for s in self.model.symbols() if s.kind == MODULE}
+        return self._modules_by_path.get(path, self.package)
 
     def classes(self) -> list[str]:
         if self._classes is None:

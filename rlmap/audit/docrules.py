@@ -26,7 +26,7 @@ _ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "attr": (ATTRIBUTE, PROPERTY),
     "data": (ATTRIBUTE, "variable"),
 }
-_CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc"})
+_CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "autodoc"})
 _SPHINX_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
 _BUILTINS = frozenset(dir(builtins))
 
@@ -56,6 +56,15 @@ def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
         return None  # no way to tell what Sphinx would resolve it against
     candidate = target if in_package else f"{ref.module}.{target}"
     resolved = ctx.resolve(candidate) or None
+    if ref.kind == "autodoc" and resolved is None:  # an autosummary / autoclass entry: autodoc cannot import it
+        message = f"the autodoc entry {ref.text} resolves to nothing in {ctx.model.source.stamp()}"
+        found = suggest_replacement(ctx, candidate)
+        edit = _edit(ref, ref.text.lstrip("."), found, relative_to="" if in_package else ref.module)
+        return Finding.of(
+            "stale-ref", ref.path, ref.line, ref.text, message, found.text, certain=found.certain, edit=edit
+        )
+    if ref.kind == "autodoc":
+        return None  # it documents the object: whether roles to it link is the roles' question
     if ref.docstring_line and (resolved is not None or not in_package):
         # from docstrings, only full paths that resolve to nothing (a relative name there may be
         # relative to the documented class, which autodoc knows and the module does not say)

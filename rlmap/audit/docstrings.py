@@ -11,6 +11,7 @@ page that includes it).
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -25,25 +26,51 @@ _KINDS = (MODULE, CLASS, FUNCTION, METHOD)
 
 
 def docstring_refs(ctx: AuditContext) -> list[DocRef]:
-    """The references written in the docstrings of the focus subsystems."""
-    refs: list[DocRef] = []
+    """The references written in the docstrings of the focus subsystems.
+
+    The docstrings of one file are parsed together, as one page in which each sits on its own
+    source lines (the rest blank): one docutils run per file, and lines that need no mapping.
+    """
+    by_file: dict[str, list[tuple[int, str]]] = {}
     for symbol in ctx.model.symbols():
         if symbol.kind not in _KINDS or not symbol.has_docstring or not symbol.qualname.startswith(ctx.focus):
             continue
         constant = _docstring(ctx, symbol.path, symbol.line, symbol.kind)
         if constant is None:
             continue
-        module = symbol.qualname if symbol.kind == MODULE else ctx.module_of(symbol.qualname)
-        text = _dedented(str(constant.value))
-        parts = parse_rst(text, 1, module)
-        shown = ctx.code_path(symbol.path)
-        first = constant.lineno
-        for ref in parts.refs:
-            refs.append(
-                DocRef(shown, first + ref.place.line - 1, ref.kind, ref.target, ref.module, docstring_line=first)
-            )
-        for example in example_refs(shown, text.split("\n"), parts.code):
-            refs.append(replace(example, line=first + example.line - 1, span=None, docstring_line=first))
+        value = str(constant.value)
+        if "`" in value or ">>>" in value:  # else no role, literal or doctest to find
+            by_file.setdefault(symbol.path, []).append((constant.lineno, _dedented(value)))
+    refs: list[DocRef] = []
+    for path, docstrings in sorted(by_file.items()):
+        refs.extend(_file_refs(ctx, path, sorted(set(docstrings))))
+    return refs
+
+
+def _file_refs(ctx: AuditContext, path: str, docstrings: list[tuple[int, str]]) -> list[DocRef]:
+    lines: list[str] = []
+    starts: list[int] = []
+    for start, text in docstrings:
+        if start <= len(lines):
+            continue  # overlaps the one before (cannot happen in valid source)
+        lines.extend([""] * (start - 1 - len(lines)))
+        lines.extend(text.split("\n"))
+        lines.append("")
+        starts.append(start)
+    module = ctx.module_of_path(path)
+    page = "\n".join(lines)
+    parts = parse_rst(page, 1, module)
+    shown = ctx.code_path(path)
+
+    def opening(line: int) -> int:
+        return starts[bisect.bisect_right(starts, line) - 1] if starts and line >= starts[0] else 0
+
+    refs = [
+        DocRef(shown, ref.place.line, ref.kind, ref.target, ref.module, docstring_line=opening(ref.place.line))
+        for ref in parts.refs
+    ]
+    for example in example_refs(shown, lines, parts.code):
+        refs.append(replace(example, span=None, docstring_line=opening(example.line)))
     return refs
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -69,6 +70,29 @@ _OPAQUE_DIRECTIVES = frozenset(
         "csv-table",
     }
 )
+
+
+_AUTODOC_DIRECTIVES = frozenset(
+    {"autoclass", "autoexception", "autofunction", "autodata", "automethod", "autoattribute", "autoproperty"}
+)
+_ENTRY = re.compile(r"[~!]?([A-Za-z_][\w.]*+)")
+
+
+def _autodoc_entries(name: str, argument: str, line: int, content: Any, first: int) -> list[tuple[int, str]]:
+    """(line, name) of the objects an ``autosummary`` lists or an ``autoclass``-like directive names."""
+    if name in _AUTODOC_DIRECTIVES:
+        match = _ENTRY.match(argument.strip())
+        return [(line, match.group(1))] if match else []
+    if name != "autosummary":
+        return []
+    entries = []
+    for offset, text in enumerate(content):
+        stripped = text.strip()
+        if stripped and not stripped.startswith(":"):
+            match = _ENTRY.match(stripped)
+            if match:
+                entries.append((first + offset, match.group(1)))
+    return entries
 
 
 class _Role(nodes.Inline, nodes.TextElement):
@@ -130,9 +154,10 @@ class _AnyDirective(Directive):
             code["language"] = _CODE_DIRECTIVES[name] or (argument.split()[0].lower() if argument else "default")
             code["first"], code["last"], code["text"] = first, first + len(self.content) - 1, "\n".join(self.content)
             return [code]
-        if name in _OPAQUE_DIRECTIVES:
+        if name in _OPAQUE_DIRECTIVES or name in _AUTODOC_DIRECTIVES:
             opaque = _Opaque()
             opaque["first"], opaque["last"] = first, first + len(self.content) - 1
+            opaque["entries"] = _autodoc_entries(name, argument, self.lineno, self.content, first)
             return [opaque]
         container = nodes.container()
         if argument and not name.startswith("auto"):
@@ -279,6 +304,9 @@ class _Walk:
                 self.add_code(node["text"], node["first"], node["last"])
         elif isinstance(node, _Opaque):
             self.hide(node["first"], node["last"])
+            for line, entry in node["entries"]:
+                add_ref(self.parts, self.locator, "autodoc", entry, entry, self.module, line)
+                self.shifted()
         else:
             return not isinstance(node, nodes.raw | nodes.system_message)
         return False

@@ -43,6 +43,17 @@ def audit(
     show_diff: Annotated[
         bool, typer.Option("--diff", help="Show the certain replacements as a unified diff; write nothing.")
     ] = False,
+    coverage: Annotated[
+        bool, typer.Option("--coverage", help="Docstring coverage of the focus subsystems, per file; then exit.")
+    ] = False,
+    fail_under: Annotated[
+        float | None,
+        typer.Option("--fail-under", help="With --coverage: exit 1 below this percentage.", show_default=False),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="With --coverage: leave out files matching this glob.", show_default=False),
+    ] = None,
     since: Annotated[
         str | None,
         typer.Option("--since", help="Infer renames from git history since this revision.", show_default=False),
@@ -73,8 +84,11 @@ def audit(
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
-    _check_something_to_read(roots, rule or (), settings.origin)
     topic_profile = common.profile_of(settings.profile, settings.package)
+    if coverage:
+        loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
+        _coverage(loaded, settings, topic_profile, output_format, fail_under, tuple(exclude or ()))
+    _check_something_to_read(roots, rule or (), settings.origin)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
     if since is not None:
@@ -93,6 +107,27 @@ def audit(
         raise typer.Exit(int(incomplete))
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or not f.known_in(known))]
     if fail_on != "none" and failing:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    raise typer.Exit(int(incomplete))
+
+
+def _coverage(
+    loaded: Any, settings: Any, profile: Any, output_format: str, fail_under: float | None, exclude: tuple[str, ...]
+) -> None:
+    """Print docstring coverage; exit 1 when it is under ``fail_under``, 3 when input was skipped."""
+    import json
+
+    from rlmap.audit.coverage import coverage_json, docstring_coverage, render_coverage
+
+    focus = (profile.focus if profile is not None else ()) or (settings.package,)
+    result = docstring_coverage(loaded.model, tuple(focus), exclude)
+    if output_format == "json":
+        typer.echo(json.dumps(coverage_json(result), indent=2, sort_keys=True))
+    else:
+        typer.echo(render_coverage(result), nl=False)
+    incomplete = common.report_diagnostics(tuple(loaded.model.diagnostics))
+    if fail_under is not None and result.total.percent < fail_under:
+        common.say_error(f"docstring coverage {result.total.percent:.1f}% is under --fail-under {fail_under:g}%")
         raise typer.Exit(int(ExitCode.FINDINGS))
     raise typer.Exit(int(incomplete))
 

@@ -124,3 +124,52 @@ def test_exact_places_and_labels() -> None:
         ("class", "pkg.Y", 3, 5),
         ("literal", "pkg.z.w", 3, 28),
     ]
+
+
+def test_code_examples_are_checked_statically(run: Run, tmp_path: Path) -> None:
+    page = """
+        Examples
+        ========
+
+        A literal block that parses as Python::
+
+            from pkg.collector import Colector
+            import pkg.collector as col
+            col.Collector.rollout(None)
+            col.Collector.gone
+
+        A doctest:
+
+        >>> from pkg import buffers
+        >>> buffers.Bufer()
+        >>> buffers.Buffer()
+
+        A literal block that is not Python::
+
+            $ pkg.collector.Colector --help
+
+        .. code-block:: console
+
+            import pkg.nothing
+    """
+    markdown = """
+        # Example
+
+        ```python
+        from pkg.envs.base import Env, Gone
+        ```
+
+        ```pycon
+        >>> import pkg.nope
+        ```
+    """
+    docs = write_docs(tmp_path, {"page.rst": page, "page.md": markdown})
+    code, findings, _ = fixture_audit(run, docs, "--rule", "stale-example-ref")
+    assert located(findings, "stale-example-ref") == [
+        ("page.md", 4, "pkg.envs.base.Gone"),
+        ("page.md", 8, "pkg.nope"),
+        ("page.rst", 6, "pkg.collector.Colector"),
+        ("page.rst", 9, "pkg.collector.Collector.gone"),
+        ("page.rst", 14, "pkg.buffers.Bufer"),
+    ]
+    assert code == 1
