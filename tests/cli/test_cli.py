@@ -144,8 +144,8 @@ def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_packa
     )
     code, out, err = run("show", "fine", "--source", str(root / "bad"), "--no-cache", "-q")
     assert code == 3
-    assert "bad.good.fine  (function)" in out
-    assert "bad.good.helper" in out
+    assert "bad.good.fine  (function in bad.good)" in out
+    assert "  line 2  helper  [direct]\n" in out  # bad.good.helper, relative to the module
     assert "rlmap: warning: bad/broken.py:1: syntax error" in err
     assert "rlmap: warning: bad/latin1.py:2: not valid UTF-8" in err
     assert "empty.py" not in err
