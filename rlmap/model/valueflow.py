@@ -15,6 +15,7 @@ mod:M         the module ``M``
 new:ID        a container (list, tuple, dict, set, generator, ``*args``) made at ``ID``
 cm:ID|m       the method ``m`` of container ``ID`` (``d.get``, ``l.append``)
 super:C|R     ``super()`` in a method of ``C``, for receiver ``R``
+attrs:C       ``obj.__dict__`` of an instance of ``C`` (its keys are attributes)
 ext:X         the object named ``X`` outside the source (``builtins.map``, ``torch.cat``)
 ============  =======================================================================
 
@@ -299,6 +300,13 @@ class ValueFlow:
 
     def load_member(self, cls: str, name: str, target: str, receiver: str, fact: Flow) -> None:
         """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
+        if receiver.startswith("i:"):
+            if name == "__dict__":
+                self.add(target, (f"attrs:{cls}",))
+                return
+            if self.resolver.member(cls, name) is None and not self.resolver.attribute_owner(cls, name):
+                # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
+                self.call_method(fact, cls, "__getattr__", receiver, "implicit")
         fields, getter = self.member_path(cls, name)
         if getter and receiver.startswith("i:"):
             self.edge(fact, getter, "flow")
@@ -333,6 +341,10 @@ class ValueFlow:
     def store(self, value: str, name: str, source: str, fact: Flow) -> None:
         kind, _, rest = value.partition(":")
         if kind == "i":
+            setattr_method = self.resolver.member(rest, "__setattr__")
+            if setattr_method is not None and self.symbols[setattr_method].kind == METHOD:
+                self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
+                self.bind_receiver(setattr_method, value)
             member = self.resolver.member(rest, name)
             if member is not None and self.symbols[member].kind == PROPERTY:
                 self.edge(fact, member, "setter")
@@ -374,7 +386,9 @@ class ValueFlow:
     # -- containers ------------------------------------------------------------------------
     def element_load(self, value: str, key: str, target: str) -> None:
         kind, _, rest = value.partition(":")
-        if kind == "new":
+        if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"]`` is attribute ``x``
+            self.copy(f"{rest}.{key[1:-1]}", target)
+        elif kind == "new":
             if key:
                 self.copy(f"{rest}[{key}]", target)
                 self.copy(f"{rest}[?]", target)
@@ -387,7 +401,9 @@ class ValueFlow:
 
     def element_store(self, value: str, key: str, source: str) -> None:
         kind, _, rest = value.partition(":")
-        if kind == "new":
+        if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"] = v`` sets ``x``, no setter runs
+            self.copy(source, f"{rest}.{key[1:-1]}")
+        elif kind == "new":
             self.copy(source, f"{rest}[]")
             self.copy(source, f"{rest}[{key}]" if key else f"{rest}[?]")
 

@@ -191,6 +191,27 @@ SOURCE = {
             holder.value = 3
             getattr(holder, "value")
             setattr(holder, "value", 4)
+
+
+        class Lazy:
+            def __init__(self):
+                self.__dict__["_run"] = f1
+
+            def __getattr__(self, name):
+                return f2
+
+            def __setattr__(self, name, value):
+                object.__setattr__(self, name, value)
+
+            def go(self):
+                self._run()
+                self.missing()
+
+
+        def lazy():
+            item = Lazy()
+            item.other = 1
+            item.go()
     """,
     "vf/modules.py": """
         import torch.nn as nn
@@ -259,6 +280,11 @@ def _how(model: CodeModel, edge: str) -> tuple[str, ...] | None:
         ("vf.rules.protocol -> vf.rules.Resource.__iter__", "implicit"),
         ("vf.rules.protocol -> vf.rules.Resource.__next__", "implicit"),
         ("vf.rules.setter -> vf.rules.Holder.value", "setter"),
+        # self.__dict__[...], __getattr__ for a name nothing defines, __setattr__ on a store
+        ("vf.rules.Lazy.go -> vf.rules.f1", "flow"),
+        ("vf.rules.Lazy.go -> vf.rules.Lazy.__getattr__", "implicit"),
+        ("vf.rules.Lazy.go -> vf.rules.f2", "flow"),
+        ("vf.rules.lazy -> vf.rules.Lazy.__setattr__", "implicit"),
         # calling an nn.Module runs its forward
         ("vf.modules.apply -> vf.modules.Net.forward", "implicit"),
     ],
