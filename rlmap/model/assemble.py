@@ -16,7 +16,6 @@ from rlmap.index.records import (
     METHOD,
     PROPERTY,
     READ,
-    VARIABLE,
     AttributeAccess,
     KeyAccess,
     ReturnSite,
@@ -78,7 +77,7 @@ def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> 
                 found = flow.get(key)
                 if found:
                     used.add(key)
-                    targets = merge_targets(resolver, targets, found)
+                    targets = merge_targets(targets, found)
             for target in targets:
                 edges.add(site.caller, target, site.line)
             if not site.attribute_read:
@@ -92,23 +91,14 @@ def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> 
     return sites
 
 
-def merge_targets(resolver: Resolver, targets: list[Target], found: list[Target]) -> list[Target]:
-    """The resolver's targets and the value flow's: a guess by name the flow does not confirm, the
-    unresolved placeholder and a variable standing for what it holds give way to what the flow found."""
+def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:
+    """The resolver's targets and the value flow's: a guess by name the flow does not confirm and
+    the unresolved placeholder give way to what the flow found.  An attribute or variable called
+    (``self._sync_policy()``) stays, beside the functions it holds."""
     flowed = {target.qualname for target in found}
-    kept = [
-        target
-        for target in targets
-        if target.qualname in flowed
-        or not (target.how in (UNRESOLVED, "unique-name", "attribute") or _is_variable(resolver, target.qualname))
-    ]
+    kept = [target for target in targets if target.qualname in flowed or target.how not in (UNRESOLVED, "unique-name")]
     known = {target.qualname for target in kept}
     return kept + [target for target in found if target.qualname not in known]
-
-
-def _is_variable(resolver: Resolver, qualname: str) -> bool:
-    symbol = resolver.symbols.get(qualname)
-    return symbol is not None and symbol.kind in (ATTRIBUTE, VARIABLE)
 
 
 def group_keys(resolver: Resolver, index: ProjectIndex) -> dict[tuple[str, ...], list[KeyAccess]]:
