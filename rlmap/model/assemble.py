@@ -72,7 +72,9 @@ def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> 
     for module in index.modules:
         for site in module.calls:
             targets = resolver.resolve_call(site)
-            if not site.attribute_read:
+            if not site.attribute_read and site.parts:
+                # a computed callee (``make()(x)``) keeps its flow edges out of the site's row:
+                # the function it calls is not written at the site
                 key = (site.caller, site.line, site.callee_text)
                 found = flow.get(key)
                 if found:
