@@ -83,8 +83,10 @@ def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> 
             for target in targets:
                 edges.add(site.caller, target, site.line)
             if not site.attribute_read:
-                qualnames = tuple(target.qualname for target in targets)
-                hows = tuple(target.how for target in targets)
+                # a lambda has no name to show at the site: an edge of the graph, not of the row
+                shown = [target for target in targets if ".<lambda" not in target.qualname] or targets[:1]
+                qualnames = tuple(target.qualname for target in shown)
+                hows = tuple(target.how for target in shown)
                 sites[site.caller].append((site.line, site.callee_text, site.guards, qualnames, hows))
     for key, found in flow.items():
         if key not in used:
