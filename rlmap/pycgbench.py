@@ -27,12 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--benchmark", type=Path, default=BENCHMARK, help="the pycg-micro directory (score.py)")
     parser.add_argument("--json", type=Path, default=None, help="write the scorer's per-case results here")
+    parser.add_argument("--cases", type=Path, default=None, help="a subset of the cases (default: all snippets)")
     args = parser.parse_args(argv)
     score = args.benchmark / "score.py"
     if not score.is_file():
         print(f"rlmap.pycgbench: error: no {score}", file=sys.stderr)
         return 2
-    cases = args.benchmark / "micro-benchmark" / "snippets"
+    cases = args.cases or args.benchmark / "micro-benchmark" / "snippets"
     cmd = [sys.executable, str(score), "--cases", str(cases), "--tool", "cmd", "--name", "rlmap", "--cmd", command()]
     if args.json is not None:
         cmd += ["--json", str(args.json)]

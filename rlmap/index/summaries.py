@@ -517,8 +517,8 @@ class _Summary:
                     self.assign(element, None)
         elif isinstance(target, ast.Attribute):
             obj = self.expression(target.value)
-            if obj and value:
-                self.emit("store", obj, value, target.attr, line=target.end_lineno or target.lineno)
+            if obj:  # even a constant: the store may run a setter or ``__setattr__``
+                self.emit("store", obj, value or "", target.attr, line=target.end_lineno or target.lineno)
         elif isinstance(target, ast.Subscript):
             obj = self.expression(target.value)
             self.expression(target.slice)

@@ -16,7 +16,6 @@ from rlmap.index.records import (
     METHOD,
     PROPERTY,
     READ,
-    VARIABLE,
     AttributeAccess,
     KeyAccess,
     ReturnSite,
@@ -73,17 +72,21 @@ def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> 
     for module in index.modules:
         for site in module.calls:
             targets = resolver.resolve_call(site)
-            if not site.attribute_read:
+            if not site.attribute_read and site.parts:
+                # a computed callee (``make()(x)``) keeps its flow edges out of the site's row:
+                # the function it calls is not written at the site
                 key = (site.caller, site.line, site.callee_text)
                 found = flow.get(key)
                 if found:
                     used.add(key)
-                    targets = merge_targets(resolver, targets, found)
+                    targets = merge_targets(targets, found)
             for target in targets:
                 edges.add(site.caller, target, site.line)
             if not site.attribute_read:
-                qualnames = tuple(target.qualname for target in targets)
-                hows = tuple(target.how for target in targets)
+                # a lambda has no name to show at the site: an edge of the graph, not of the row
+                shown = [target for target in targets if ".<lambda" not in target.qualname] or targets[:1]
+                qualnames = tuple(target.qualname for target in shown)
+                hows = tuple(target.how for target in shown)
                 sites[site.caller].append((site.line, site.callee_text, site.guards, qualnames, hows))
     for key, found in flow.items():
         if key not in used:
@@ -92,23 +95,14 @@ def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> 
     return sites
 
 
-def merge_targets(resolver: Resolver, targets: list[Target], found: list[Target]) -> list[Target]:
-    """The resolver's targets and the value flow's: a guess by name the flow does not confirm, the
-    unresolved placeholder and a variable standing for what it holds give way to what the flow found."""
+def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:
+    """The resolver's targets and the value flow's: a guess by name the flow does not confirm and
+    the unresolved placeholder give way to what the flow found.  An attribute or variable called
+    (``self._sync_policy()``) stays, beside the functions it holds."""
     flowed = {target.qualname for target in found}
-    kept = [
-        target
-        for target in targets
-        if target.qualname in flowed
-        or not (target.how in (UNRESOLVED, "unique-name", "attribute") or _is_variable(resolver, target.qualname))
-    ]
+    kept = [target for target in targets if target.qualname in flowed or target.how not in (UNRESOLVED, "unique-name")]
     known = {target.qualname for target in kept}
     return kept + [target for target in found if target.qualname not in known]
-
-
-def _is_variable(resolver: Resolver, qualname: str) -> bool:
-    symbol = resolver.symbols.get(qualname)
-    return symbol is not None and symbol.kind in (ATTRIBUTE, VARIABLE)
 
 
 def group_keys(resolver: Resolver, index: ProjectIndex) -> dict[tuple[str, ...], list[KeyAccess]]:

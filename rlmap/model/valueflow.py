@@ -15,6 +15,7 @@ mod:M         the module ``M``
 new:ID        a container (list, tuple, dict, set, generator, ``*args``) made at ``ID``
 cm:ID|m       the method ``m`` of container ``ID`` (``d.get``, ``l.append``)
 super:C|R     ``super()`` in a method of ``C``, for receiver ``R``
+attrs:C       ``obj.__dict__`` of an instance of ``C`` (its keys are attributes)
 ext:X         the object named ``X`` outside the source (``builtins.map``, ``torch.cat``)
 ============  =======================================================================
 
@@ -46,7 +47,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
-from rlmap.model.mro import mro
+from rlmap.model.mro import first_in_mro
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class ValueFlow:
         self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
         self.decorated: list[Flow] = []
         self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
-        self._mro: dict[str, tuple[str, ...]] = {}
+        self._subclass_memo: dict[str, dict[str, bool | None]] = {}
         self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
         self._keep: list[Flow] = []
         facts = [Flow(*row) for module in modules for row in module.flow]
@@ -149,7 +150,10 @@ class ValueFlow:
         self.receivers[f"{function}.{names[0]}"] = function.rpartition(".")[0]
 
     def _instance_of(self, value: str, cls: str) -> bool:
-        return not value.startswith("i:") or cls in self.class_mro(value[2:])
+        if not value.startswith("i:"):
+            return True
+        memo = self._subclass_memo.setdefault(cls, {})
+        return bool(first_in_mro(self.resolver.bases, value[2:], memo, lambda k: True if k == cls else None))
 
     # -- the graph -------------------------------------------------------------------------
     def add(self, variable: str, values: Iterable[str]) -> None:
@@ -272,12 +276,6 @@ class ValueFlow:
             self.copy(qualname, target)  # what the module (or class) variable holds
 
     # -- attributes ------------------------------------------------------------------------
-    def class_mro(self, cls: str) -> tuple[str, ...]:
-        found = self._mro.get(cls)
-        if found is None:
-            found = self._mro[cls] = mro(self.resolver.bases, cls)
-        return found
-
     def load(self, value: str, name: str, target: str, fact: Flow) -> None:
         kind, _, rest = value.partition(":")
         if kind in ("i", "cls"):
@@ -289,16 +287,23 @@ class ValueFlow:
             self.add(target, (f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",))
         elif kind == "super":
             cls, _, receiver = rest.partition("|")
-            order = self.class_mro(cls)
-            for owner in order[1:]:
-                if name in self.resolver.members.get(owner, {}):
-                    self.bind_copy(f"{owner}.{name}", target, receiver)
+            for base in self.resolver.bases.get(cls, ()):
+                found = self.resolver.member(base, name)  # the first definition after cls in its MRO
+                if found is not None:
+                    self.bind_copy(found, target, receiver)
                     break
         elif kind == "ext" and rest.count(".") < 4 and not name.startswith("_"):
             self.add(target, (f"ext:{rest}.{name}",))
 
     def load_member(self, cls: str, name: str, target: str, receiver: str, fact: Flow) -> None:
         """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
+        if receiver.startswith("i:"):
+            if name == "__dict__":
+                self.add(target, (f"attrs:{cls}",))
+                return
+            if self.resolver.member(cls, name) is None and not self.resolver.attribute_owner(cls, name):
+                # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
+                self.call_method(fact, cls, "__getattr__", receiver, "implicit")
         fields, getter = self.member_path(cls, name)
         if getter and receiver.startswith("i:"):
             self.edge(fact, getter, "flow")
@@ -309,30 +314,34 @@ class ValueFlow:
             self.bind_copy(field, target, receiver)
 
     def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
-        """The variables ``obj.name`` reads along ``cls``'s MRO (up to the first definition), and the
-        property getter when the first definition is one."""
+        """The variables ``obj.name`` reads for an instance of ``cls`` (the field of the class that
+        introduces the attribute, and the first definition along the MRO), and the property getter
+        when that definition is one.  Memoized walks only: a 3,000-level chain costs the chain once."""
         key = (cls, name)
         found = self._paths.get(key)
         if found is None:
-            members = self.resolver.members
-            fields: list[str] = []
+            fields = [self.field(cls, name)]
             getter = ""
-            for owner in self.class_mro(cls):
-                defined = members.get(owner, {}).get(name)
-                if defined is not None and defined.kind == PROPERTY:
-                    getter = defined.qualname
-                    if not fields:
-                        fields.append(f"{owner}.{name}")
-                    break
-                fields.append(f"{owner}.{name}")
-                if defined is not None and defined.kind in (METHOD, CLASS, FUNCTION):
-                    break
+            defined = self.resolver.member(cls, name)
+            if defined is not None:
+                if self.symbols[defined].kind == PROPERTY:
+                    getter = defined
+                elif defined not in fields:
+                    fields.append(defined)
             found = self._paths[key] = (tuple(fields), getter)
         return found
+
+    def field(self, cls: str, name: str) -> str:
+        """The variable of attribute ``name`` of instances of ``cls``: under the class that assigns it."""
+        return f"{self.resolver.attribute_owner(cls, name) or cls}.{name}"
 
     def store(self, value: str, name: str, source: str, fact: Flow) -> None:
         kind, _, rest = value.partition(":")
         if kind == "i":
+            setattr_method = self.resolver.member(rest, "__setattr__")
+            if setattr_method is not None and self.symbols[setattr_method].kind == METHOD:
+                self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
+                self.bind_receiver(setattr_method, value)
             member = self.resolver.member(rest, name)
             if member is not None and self.symbols[member].kind == PROPERTY:
                 self.edge(fact, member, "setter")
@@ -341,7 +350,7 @@ class ValueFlow:
                 if len(names) > 1 and not names[1].startswith(("*", "kw:")):
                     self.copy(source, f"{member}.{names[1]}")
                 return
-            self.copy(source, f"{rest}.{name}")
+            self.copy(source, self.field(rest, name))
         elif kind in ("cls", "mod"):
             self.copy(source, f"{rest}.{name}")
 
@@ -374,7 +383,9 @@ class ValueFlow:
     # -- containers ------------------------------------------------------------------------
     def element_load(self, value: str, key: str, target: str) -> None:
         kind, _, rest = value.partition(":")
-        if kind == "new":
+        if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"]`` is attribute ``x``
+            self.copy(self.field(rest, key[1:-1]), target)
+        elif kind == "new":
             if key:
                 self.copy(f"{rest}[{key}]", target)
                 self.copy(f"{rest}[?]", target)
@@ -387,7 +398,9 @@ class ValueFlow:
 
     def element_store(self, value: str, key: str, source: str) -> None:
         kind, _, rest = value.partition(":")
-        if kind == "new":
+        if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"] = v`` sets ``x``, no setter runs
+            self.copy(source, self.field(rest, key[1:-1]))
+        elif kind == "new":
             self.copy(source, f"{rest}[]")
             self.copy(source, f"{rest}[{key}]" if key else f"{rest}[?]")
 
