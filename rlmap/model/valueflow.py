@@ -108,11 +108,13 @@ class ValueFlow:
     def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex]) -> None:
         self.resolver = resolver
         self.symbols = resolver.symbols
-        self.points: dict[str, set[str]] = defaultdict(set)
-        self.copies: dict[str, set[str]] = defaultdict(set)
-        self.binds: dict[str, set[tuple[str, str]]] = defaultdict(set)  # var -> (target, receiver)
+        # Ordered sets (dicts), never ``set``: which values a capped variable keeps must not depend
+        # on the hash seed (the output is byte-identical whatever it is).
+        self.points: dict[str, dict[str, None]] = defaultdict(dict)
+        self.copies: dict[str, dict[str, None]] = defaultdict(dict)
+        self.binds: dict[str, dict[tuple[str, str], None]] = defaultdict(dict)  # var -> (target, receiver)
         self.watchers: dict[str, list[Flow]] = defaultdict(list)
-        self.delta: dict[str, set[str]] = {}
+        self.delta: dict[str, dict[str, None]] = {}
         self.params: dict[str, tuple[str, ...]] = {}
         self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
         self.decorated: list[Flow] = []
@@ -163,15 +165,15 @@ class ValueFlow:
         cls = self.receivers.get(variable)
         if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
             values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
-        new = [value for value in values if value not in current]
+        new = dict.fromkeys(value for value in values if value not in current)
         if new:
-            new = new[: _CAP - len(current)]
-            current.update(new)
-            self.delta.setdefault(variable, set()).update(new)
+            kept = dict.fromkeys(list(new)[: _CAP - len(current)])
+            current.update(kept)
+            self.delta.setdefault(variable, {}).update(kept)
 
     def copy(self, source: str, target: str) -> None:
         if source and target not in self.copies[source]:
-            self.copies[source].add(target)
+            self.copies[source][target] = None
             if self.points.get(source):
                 self.add(target, self.points[source])
 
@@ -179,7 +181,7 @@ class ValueFlow:
         """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
         key = (target, receiver)
         if key not in self.binds[source]:
-            self.binds[source].add(key)
+            self.binds[source][key] = None
             if self.points.get(source):
                 self.add(target, self._bound(self.points[source], receiver))
 
@@ -188,7 +190,7 @@ class ValueFlow:
             return
         self.watchers[variable].append(fact)
         if self.points.get(variable):
-            self.handle(fact, set(self.points[variable]))
+            self.handle(fact, dict(self.points[variable]))
 
     def solve(self) -> None:
         while self.delta:
@@ -228,7 +230,7 @@ class ValueFlow:
             if self.points.get(fact.source):
                 self.decorate(fact.source, self.points[fact.source])
 
-    def handle(self, fact: Flow, values: set[str]) -> None:
+    def handle(self, fact: Flow, values: Iterable[str]) -> None:
         op = fact.op
         for value in tuple(values):
             if op == "call":
@@ -407,7 +409,9 @@ class ValueFlow:
     # -- calls -----------------------------------------------------------------------------
     def edge(self, fact: Flow, callee: str, how: str) -> None:
         key = (fact.scope, fact.line, fact.name)
-        self.edges[key].setdefault(callee, self.hows.get(id(fact), how))
+        how = self.hows.get(id(fact), how)
+        known = self.edges[key].get(callee)
+        self.edges[key][callee] = min(how, known) if known else how  # the same label in any order
 
     def call(self, fact: Flow, value: str) -> None:
         kind, _, rest = value.partition(":")
