@@ -36,7 +36,9 @@ decorator     a decorator applied to a definition
 ============  =======================================================================
 
 Nothing is imported or run.  Sets are capped (:data:`_CAP` values per variable) so that a
-variable that may hold anything does not make the solve quadratic.
+variable that may hold anything does not make the solve quadratic; every set is walked in sorted
+order, so which values a capped variable keeps (and so the result) does not depend on the hash
+seed.
 """
 
 from __future__ import annotations
@@ -165,9 +167,9 @@ class ValueFlow:
         cls = self.receivers.get(variable)
         if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
             values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
-        new = dict.fromkeys(value for value in values if value not in current)
+        new = sorted({value for value in values if value not in current})  # which values a cap keeps: fixed
         if new:
-            kept = dict.fromkeys(list(new)[: _CAP - len(current)])
+            kept = dict.fromkeys(new[: _CAP - len(current)])
             current.update(kept)
             self.delta.setdefault(variable, {}).update(kept)
 
@@ -195,9 +197,9 @@ class ValueFlow:
     def solve(self) -> None:
         while self.delta:
             variable, values = self.delta.popitem()
-            for target in tuple(self.copies.get(variable, ())):
+            for target in sorted(self.copies.get(variable, ())):
                 self.add(target, values)
-            for target, receiver in tuple(self.binds.get(variable, ())):
+            for target, receiver in sorted(self.binds.get(variable, ())):
                 self.add(target, self._bound(values, receiver))
             for fact in tuple(self.watchers.get(variable, ())):
                 self.handle(fact, values)
@@ -232,7 +234,7 @@ class ValueFlow:
 
     def handle(self, fact: Flow, values: Iterable[str]) -> None:
         op = fact.op
-        for value in tuple(values):
+        for value in sorted(values):
             if op == "call":
                 self.call(fact, value)
             elif op == "load":
@@ -364,7 +366,7 @@ class ValueFlow:
     def _bound(self, values: Iterable[str], receiver: str) -> list[str]:
         """Functions read through ``receiver`` become methods bound to it (a static method does not)."""
         found = []
-        for value in values:
+        for value in sorted(values):
             if value.startswith("fn:"):
                 qualname = value[3:]
                 symbol = self.symbols.get(qualname)
@@ -474,7 +476,7 @@ class ValueFlow:
         index = 0
         for arg in fact.args:
             if arg.startswith("**"):
-                for name in keywords:
+                for name in sorted(keywords):
                     self.copy(arg[2:], f"{function}.{name}")
             elif arg.startswith("*"):
                 for name in positional[index:]:
