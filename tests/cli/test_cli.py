@@ -286,7 +286,7 @@ def test_help_names_values_not_types(run: Run, command: str) -> None:
     if command == "show":
         assert out.splitlines()[0].endswith("show [OPTIONS] NAME")
     if command == "graph":
-        assert "--format <json|dot>" in out
+        assert "--format <json|dot|pycg>" in out
 
 
 def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:

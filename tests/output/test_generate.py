@@ -76,10 +76,7 @@ def test_fixture_page_snapshot(fixture_pages: Path, page: str) -> None:
 
 def test_fixture_pages_state_the_code_facts(fixture_pages: Path) -> None:
     page = (fixture_pages / "md" / "collectors_internals.md").read_text()
-    assert (
-        "2. `self._sync` at `pkg/collector.py:53` -> `BaseCollector._sync` (`pkg/collector.py:18`) - only `if self._cast`"
-        in page
-    )
+    assert "- **3** `self._sync` -> `BaseCollector._sync` (`L18`) at `L53` - only if `self._cast`" in page
     assert (
         '- write at `_carrier` (`pkg/collector.py:49`): `self.env.reset()` - only `if self.mode == "recurrent"`' in page
     )
@@ -132,8 +129,8 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     before = (tmp_path / "out" / "md" / "collectors_internals.md").read_bytes()
     code, out, err = run("generate", "--check", *args)
     assert code == 1
-    assert "-3. `self.buffer.add` at `pkg/collector.py:54` -> `Buffer.add` (`pkg/buffers.py:8`)" in out
-    assert "+3. `self.buffer.add` at `pkg/collector.py:54` -> `Buffer.add` (`pkg/buffers.py:18`)" in out
+    assert "-   - **4** `self.buffer.add` -> `Buffer.add` (`pkg/buffers.py:8`) at `L54`" in out
+    assert "+   - **4** `self.buffer.add` -> `Buffer.add` (`pkg/buffers.py:18`) at `L54`" in out
     assert "are stale - run 'rlmap generate" in err
     assert (tmp_path / "out" / "md" / "collectors_internals.md").read_bytes() == before  # check writes nothing
 
