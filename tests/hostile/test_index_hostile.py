@@ -37,6 +37,16 @@ FORKS = sys.platform == "linux" and multiprocessing.get_start_method(allow_none=
 needs_fork = pytest.mark.skipif(not FORKS, reason="the fault is injected into the parent and inherited by fork")
 
 
+@pytest.fixture
+def forking() -> Iterator[None]:
+    """Workers forked from this process, whatever an earlier test set: importing torchrl (as the
+    runtime tests do) makes ``spawn`` the default, and a spawned worker inherits no fault."""
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("fork", force=True)
+    yield
+    multiprocessing.set_start_method(before, force=True)
+
+
 @contextmanager
 def deadline(seconds: int, what: str) -> Iterator[None]:
     """Fail (instead of hanging the suite) when the block takes longer than ``seconds``."""
@@ -86,6 +96,7 @@ def test_whitespace_only_docstring_as_in_torch_is_indexed(run: Run, make_package
 
 
 @pytest.mark.parametrize("jobs", ["1", pytest.param("2", marks=needs_fork)])
+@pytest.mark.usefixtures("forking")
 def test_a_bug_met_in_one_file_is_that_files_diagnostic(
     run: Run, make_package: MakePackage, monkeypatch: pytest.MonkeyPatch, jobs: str
 ) -> None:
@@ -188,6 +199,7 @@ def test_recursion_error_while_walking_is_a_diagnostic_on_the_deep_line() -> Non
 
 
 @needs_fork
+@pytest.mark.usefixtures("forking")
 def test_a_crashed_worker_is_the_diagnostic_of_the_file_that_killed_it(
     run: Run, make_package: MakePackage, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:

@@ -33,13 +33,14 @@ def test_collectors_internals_example_builds_with_live_facts(
 
     rollout = torchrl_model.symbol("torchrl.collectors._single.Collector.rollout")
     assert rollout is not None
-    assert f'"Collector.rollout" (torchrl/collectors/_single.py:{rollout.line}) runs the loop' in text
+    assert f'What "Collector.rollout" (torchrl/collectors/_single.py:{rollout.line}) does, from its code' in text
     step = next(
         site.line
         for site in torchrl_model.call_sites(rollout.qualname)
         if site.callee_text == "self.env.step_and_maybe_reset"
     )
-    assert f'"self.env.step_and_maybe_reset" at torchrl/collectors/_single.py:{step}' in text
+    assert '"self.env.step_and_maybe_reset" -> "EnvBase.step_and_maybe_reset"' in text
+    assert f"at L{step}" in text
     writes = [
         a
         for a in torchrl_model.attribute_accesses("torchrl.collectors._single.Collector._carrier")
