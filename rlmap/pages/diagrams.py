@@ -32,24 +32,33 @@ def short_name(model: CodeModel, qualname: str) -> str:
     return qualname
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")  # what must not reach a label
 _MAX_LABEL = 200
 
 
 def _label(text: str) -> str:
     """A label from the code: one line, bounded."""
-    text = _CONTROL.sub(" ", text)
+    text = CONTROL.sub(" ", text)
     return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
 
 
+def dot_escape(text: str) -> str:
+    """Text inside a quoted DOT string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def mermaid_escape(text: str) -> str:
+    """Mermaid entity codes for what could end a label or be read as HTML; control characters out."""
+    escaped = CONTROL.sub(" ", text).replace("#", "#35;").replace('"', "#quot;").replace("`", "#96;")
+    return escaped.replace("<", "#lt;").replace(">", "#gt;").replace("&", "#amp;")
+
+
 def _dot_quote(text: str) -> str:
-    return '"' + _label(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + dot_escape(_label(text)) + '"'
 
 
 def _mermaid_quote(text: str) -> str:
-    """Mermaid entity codes for what could end the label or be read as HTML."""
-    escaped = _label(text).replace("#", "#35;").replace('"', "#quot;").replace("`", "#96;")
-    return '"' + escaped.replace("<", "#lt;").replace(">", "#gt;").replace("&", "#amp;") + '"'
+    return '"' + mermaid_escape(_label(text)) + '"'
 
 
 def render(

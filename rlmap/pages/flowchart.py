@@ -9,17 +9,15 @@ is a cluster named after it.
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import graphviz
 
-from rlmap.pages.diagrams import Diagram
+from rlmap.pages.diagrams import CONTROL, Diagram, dot_escape, mermaid_escape
 
 _WIDTH = 52  # characters per line of a label
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _MAX_LINES = 12
 
 # node kinds: DOT shape and attributes, mermaid brackets
@@ -62,10 +60,10 @@ class _Chart:
         node_id = f"n{self.count}"
         text = [line for raw in lines for line in _wrap(raw)][:_MAX_LINES]
         align = "\\l" if kind == STEP and len(text) > 1 else "\\n"
-        label = align.join(_dot_text(line) for line in text) + (align if align == "\\l" else "")
+        label = align.join(dot_escape(line) for line in text) + (align if align == "\\l" else "")
         shape, attrs, (opening, closing) = _SHAPES[kind]
         self.graph.node(node_id, graphviz.nohtml(label), shape=shape, **attrs)
-        quoted = "<br/>".join(_mermaid_text(line) for line in text)
+        quoted = "<br/>".join(mermaid_escape(line) for line in text)
         self.mermaid.append(f'{self.indent}{node_id}{opening}"{quoted}"{closing}')
         return node_id
 
@@ -78,7 +76,7 @@ class _Chart:
             self.dot.edge(source, target, **attrs)
             arrow = "-.->" if back else "-->"
             self.mermaid_edges.append(
-                f"  {source} {arrow}" + (f'|"{_mermaid_text(label)}"| ' if label else " ") + target
+                f"  {source} {arrow}" + (f'|"{mermaid_escape(label)}"| ' if label else " ") + target
             )
 
     def cluster(self, title: str) -> Any:
@@ -94,10 +92,10 @@ class _Cluster:
         self.context = self.chart.dot.subgraph(name=self.name)
         self.graph = self.context.__enter__()
         self.graph.attr(
-            label=graphviz.nohtml(_dot_text(self.title)), style="rounded", color="#999999", fontname="Helvetica"
+            label=graphviz.nohtml(dot_escape(self.title)), style="rounded", color="#999999", fontname="Helvetica"
         )
         self.chart.graph = self.graph
-        self.chart.mermaid.append(f'  subgraph {self.name}["{_mermaid_text(self.title)}"]')
+        self.chart.mermaid.append(f'  subgraph {self.name}["{mermaid_escape(self.title)}"]')
         self.chart.indent = "    "
 
     def __exit__(self, *exc: object) -> None:
@@ -256,16 +254,5 @@ def _call_line(item: Any) -> str:
 
 
 def _wrap(text: str) -> list[str]:
-    text = _CONTROL.sub(" ", text)
+    text = CONTROL.sub(" ", text)
     return textwrap.wrap(text, _WIDTH, break_long_words=True, break_on_hyphens=False) or [""]
-
-
-def _dot_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _mermaid_text(text: str) -> str:
-    """Mermaid entity codes for what could end the label or be read as markup."""
-    text = _CONTROL.sub(" ", text)
-    text = text.replace("#", "#35;").replace('"', "#quot;").replace("`", "#96;")
-    return text.replace("<", "#lt;").replace(">", "#gt;").replace("&", "#amp;")
