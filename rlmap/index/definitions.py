@@ -158,14 +158,47 @@ class DefinitionVisitor(Walker):
         return ".".join([*base, name] if name else base)
 
     def record_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """``for k in self.keys`` and ``for a, b in zip(self.x, self.y)``: key-value bindings."""
+        """``for k in self.keys``, ``for k in keys`` and ``for a, b in zip(x, y)``: key-value bindings."""
         scope = self.scope
-        if scope.kind != FUNCTION or not scope.self_name:
+        if scope.kind != FUNCTION:
+            return
+        if self.vocabulary is not None and self.record_zip(target, iterable):
+            return
+        if not scope.self_name:
             return
         for name_node, source in _loop_pairs(target, iterable):
             parts = dotted_parts(source)
             if isinstance(name_node, cst.Name) and len(parts) == 2 and parts[0] == scope.self_name:
                 self.locals.append(LocalBinding(scope.qualname, name_node.value, ("self", parts[1]), "loop"))
+        if self.vocabulary is not None and isinstance(target, cst.Name):
+            parts = dotted_parts(iterable)
+            if len(parts) == 1:  # ``for key in in_keys``: the elements of a local key list
+                self.locals.append(LocalBinding(scope.qualname, target.value, (parts[0],), "each"))
+
+    def record_zip(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
+        """``for key, default in zip(self.in_keys, defaults)``: each name is bound to the elements
+        of its argument, as far as the shortest argument goes (``parts``: the zip, the position)."""
+        if not (
+            isinstance(target, cst.Tuple)
+            and isinstance(iterable, cst.Call)
+            and dotted_parts(iterable.func) == ("zip",)
+            and len(iterable.args) == len(target.elements)
+            and all(arg.keyword is None and not arg.star for arg in iterable.args)
+        ):
+            return False
+        texts = [".".join(dotted_parts(arg.value)) for arg in iterable.args]
+        if not all(texts):
+            return False
+        zipped = f"zip({', '.join(texts)})"
+        function = self.scope.qualname
+        for position, element in enumerate(target.elements):
+            if isinstance(element.value, cst.Name):
+                self.locals.append(LocalBinding(function, element.value.value, (zipped, str(position)), "each"))
+        return True
+
+    def holds_keys(self, value: cst.BaseExpression) -> bool:
+        """Whether a local's value is worth keeping as text: it may build a key list."""
+        return self.vocabulary is not None and _key_shaped(value, self.vocabulary.key_functions)
 
     def record_binding(
         self,
@@ -182,7 +215,7 @@ class DefinitionVisitor(Walker):
         if scope.kind in (MODULE, CLASS):
             self.record_variable(scope, target.value, value, line, value_text, annotation)
         else:
-            self.record_local(scope, target.value, value, annotation)
+            self.record_local(scope, target.value, value, annotation, value_text)
 
     def record_variable(
         self,
@@ -207,7 +240,9 @@ class DefinitionVisitor(Walker):
             )
         )
 
-    def record_local(self, scope: Scope, name: str, value: cst.BaseExpression | None, annotation: str) -> None:
+    def record_local(
+        self, scope: Scope, name: str, value: cst.BaseExpression | None, annotation: str, value_text: str = ""
+    ) -> None:
         if value is not None:
             literal = string_value(value)
             parts = dotted_parts(value)
@@ -215,12 +250,24 @@ class DefinitionVisitor(Walker):
                 self.locals.append(LocalBinding(scope.qualname, name, (literal,), "literal"))
             elif len(parts) == 2 and scope.self_name and parts[0] == scope.self_name:
                 self.locals.append(LocalBinding(scope.qualname, name, ("self", parts[1]), "alias"))
+            elif value_text and self.holds_keys(value):
+                self.locals.append(LocalBinding(scope.qualname, name, (value_text,), "value"))
         if annotation:
             self.locals.append(LocalBinding(scope.qualname, name, (annotation,), "annotation"))
         elif isinstance(value, cst.Call):
             parts = dotted_parts(value.func)
             if parts:
                 self.locals.append(LocalBinding(scope.qualname, name, parts, "assignment"))
+
+
+def _key_shaped(node: cst.BaseExpression, functions: frozenset[str]) -> bool:
+    """Whether ``node`` may build a key list: ``[a, *b]``, ``a + [...]``, ``x[1]``, ``unravel_key_list(x)``."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.BinaryOperation, cst.Subscript)):
+        return True
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        parts = dotted_parts(node.func)
+        return bool(parts) and parts[-1] in functions
+    return False
 
 
 def _function_kind(enclosing: Scope, decorators: tuple[str, ...], params: list[str]) -> tuple[str, str]:

@@ -55,6 +55,7 @@ Extractor.handlers = {
     cst.If: Extractor.visit_if,
     cst.While: Extractor.visit_while,
     cst.For: Extractor.visit_for,
+    cst.CompFor: Extractor.visit_comp_for,
     cst.ExceptHandler: Extractor.visit_except,
     cst.ExceptStarHandler: Extractor.visit_except,
     cst.Import: Extractor.visit_import,

@@ -56,10 +56,22 @@ class KeyVisitor(Walker):
         self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
 
     def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
-        """A key held by a local name or a ``self`` attribute: resolved later by the model."""
+        """A key held by a local name or a ``self`` attribute, or an element of one at a constant
+        index (``self.out_keys[1]``): resolved later by the model."""
+        index = ""
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+            element = node.slice[0].slice
+            number = element.value if isinstance(element, cst.Index) else None
+            sign = ""
+            if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus):
+                sign, number = "-", number.expression
+            if not isinstance(number, cst.Integer):
+                return
+            index = f"[{sign}{number.value}]"
+            node = node.value
         parts = dotted_parts(node)
         if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
-            self.add_key((), kind, line, how, ".".join(parts))
+            self.add_key((), kind, line, how, ".".join(parts) + index)
 
     def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
         """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""
@@ -94,14 +106,16 @@ class KeyVisitor(Walker):
             return
         method = func.attr.value
         kind = self.vocabulary.methods[method]
-        positional = [arg for arg in args if arg.keyword is None and not arg.star]
-        candidates = positional if method in self.vocabulary.multi_key_methods else positional[:1]
+        multi = method in self.vocabulary.multi_key_methods
+        positional = [arg for arg in args if arg.keyword is None and (not arg.star or (multi and arg.star == "*"))]
+        candidates = positional if multi else positional[:1]
         for arg in candidates:
-            key = key_literal(arg.value)
+            key = None if arg.star else key_literal(arg.value)
             if key is not None:
                 self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), method)
             else:
-                parts = ".".join(dotted_parts(arg.value))
+                held = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+                parts = ".".join(dotted_parts(held))
                 key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
                 self.add_symbolic_key(arg.value, kind, key_line, method)
 

@@ -119,13 +119,14 @@ class LocalBinding:
 
     Types: ``x = Cls(...)`` (assignment), ``x: T`` or a parameter annotation (annotation).
     Key values: ``k = "is_init"`` or a parameter default (literal), ``k = self.attr`` (alias),
-    ``for k in self.attrs`` (loop).
+    ``for k in self.attrs`` (loop), ``for k in keys`` (each: ``parts`` is the local's name),
+    ``keys = [k, *self.DEFAULTS]`` (value: ``parts`` is the expression's text, evaluated by the model).
     """
 
     function: str
     name: str
     parts: tuple[str, ...]  # dotted class expression; a string value; ("self", attr)
-    how: str  # "assignment" / "annotation" (types); "literal" / "alias" / "loop" (key values)
+    how: str  # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" (keys)
 
 
 @dataclass(frozen=True, slots=True)

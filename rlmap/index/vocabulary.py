@@ -31,6 +31,9 @@ class KeyVocabulary:
     membership_methods: frozenset[str]  # ``"k" in td.keys()``: a check of the key
     plain_receivers: frozenset[str]  # receivers (last name part) whose string keys are not keys: ``kwargs``
     plain_receiver_suffixes: tuple[str, ...] = ()  # ... and receivers named ``*_spec``
+    # Functions that give back the keys they are given (``unravel_key_list(in_keys)``): a key list
+    # assigned through one of them is still followed by the model.
+    key_functions: frozenset[str] = frozenset()
 
     def is_plain_receiver(self, name: str) -> bool:
         """Whether ``name["k"]`` / ``name.get("k")`` reads a plain container, not a keyed one."""
@@ -90,6 +93,7 @@ TENSORDICT = KeyVocabulary(
         }
     ),
     plain_receiver_suffixes=("_spec",),
+    key_functions=frozenset({"unravel_key", "unravel_key_list", "unravel_keys", "list", "tuple"}),
 )
 
 EXTENSIONS: Mapping[str, KeyVocabulary] = MappingProxyType({TENSORDICT.name: TENSORDICT})
@@ -124,6 +128,7 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
     plain: set[str] = set()
     declarations: list[tuple[str, str]] = []
     suffixes: list[str] = []
+    functions: set[str] = set()
     for vocabulary in vocabularies:
         methods.update(vocabulary.methods)
         keywords.update(vocabulary.keywords)
@@ -132,6 +137,7 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
         plain |= vocabulary.plain_receivers
         declarations.extend(vocabulary.declarations)
         suffixes.extend(vocabulary.plain_receiver_suffixes)
+        functions |= vocabulary.key_functions
     return KeyVocabulary(
         name="+".join(vocabulary.name for vocabulary in vocabularies),
         methods=_frozen(methods),
@@ -141,4 +147,5 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
         membership_methods=frozenset(membership),
         plain_receivers=frozenset(plain),
         plain_receiver_suffixes=tuple(suffixes),
+        key_functions=frozenset(functions),
     )

@@ -114,7 +114,7 @@ def group_keys(resolver: Resolver, index: ProjectIndex) -> dict[tuple[str, ...],
                 keys[key_access.key].append(key_access)
                 continue
             for value in resolver.key_values(key_access.function, key_access.expression):
-                keys[(value,)].append(dataclasses.replace(key_access, key=(value,)))
+                keys[value].append(dataclasses.replace(key_access, key=value))
     return keys
 
 

@@ -1,92 +1,291 @@
-"""Constant values of tensordict key expressions: the strings ``init_key`` or ``self.done_key`` can hold.
+"""Constant values of tensordict key expressions: the keys ``init_key``, ``self.done_key`` or
+``self.out_keys[1]`` can hold.
 
 :class:`KeyConstants` is the layer of :class:`rlmap.model.resolve.Resolver` that turns a key written
-as a name (a local bound to a literal, an alias of ``self.<attr>``, a loop over ``self.<attrs>``)
-into the string constants assigned to it, searched along the class hierarchy.
+as an expression into the key constants that reach it.  It evaluates, with :mod:`ast` and never
+running anything, the expressions that build keys and key lists:
+
+- string literals and tuples of them (``("next", "recurrent_state_h")`` is one key);
+- lists and tuples of keys, with ``*`` splices and ``+`` (``[in_key, *self.DEFAULT_IN_KEYS]``),
+  the position of each element kept while it is known, so that ``self.in_keys[1]`` is the key
+  at index 1;
+- locals bound to such values, loops over them (``for key, default in zip(self.in_keys, d)``,
+  comprehensions included), ``x if c else y`` and ``x or y``;
+- ``self.<attr>`` and ``cls.<attr>``: every value assigned to the attribute (in any method) or
+  declared in the class body, searched along the class hierarchy (C3 order);
+- the functions that give back the keys they are given (``unravel_key_list``, ``list``; the
+  vocabulary's ``key_functions``).
+
+Flow-insensitive: a name holds every value any of its assignments gives it.  An element at an
+unknown position (after a splice of an unknown list) is still one of the list's keys, but no
+index reaches it.  A parameter without a default, or anything else, holds nothing known.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rlmap.index.records import ATTRIBUTE, ModuleIndex
+from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.model.mro import first_in_mro
 from rlmap.model.symbols import SymbolTable
 
+Key = tuple[str, ...]
+Element = tuple[Key, ...]  # the keys one position of a list may hold, sorted; () when unknown
+# ("key", key) or ("seq", known prefix (one Element per position), keys at unknown positions, closed)
+Value = tuple[Any, ...]
+
+_ALTERNATIVES = 8  # list values kept per expression (the first in sorted order)
+_DEPTH = 16  # expressions nested deeper than this hold nothing known
+_ROUNDS = 3  # rounds of a local that refers to itself (each may grow its lists)
+_KEY_FUNCTIONS = frozenset(name for vocabulary in EXTENSIONS.values() for name in vocabulary.key_functions)
+_CLASS_RECEIVERS = ("cls", "type(self)", "self.__class__")
+
 
 class KeyConstants(SymbolTable):
-    """String constants of key expressions, from literals and ``self.<attr>`` assignments."""
+    """Key constants of key expressions, from literals, key lists and ``self.<attr>`` assignments."""
 
     def __init__(self, modules: Iterable[ModuleIndex]) -> None:
         super().__init__(modules)
-        self._constants: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._constant_memo: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._attribute_memo: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._active: set[tuple[str, str]] = set()
+        self._partial: dict[tuple[str, str], tuple[Value, ...]] = {}
+        self._parsed: dict[str, ast.expr | None] = {}
 
-    def key_values(self, function: str, expression: str) -> tuple[str, ...]:
-        """The string constants a key expression (``init_key``, ``self.done_key``) can hold."""
-        self_name, cls = self.self_name(function)
-        parts = expression.split(".")
-        if len(parts) == 2:
-            return self.attribute_constants(cls, parts[1]) if cls and parts[0] == self_name else ()
-        values: set[str] = set()
-        for binding in self.key_bindings.get(function, {}).get(expression, ()):
+    def key_values(self, function: str, expression: str) -> tuple[Key, ...]:
+        """The keys a key expression (``init_key``, ``self.done_key``, ``self.out_keys[1]``) can hold."""
+        node = self._parse(expression)
+        if node is None:
+            return ()
+        keys: set[Key] = set()
+        for value in self._evaluate(node, function, 0):
+            keys.update(members(value))
+        return tuple(sorted(keys))
+
+    # -- expressions ---------------------------------------------------------------------
+    def _parse(self, text: str) -> ast.expr | None:
+        if text not in self._parsed:
+            try:
+                self._parsed[text] = ast.parse(text, mode="eval").body
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                self._parsed[text] = None
+        return self._parsed[text]
+
+    def _evaluate(self, node: ast.expr, function: str, depth: int) -> tuple[Value, ...]:
+        """The values ``node`` may hold inside ``function``, sorted, at most ``_ALTERNATIVES`` lists."""
+        if depth > _DEPTH:
+            return ()
+        found = set(self._values(node, function, depth + 1))
+        keys = sorted(value for value in found if value[0] == "key")
+        lists = sorted(value for value in found if value[0] == "seq")[:_ALTERNATIVES]
+        return (*keys, *lists)
+
+    def _values(self, node: ast.expr, function: str, depth: int) -> Iterator[Value]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield ("key", (node.value,))
+        elif isinstance(node, ast.Tuple) and node.elts and all(_is_string(element) for element in node.elts):
+            yield ("key", tuple(element.value for element in node.elts))  # type: ignore[attr-defined]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            yield from self._sequence(node.elts, function, depth)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            lefts = [value for value in self._evaluate(node.left, function, depth) if value[0] == "seq"]
+            rights = [value for value in self._evaluate(node.right, function, depth) if value[0] == "seq"]
+            for left in lefts:
+                for right in rights:
+                    yield concatenate(left, right)
+        elif isinstance(node, ast.Name):
+            yield from self._name(node.id, function, depth)
+        elif isinstance(node, ast.Attribute):
+            cls = self._receiver_class(node.value, function)
+            if cls:
+                yield from self.attribute_values(cls, node.attr)
+        elif isinstance(node, ast.Subscript):
+            yield from self._subscript(node, function, depth)
+        elif isinstance(node, ast.Call):
+            if _callee_name(node.func) in _KEY_FUNCTIONS and len(node.args) == 1 and not node.keywords:
+                yield from self._evaluate(node.args[0], function, depth)
+        elif isinstance(node, ast.IfExp):
+            yield from self._evaluate(node.body, function, depth)
+            yield from self._evaluate(node.orelse, function, depth)
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            for operand in node.values:
+                yield from self._evaluate(operand, function, depth)
+
+    def _sequence(self, elements: list[ast.expr], function: str, depth: int) -> Iterator[Value]:
+        """``[a, *b, c]``: one list value per combination of the spliced lists' values."""
+        built: list[Value] = [("seq", (), (), True)]
+        for element in elements:
+            if isinstance(element, ast.Starred):
+                spliced = [value for value in self._evaluate(element.value, function, depth) if value[0] == "seq"]
+                tail = spliced or [("seq", (), (), False)]  # an unknown list: what follows has no known index
+                built = sorted({concatenate(head, part) for head in built for part in tail})[:_ALTERNATIVES]
+            else:
+                keys = {value[1] for value in self._evaluate(element, function, depth) if value[0] == "key"}
+                held = tuple(sorted(keys))
+                built = [concatenate(head, ("seq", (held,), (), True)) for head in built]
+        yield from built
+
+    def _subscript(self, node: ast.Subscript, function: str, depth: int) -> Iterator[Value]:
+        index = node.slice
+        negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
+        if negative:
+            index = index.operand  # type: ignore[attr-defined]
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            return
+        position = -index.value if negative else index.value
+        for value in self._evaluate(node.value, function, depth):
+            if value[0] == "seq":
+                for key in element_at(value, position):
+                    yield ("key", key)
+
+    def _name(self, name: str, function: str, depth: int) -> Iterator[Value]:
+        """The values of a local: its bindings, to a fixed point when one refers to the local
+        itself (``in_keys = in_keys + ["is_init"]``), in at most ``_ROUNDS`` rounds."""
+        guard = (function, name)
+        if guard in self._partial:
+            yield from self._partial[guard]  # inside its own binding: what is known so far
+            return
+        self._partial[guard] = ()
+        try:
+            for _ in range(_ROUNDS):
+                found = self._bound_values(name, function, depth)
+                if found == self._partial[guard]:
+                    break
+                self._partial[guard] = found
+            yield from self._partial[guard]
+        finally:
+            del self._partial[guard]
+
+    def _bound_values(self, name: str, function: str, depth: int) -> tuple[Value, ...]:
+        cls = self.self_name(function)[1]
+        found: set[Value] = set()
+        for binding in self.key_bindings.get(function, {}).get(name, ()):
             if binding.how == "literal":
-                values.add(binding.parts[0])
-            elif cls and binding.how == "alias":
-                values.update(self.attribute_constants(cls, binding.parts[1]))
-            elif cls and binding.how == "loop":
-                values.update(self._loop_constants(cls, binding.parts[1]))
-        return tuple(sorted(values))
+                found.add(("key", (binding.parts[0],)))
+            elif binding.how == "alias" and cls:
+                found.update(self.attribute_values(cls, binding.parts[1]))
+            elif binding.how == "loop" and cls:
+                found.update(self._loop_values(cls, binding.parts[1]))
+            elif binding.how == "each" and len(binding.parts) == 1:
+                for value in self._name(binding.parts[0], function, depth + 1):
+                    found.update(("key", key) for key in members(value))
+            elif binding.how == "each":
+                found.update(self._zipped(binding.parts[0], int(binding.parts[1]), function, depth))
+            elif binding.how == "value":
+                node = self._parse(binding.parts[0])
+                if node is not None:
+                    found.update(self._evaluate(node, function, depth))
+        keys = sorted(value for value in found if value[0] == "key")
+        return (*keys, *sorted(value for value in found if value[0] == "seq")[:_ALTERNATIVES])
 
-    def _loop_constants(self, cls: str, attribute: str) -> tuple[str, ...]:
-        """``for init_key in self.init_keys``: the constants of ``init_keys``, else of ``init_key``."""
-        found = self.attribute_constants(cls, attribute)
+    def _zipped(self, text: str, position: int, function: str, depth: int) -> Iterator[Value]:
+        """The keys at ``position`` of ``zip(a, b, ...)``'s items: the elements of that argument,
+        as far as the shortest argument of known length goes."""
+        node = self._parse(text)
+        if not isinstance(node, ast.Call) or position >= len(node.args):
+            return
+        arguments = [self._evaluate(argument, function, depth) for argument in node.args]
+        bounds = []  # an argument's length is at most its longest value's, when every length is known
+        for values in arguments:
+            sizes = [length(value) for value in values if value[0] == "seq"]
+            if sizes and None not in sizes:
+                bounds.append(max(size for size in sizes if size is not None))
+        limit = min(bounds) if bounds else None  # zip stops at the shortest argument
+        for value in arguments[position]:
+            if value[0] != "seq":
+                continue
+            _, prefix, rest, _ = value
+            kept = prefix if limit is None else prefix[:limit]
+            yield from (("key", key) for element in kept for key in element)
+            if limit is None or limit > len(prefix):
+                yield from (("key", key) for key in rest)
+
+    def _loop_values(self, cls: str, attribute: str) -> Iterator[Value]:
+        """``for init_key in self.init_keys``: the keys of ``init_keys``, else of ``init_key``."""
+        found = [("key", key) for value in self.attribute_values(cls, attribute) for key in members(value)]
         if not found and attribute.endswith("s"):
-            found = self.attribute_constants(cls, attribute[:-1])  # init_keys built from init_key
-        return found
+            found = list(self.attribute_values(cls, attribute[:-1]))  # init_keys built from init_key
+        yield from found
 
-    def attribute_constants(self, cls: str, attribute: str) -> tuple[str, ...]:
-        """String constants assigned to ``self.<attribute>`` (or the class attribute) in ``cls``."""
-        key = (cls, attribute)
-        if key in self._constants:
-            return self._constants[key]
-        self._constants[key] = ()
-        found = first_in_mro(
-            self.bases, cls, self._constant_memo[attribute], lambda owner: self._own_constants(owner, attribute)
-        )
-        result: tuple[str, ...] = found or ()
-        self._constants[key] = result
-        return result
+    def _receiver_class(self, node: ast.expr, function: str) -> str:
+        """The class whose attribute ``self.x`` / ``cls.x`` / ``type(self).x`` reads inside ``function``."""
+        self_name, cls = self.self_name(function)
+        if not cls:
+            return ""
+        if isinstance(node, ast.Name) and node.id in (self_name, "cls"):
+            return cls
+        return cls if ast.unparse(node) in _CLASS_RECEIVERS else ""
 
-    def _own_constants(self, owner: str, attribute: str) -> tuple[str, ...] | None:
-        """The string constants ``owner`` itself assigns to ``attribute``; ``None`` when none."""
-        values: set[str] = set()
+    # -- attributes ----------------------------------------------------------------------
+    def attribute_values(self, cls: str, attribute: str) -> tuple[Value, ...]:
+        """Values assigned to ``self.<attribute>`` (or declared in the class body), first owner in C3 order."""
+        guard = (cls, "." + attribute)
+        if guard in self._active:
+            return ()
+        self._active.add(guard)
+        try:
+            found = first_in_mro(
+                self.bases, cls, self._attribute_memo[attribute], lambda owner: self._own_values(owner, attribute)
+            )
+        finally:
+            self._active.discard(guard)
+        return found or ()
+
+    def _own_values(self, owner: str, attribute: str) -> tuple[Value, ...] | None:
+        """The values ``owner`` itself gives ``attribute``; ``None`` when it assigns none known."""
+        values: set[Value] = set()
         declared = self.members.get(owner, {}).get(attribute)
-        if declared is not None and declared.kind == ATTRIBUTE:
-            values.update(string_constants(declared.value))
+        if declared is not None and declared.kind == ATTRIBUTE and declared.value:
+            node = self._parse(declared.value)
+            if node is not None:
+                values.update(self._evaluate(node, owner, 0))
         for access in self.attribute_writes.get((owner, attribute), ()):
-            found = string_constants(access.value)
-            if not found and len(access.value_parts) == 1:
-                for binding in self.key_bindings.get(access.function, {}).get(access.value_parts[0], ()):
-                    if binding.how == "literal":
-                        found += (binding.parts[0],)
-            values.update(found)
+            node = self._parse(access.value) if access.value else None
+            if node is not None:
+                values.update(self._evaluate(node, access.function, 0))
         return tuple(sorted(values)) if values else None
 
 
-def string_constants(text: str) -> tuple[str, ...]:
-    """``"is_init"`` -> ("is_init",); ``["a", "b"]`` -> ("a", "b"); anything else -> ()."""
-    if not text or text[0] not in "\"'[(":
-        return ()
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return tuple(value)
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _callee_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def members(value: Value) -> tuple[Key, ...]:
+    """Every key a value holds: the key itself, or each key of a list (at any position)."""
+    if value[0] == "key":
+        return (value[1],)
+    _, prefix, rest, _ = value
+    return tuple(sorted({key for element in prefix for key in element} | set(rest)))
+
+
+def concatenate(left: Value, right: Value) -> Value:
+    """``left + right`` for two list values: positions stay known while ``left`` is closed."""
+    _, prefix, rest, closed = left
+    _, right_prefix, right_rest, right_closed = right
+    if closed:
+        return ("seq", prefix + right_prefix, right_rest, right_closed)
+    moved = {key for element in right_prefix for key in element}
+    return ("seq", prefix, tuple(sorted(set(rest) | moved | set(right_rest))), False)
+
+
+def length(value: Value) -> int | None:
+    """How many elements a list value has, when every position is known."""
+    _, prefix, rest, closed = value
+    return len(prefix) if closed and not rest else None
+
+
+def element_at(value: Value, position: int) -> Element:
+    """The keys at ``position`` of a list value; () when the position is not known."""
+    _, prefix, rest, closed = value
+    if 0 <= position < len(prefix):
+        return prefix[position]  # type: ignore[no-any-return]
+    if position < 0 and closed and not rest and -position <= len(prefix):
+        return prefix[position]  # type: ignore[no-any-return]
     return ()

@@ -18,7 +18,7 @@ from rlmap.model.mro import first_in_mro
 if TYPE_CHECKING:  # annotations only
     from rlmap.index.records import AttributeAccess, LocalBinding, ModuleIndex, Symbol
 
-_KEY_BINDINGS = frozenset({"literal", "alias", "loop"})
+_KEY_BINDINGS = frozenset({"literal", "alias", "loop", "each", "value"})
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 30  # re-export chains longer than this are not followed
 

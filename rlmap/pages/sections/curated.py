@@ -38,7 +38,8 @@ class KeyFlow:
     key: str
     writers: tuple[Site, ...]
     readers: tuple[Site, ...]
-    places: int
+    places: int  # accesses through a literal key
+    held: int  # accesses through a name or a key list that holds the key
     files: int
 
 
@@ -101,7 +102,8 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
                     key=format_key(key),
                     writers=tuple(_with(ctx.key_functions(key, WRITERS), through.get((key, "write"), []))),
                     readers=tuple(_with(ctx.key_functions(key, READERS), through.get((key, "read"), []))),
-                    places=len(accesses),
+                    places=sum(1 for access in accesses if not access.expression),
+                    held=sum(1 for access in accesses if access.expression),
                     files=len({ctx.model.path_of(a.function) for a in accesses}),
                 )
             )

@@ -1,0 +1,129 @@
+"""Keys held in key lists: ``self.in_keys[1]``, ``*self.DEFAULT_IN_KEYS``, ``zip`` loops, locals.
+
+The model follows key constants through the values that build key lists (rlmap.model.constants)
+and gives each access made through an expression the keys that reach it, at its position when
+the list's positions are known.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmap.model.codemodel import CodeModel
+from tests.conftest import model_of
+
+RNN = "torchrl.modules.tensordict_module.rnn"
+
+RECURRENT = """
+    from tensordict.utils import unravel_key_list
+
+    NO_DEFAULT = object()
+
+
+    class Memory:
+        DEFAULT_IN_KEYS = ["state_h", "state_c"]
+        DEFAULT_OUT_KEYS = [("next", "state_h"), ("next", "state_c")]
+
+        def __init__(self, in_key=None, in_keys=None, out_key=None, out_keys=None):
+            if in_keys is None:
+                in_keys = [in_key, *self.DEFAULT_IN_KEYS]
+            if out_keys is None:
+                out_keys = [out_key, *self.DEFAULT_OUT_KEYS]
+            in_keys = unravel_key_list(in_keys)
+            if "is_init" not in in_keys:
+                in_keys = in_keys + ["is_init"]
+            self.in_keys = in_keys
+            self.out_keys = out_keys
+
+        def forward(self, td):
+            defaults = [NO_DEFAULT, None, None]
+            value, hidden = (td.get(key, default) for key, default in zip(self.in_keys, defaults))
+            td.set(self.out_keys[1], hidden)
+            td.set(self.out_keys[2], hidden)
+            td[self.out_keys[-1]] = hidden
+            return td.select(*self.in_keys)
+
+        def every(self, td):
+            for key in self.in_keys:
+                td.get(key)
+
+
+    class Opaque:
+        def __init__(self, keys):
+            self.keys = [*keys, "tail"]
+
+        def forward(self, td):
+            td.get(self.keys[0])
+            td.get(self.keys[1])
+            for key in self.keys:
+                td.get(key)
+"""
+
+
+def _sites(model: CodeModel, key: tuple[str, ...]) -> list[tuple[str, str, int, str]]:
+    return sorted(
+        (a.kind, a.function.rsplit(".", 1)[-1], a.line, a.expression)
+        for a in model.key_accesses(key)
+        if a.function.startswith("kp.")
+    )
+
+
+def test_positions_splices_and_zip_limits(make_package) -> None:  # type: ignore[no-untyped-def]
+    model = model_of(make_package({"kp/__init__.py": "", "kp/memory.py": RECURRENT}), "kp")
+    # line 7 is the class's declaration; zip stops at ``defaults`` (3 long), so line 23 reads the
+    # first three in-keys; ``select(*self.in_keys)`` and the loop read every one
+    for key in ("state_h", "state_c"):
+        assert _sites(model, (key,)) == [
+            ("read", "Memory", 7, ""),
+            ("read", "every", 31, "key"),
+            ("read", "forward", 23, "key"),
+            ("read", "forward", 27, "self.in_keys"),
+        ]
+    # the list built by ``in_keys + ["is_init"]`` holds is_init, at position 3: not read at line 23
+    assert _sites(model, ("is_init",)) == [("read", "every", 31, "key"), ("read", "forward", 27, "self.in_keys")]
+    # an index picks one position (negative ones too, the list's length being known); a tuple of
+    # strings is one key
+    assert _sites(model, ("next", "state_h")) == [
+        ("write", "Memory", 8, ""),
+        ("write", "forward", 24, "self.out_keys[1]"),
+    ]
+    assert _sites(model, ("next", "state_c")) == [
+        ("write", "Memory", 8, ""),
+        ("write", "forward", 25, "self.out_keys[2]"),
+        ("write", "forward", 26, "self.out_keys[-1]"),
+    ]
+
+
+def test_unknown_splice_keeps_members_not_positions(make_package) -> None:  # type: ignore[no-untyped-def]
+    model = model_of(make_package({"kp/__init__.py": "", "kp/memory.py": RECURRENT}), "kp")
+    # ``[*keys, "tail"]`` with ``keys`` unknown: "tail" is one of the list's keys (the loop reads
+    # it) but at no known index, so neither ``self.keys[0]`` nor ``self.keys[1]`` is said to read it
+    assert _sites(model, ("tail",)) == [("read", "forward", 42, "key")]
+
+
+@pytest.mark.torchrl
+def test_lstm_and_gru_hidden_state_keys_through_their_key_lists(torchrl_model: CodeModel, torchrl_source) -> None:  # type: ignore[no-untyped-def]
+    """torchrl's recurrent modules name their hidden-state keys only through ``self.in_keys`` and
+    ``self.out_keys`` (built from ``DEFAULT_IN_KEYS``/``DEFAULT_OUT_KEYS`` in ``__init__``)."""
+    rnn = "torchrl/modules/tensordict_module/rnn.py"
+    lines = (torchrl_source.root / rnn).read_text().splitlines()
+
+    def line_of(text: str, after: str) -> int:
+        start = next(number for number, line in enumerate(lines, 1) if after in line)
+        return next(number for number, line in enumerate(lines, 1) if number > start and text in line)
+
+    def sites(key: tuple[str, ...], function: str) -> set[tuple[str, int]]:
+        return {(a.kind, a.line) for a in torchrl_model.key_accesses(key) if a.function == f"{RNN}.{function}"}
+
+    lstm_read = line_of("tensordict_shaped.get(key, default)", "class LSTMModule(")
+    assert ("read", lstm_read) in sites(("recurrent_state_h",), "LSTMModule.forward")
+    assert ("read", lstm_read) in sites(("recurrent_state_c",), "LSTMModule.forward")
+    # zipped with three defaults: the fourth in-key, is_init, is not read there
+    assert ("read", lstm_read) not in sites(("is_init",), "LSTMModule.forward")
+    for index, key in ((1, "recurrent_state_h"), (2, "recurrent_state_c")):
+        written = line_of(f"tensordict_shaped.set(self.out_keys[{index}]", "class LSTMModule(")
+        assert ("write", written) in sites(("next", key), "LSTMModule.forward")
+    gru_read = line_of("tensordict_shaped.get(key, default)", "class GRUModule(")
+    assert ("read", gru_read) in sites(("recurrent_state",), "GRUModule.forward")
+    gru_written = line_of("tensordict_shaped.set(self.out_keys[1]", "class GRUModule(")
+    assert ("write", gru_written) in sites(("next", "recurrent_state"), "GRUModule.forward")
