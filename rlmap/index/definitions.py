@@ -243,6 +243,14 @@ class DefinitionVisitor(Walker):
     def record_local(
         self, scope: Scope, name: str, value: cst.BaseExpression | None, annotation: str, value_text: str = ""
     ) -> None:
+        if self.vocabulary is not None:
+            copies = self.copies.setdefault(scope.qualname, set())
+            is_copy = (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in self.vocabulary.copy_methods
+            )
+            (copies.add if is_copy else copies.discard)(name)
         if value is not None:
             literal = string_value(value)
             parts = dotted_parts(value)

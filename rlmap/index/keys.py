@@ -55,6 +55,12 @@ class KeyVisitor(Walker):
     def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
         self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
 
+    def on_copy(self, receiver: Sequence[str], how: str) -> str:
+        """``how`` of a write into a local bound to a copy (``x = td.select(...)``): said so."""
+        if len(receiver) == 1 and receiver[0] in self.copies.get(self.function_scope(), ()):
+            return f"{how} on a copy"
+        return how
+
     def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
         """A key held by a local name or a ``self`` attribute, or an element of one at a constant
         index (``self.out_keys[1]``): resolved later by the model."""
@@ -109,15 +115,16 @@ class KeyVisitor(Walker):
         multi = method in self.vocabulary.multi_key_methods
         positional = [arg for arg in args if arg.keyword is None and (not arg.star or (multi and arg.star == "*"))]
         candidates = positional if multi else positional[:1]
+        how = self.on_copy(receiver, method) if kind != READ else method
         for arg in candidates:
             key = None if arg.star else key_literal(arg.value)
             if key is not None:
-                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), method)
+                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), how)
             else:
                 held = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
                 parts = ".".join(dotted_parts(held))
                 key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
-                self.add_symbolic_key(arg.value, kind, key_line, method)
+                self.add_symbolic_key(arg.value, kind, key_line, how)
 
     def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
         line, _, _ = self.position(node, L.SUBSCRIPT)
@@ -135,11 +142,12 @@ class KeyVisitor(Walker):
         if (receiver and self.vocabulary.is_plain_receiver(receiver[-1])) or not isinstance(index, cst.Index):
             return
         key = key_literal(index.value)
+        how = self.on_copy(receiver, "[]") if kind != READ else "[]"
         if key is not None:
-            self.add_key(key, kind, line, "[]")
+            self.add_key(key, kind, line, how)
         elif kind != READ:
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept
-            self.add_symbolic_key(index.value, kind, line, "[]")
+            self.add_symbolic_key(index.value, kind, line, how)
 
     def visit_comparison(self, node: cst.Comparison) -> None:
         line, _, _ = self.position(node, L.COMPARE)

@@ -30,10 +30,13 @@ class KeyVocabulary:
     declarations: tuple[tuple[str, str], ...]  # ``self.out_keys = [...]``: name suffix -> kind, first match wins
     membership_methods: frozenset[str]  # ``"k" in td.keys()``: a check of the key
     plain_receivers: frozenset[str]  # receivers (last name part) whose string keys are not keys: ``kwargs``
-    plain_receiver_suffixes: tuple[str, ...] = ()  # ... and receivers named ``*_spec``
+    plain_receiver_suffixes: tuple[str, ...] = ()  # ... and receivers named ``*_spec`` or ``*_keys``
     # Functions that give back the keys they are given (``unravel_key_list(in_keys)``): a key list
     # assigned through one of them is still followed by the model.
     key_functions: frozenset[str] = frozenset()
+    # Methods that give back a new container (``td.select(...)``, ``td.copy()``): a key written into
+    # a local bound to their result is written into that copy, not into the caller's data.
+    copy_methods: frozenset[str] = frozenset()
 
     def is_plain_receiver(self, name: str) -> bool:
         """Whether ``name["k"]`` / ``name.get("k")`` reads a plain container, not a keyed one."""
@@ -92,8 +95,9 @@ TENSORDICT = KeyVocabulary(
             "spec",
         }
     ),
-    plain_receiver_suffixes=("_spec",),
+    plain_receiver_suffixes=("_spec", "_keys"),  # ``out_keys[k] = "name"``: a mapping of key names
     key_functions=frozenset({"unravel_key", "unravel_key_list", "unravel_keys", "list", "tuple"}),
+    copy_methods=frozenset({"select", "exclude", "copy", "clone", "empty"}),
 )
 
 EXTENSIONS: Mapping[str, KeyVocabulary] = MappingProxyType({TENSORDICT.name: TENSORDICT})
@@ -129,6 +133,7 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
     declarations: list[tuple[str, str]] = []
     suffixes: list[str] = []
     functions: set[str] = set()
+    copies: set[str] = set()
     for vocabulary in vocabularies:
         methods.update(vocabulary.methods)
         keywords.update(vocabulary.keywords)
@@ -138,6 +143,7 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
         declarations.extend(vocabulary.declarations)
         suffixes.extend(vocabulary.plain_receiver_suffixes)
         functions |= vocabulary.key_functions
+        copies |= vocabulary.copy_methods
     return KeyVocabulary(
         name="+".join(vocabulary.name for vocabulary in vocabularies),
         methods=_frozen(methods),
@@ -148,4 +154,5 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
         plain_receivers=frozenset(plain),
         plain_receiver_suffixes=tuple(suffixes),
         key_functions=frozenset(functions),
+        copy_methods=frozenset(copies),
     )

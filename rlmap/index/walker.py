@@ -63,6 +63,7 @@ class Walker:
         self.calls: list[CallSite] = []
         self.attributes: list[AttributeAccess] = []
         self.keys: list[KeyAccess] = []
+        self.copies: dict[str, set[str]] = {}  # function -> locals last bound to a copy (``td.select(...)``)
         self.imports: list[ImportRecord] = []
         self.locals: list[LocalBinding] = []
         self.returns: list[ReturnSite] = []

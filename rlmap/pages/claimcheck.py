@@ -242,6 +242,12 @@ class ClaimChecker:
             free = [s for s in sites if not any(spec.only_under in g for g in s.guards)]
             if free:
                 raise self._fail(claim, f"{function} calls {what} at line {free[0].line} without {spec.only_under!r}")
+        if spec.always:
+            # ``not (c)`` guards come from an earlier ``if c: raise/return``: an input check, not a branch
+            branches = [(s, g) for s in sites for g in s.guards if not g.startswith("not (")]
+            if branches:
+                site, guard = branches[0]
+                raise self._fail(claim, f"{function} calls {what} at line {site.line} under {guard!r}")
         if spec.under:
             sites = [s for s in sites if any(spec.under in g for g in s.guards)]
             if not sites:

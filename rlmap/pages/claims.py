@@ -8,6 +8,7 @@ and one check of a fixed vocabulary (``kind``):
   optionally under an enclosing condition mentioning ``under``;
 - ``calls``: function ``in`` calls ``target`` (a symbol) or ``callee`` (the call as written),
   optionally under a condition mentioning ``under``; with ``only_under`` every such call is;
+  with ``always = true`` none is inside a branch (an earlier ``if c: raise``/``return`` aside);
 - ``writes-attribute``: function ``in`` assigns ``self.<attribute>`` a value mentioning
   ``value``, optionally under ``under``;
 - ``raises`` / ``warns``: function ``in`` raises ``exception`` / warns with a message holding
@@ -71,6 +72,7 @@ class CallsClaim(_Claim, tag="calls"):
     callee: _Snippet | None = None
     under: _Snippet | None = None
     only_under: _Snippet | None = None
+    always: bool = False  # no such call is inside a branch (an earlier early exit aside)
 
 
 class WritesAttributeClaim(_Claim, tag="writes-attribute"):

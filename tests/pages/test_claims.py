@@ -223,6 +223,21 @@ def test_only_under_fails_when_one_call_escapes_the_condition(
         ClaimChecker(model, Refs(model, root)).check_all(claims)
 
 
+def test_always_fails_inside_a_branch_but_not_after_an_input_check(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    source = "def g():\n    pass\n\ndef f(x):\n    if x is None:\n        raise ValueError\n    g()\n\ndef h(x):\n    if x:\n        g()\n"
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": source})
+    model = model_of(root, "pkg")
+    checker = ClaimChecker(model, Refs(model, root))
+    body = '[[claim]]\nid = "c"\nkind = "calls"\nin = "pkg.m.{}"\ntarget = "pkg.m.g"\nalways = true\nsays = "s"\n'
+    tail = 'backs = ["prose:p.intro: x"]\n'
+    held = checker.check_all(load_claims(_claims(tmp_path, body.format("f") + tail), "claims.toml"))
+    assert held["c"].anchor.line == 7  # f calls g after its input check only: the claim holds
+    with pytest.raises(ConfigError, match="at line 11 under 'if x'"):
+        checker.check_all(load_claims(_claims(tmp_path, body.format("h") + tail), "claims.toml"))
+
+
 def test_unknown_fields_and_kinds_are_refused(tmp_path: Path) -> None:
     base = '[[claim]]\nid = "c"\nsays = "s"\nbacks = ["prose:p.intro: x"]\n'
     with pytest.raises(ConfigError, match="unknown key 'undr'"):
