@@ -59,6 +59,19 @@ def test_sequential_mode_zeroes_hidden_at_is_init(make) -> None:
     assert not torch.allclose(carried, zero), "and use it where is_init is false"
 
 
+@pytest.mark.parametrize("make", [_lstm, _gru])
+def test_sequential_mode_runs_each_entry_as_one_step(make) -> None:
+    """A [B, T] input in sequential mode does not raise: each of the B*T entries is one step from
+    its own stored hidden state, so the output at a step does not depend on the steps before it."""
+    module = make()
+    td = TensorDict({"obs": torch.ones(2, 5, 3), "is_init": torch.zeros(2, 5, 1, dtype=torch.bool)}, batch_size=[2, 5])
+    for key in _hidden_keys(module):
+        td[key] = torch.zeros(2, 5, 1, 4)
+    features = module(td)["features"]
+    assert features.shape[:2] == (2, 5)
+    assert torch.allclose(features, features[:, :1].expand_as(features)), "no state is carried along T"
+
+
 def _sequence(module, stored_at_restart: float) -> TensorDict:
     """One row of 4 steps, a new trajectory starting at step 2 whose stored hidden state is given."""
     is_init = torch.tensor([True, False, True, False]).view(1, 4, 1)
@@ -231,6 +244,35 @@ def test_carrier_swaps_for_the_post_reset_output_and_keeps_the_hidden_state() ->
         collector.shutdown()
 
 
+@_UPDATER
+def test_primer_resets_the_hidden_state_whatever_is_init_says() -> None:
+    """A policy that forces is_init to False: the LSTM never zeroes, yet every reset output holds
+    the primer's default (zero) hidden state, because the primer writes it where the reset flag is."""
+    from torchrl.collectors import Collector
+    from torchrl.envs import Compose, InitTracker, StepCounter, TransformedEnv
+    from torchrl.modules import MLP
+
+    lstm = _lstm_for_mock()
+    never_init = TensorDictModule(torch.zeros_like, in_keys=["is_init"], out_keys=["is_init"])
+    policy = TensorDictSequential(
+        never_init,
+        lstm,
+        TensorDictModule(MLP(in_features=4, out_features=7), in_keys=["features"], out_keys=["action"]),
+    )
+    env = TransformedEnv(_mock_env(), Compose(StepCounter(3), InitTracker(), lstm.make_tensordict_primer()))
+    collector = Collector(env, policy, frames_per_batch=8, total_frames=8, auto_register_policy_transforms=False)
+    try:
+        batch = next(iter(collector))
+    finally:
+        collector.shutdown()
+    steps = batch["step_count"].squeeze(-1)
+    hidden = batch["recurrent_state_h"].abs().flatten(1).sum(-1)
+    assert not batch["is_init"].any(), "the policy hid every episode start"
+    assert (steps == 0).sum() >= 2, "the batch crosses at least one reset"
+    assert (hidden[steps == 0] == 0).all(), "every reset output holds the primer's default state"
+    assert (hidden[steps > 0] > 0).all(), "and the state is carried between resets"
+
+
 def _mock_env():
     """torchrl's own test environment with a 7-float ``observation`` and action, on CPU."""
     from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
@@ -365,6 +407,34 @@ def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> 
     getattr(estimators, name)(**kwargs, skip_existing=True)(data)
     assert not calls
     assert data["state_value"].sum() == 0
+    from tensordict.nn import set_skip_existing
+
+    data = _value_data()
+    with set_skip_existing(True):  # a default-built estimator follows the ambient setting
+        getattr(estimators, name)(**kwargs)(data)
+    assert not calls
+    assert data["state_value"].sum() == 0
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_value_code_ors_is_init_into_a_copy(shifted: bool) -> None:
+    from torchrl.objectives.value import GAE
+
+    seen: list[bool] = []
+
+    def value(obs, is_init):
+        seen.append(True)
+        return obs.sum(-1, keepdim=True) + is_init.float()
+
+    # is_init among the critic's inputs: the estimator selects it, so the or-ing line runs
+    critic = TensorDictModule(value, in_keys=["obs", "is_init"], out_keys=["state_value"])
+    data = _value_data()
+    data["is_init"] = torch.tensor([False, True, False]).view(1, 3, 1)
+    data["next", "is_init"] = torch.zeros(1, 3, 1, dtype=torch.bool)
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic, shifted=shifted, deactivate_vmap=True)(data)
+    assert seen
+    assert not data["next", "is_init"].any(), "the or-ed flags stay in the value network's input"
+    assert data["is_init"][0, 1].item()
 
 
 def test_every_runtime_claim_has_its_test() -> None:

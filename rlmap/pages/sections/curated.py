@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,10 @@ class SymbolUse:
     subclasses: int  # classes deriving from it, directly or not
     files: int  # files holding those calls and accesses
     is_class: bool = False
+    # a method: other call lines naming a method of its name on an object rlmap does not type;
+    # a module-level instance: call lines of its methods (``manager.get_mode()``), by name
+    by_name: int = 0
+    is_instance: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +92,12 @@ def build_glossary(spec: specs.Glossary, ctx: Context, profile: Profile) -> Glos
     docs = ctx.refs.docs
     entries = []
     through = profile_through(ctx, profile)
+    named = CallsByName(ctx.model)
     for term in sorted(profile.glossary, key=lambda t: t.term.lower()):
         symbols = []
         for name in term.symbols:
             qualname = ctx.refs.lookup(name, term.origin)
-            symbols.append(usage(ctx.model, ctx.ref(qualname)))
+            symbols.append(usage(ctx.model, ctx.ref(qualname), named))
         keys = []
         for key in term.keys:
             accesses = ctx.model.key_accesses(key)
@@ -228,11 +234,58 @@ def listed_pages(profile: Profile) -> tuple[PageLink, ...]:
     return tuple(PageLink(page.title, page.slug, page.summary) for page in profile.pages.values() if page.listed)
 
 
-def usage(model: CodeModel, ref: Ref) -> SymbolUse:
+class CallsByName:
+    """Every call line of the package by the names its callee is written with, built on first use:
+    the last name (``x.make_primer()`` -> ``make_primer``) and the first (``manager.get_mode()``
+    -> ``manager``)."""
+
+    def __init__(self, model: CodeModel) -> None:
+        self.model = model
+        self._last: dict[str, list[tuple[str, int, tuple[str, ...]]]] | None = None
+        self._first: dict[str, set[tuple[str, int]]] = defaultdict(set)
+
+    def _build(self) -> dict[str, list[tuple[str, int, tuple[str, ...]]]]:
+        if self._last is None:
+            self._last = defaultdict(list)
+            for function in sorted(self.model.qualnames()):
+                for site in self.model.call_sites(function):
+                    text = site.callee_text.split("(", 1)[0]
+                    self._last[text.rsplit(".", 1)[-1]].append((function, site.line, site.targets))
+                    if "." in text:
+                        self._first[text.split(".", 1)[0]].add((function, site.line))
+        return self._last
+
+    def unresolved(self, qualname: str) -> int:
+        """Call lines naming ``qualname``'s name that resolve to nothing of that name (an
+        unresolved call's placeholder ``?:x.name`` is no resolution)."""
+        name = qualname.rsplit(".", 1)[-1]
+        lines = {
+            (function, line)
+            for function, line, targets in self._build().get(name, ())
+            if not any(target.rsplit(".", 1)[-1] == name and not target.startswith("?:") for target in targets)
+        }
+        return len(lines)
+
+    def methods_of(self, qualname: str) -> int:
+        """Call lines of a method of the module-level name ``qualname`` (``manager.get_mode()``),
+        in its module or a module that imports it under that name."""
+        self._build()
+        name = qualname.rsplit(".", 1)[-1]
+        module_path = self.model.path_of(qualname)
+        importers = {module for module, bound, target in self.model.exports() if target == qualname and bound == name}
+        return sum(
+            1
+            for function, _ in self._first.get(name, ())
+            if self.model.path_of(function) == module_path or any(function.startswith(m + ".") for m in importers)
+        )
+
+
+def usage(model: CodeModel, ref: Ref, named: CallsByName | None = None) -> SymbolUse:
     """Call lines, attribute accesses and subclasses of a symbol, and the files of the first two.
 
     A class is called where it is constructed: calls that resolve to the ``__init__`` it runs
-    (its own or a base's) and are written with the class's name.
+    (its own or a base's) and are written with the class's name.  A module-level instance counts
+    the call lines of its methods; a function, the call lines that may call it unresolved.
     """
     qualname = ref.qualname
     calls = 0
@@ -254,7 +307,12 @@ def usage(model: CodeModel, ref: Ref) -> SymbolUse:
     files.update(model.path_of(access.function) for access in accesses)
     files.discard("")
     subclasses = len(model.subclasses_of(qualname)) if is_class else 0
-    return SymbolUse(ref, calls, len(accesses), subclasses, len(files), is_class)
+    kind = model.node_kind(qualname)
+    is_instance = kind == "variable"
+    by_name = 0
+    if named is not None and not is_class:
+        by_name = named.methods_of(qualname) if is_instance else named.unresolved(qualname)
+    return SymbolUse(ref, calls, len(accesses), subclasses, len(files), is_class, by_name, is_instance)
 
 
 @dataclass(frozen=True, slots=True)
