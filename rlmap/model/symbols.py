@@ -23,6 +23,20 @@ _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 30  # re-export chains longer than this are not followed
 
 
+def _rebinds(existing: Symbol, symbol: Symbol) -> bool:
+    """Whether ``symbol`` is a later ``def`` of the function ``existing`` that Python binds the name
+    to: same file, same kind, further down, and not a property's setter or deleter
+    (``@implement_for("torch", None, "2.6.0")`` then ``@implement_for("torch", "2.6.0")`` stubs and
+    their implementation, ``@overload`` signatures and their implementation)."""
+    return (
+        symbol.kind == existing.kind
+        and symbol.kind in (FUNCTION, METHOD)
+        and symbol.path == existing.path
+        and symbol.line > existing.line
+        and not any(name.endswith((".setter", ".deleter")) for name in symbol.decorators)
+    )
+
+
 class SymbolTable:
     """Definitions, members, imports and local bindings of one package, and name lookup over them."""
 
@@ -63,15 +77,17 @@ class SymbolTable:
         for symbol in module.symbols:
             existing = self.symbols.get(symbol.qualname)
             if existing is not None and not (
-                existing.kind in (ATTRIBUTE, VARIABLE) and symbol.kind in (FUNCTION, METHOD, PROPERTY, CLASS)
+                (existing.kind in (ATTRIBUTE, VARIABLE) and symbol.kind in (FUNCTION, METHOD, PROPERTY, CLASS))
+                or _rebinds(existing, symbol)
             ):
-                continue  # a property setter, an overload or a conditional redefinition
-            # a definition wins over a same-named annotation (``tensor_keys: T`` + ``@property``)
+                continue  # a property setter or deleter, or a redefinition of another kind
+            # a definition wins over a same-named annotation (``tensor_keys: T`` + ``@property``), and a
+            # function redefined in the same file is the later ``def``, the one Python binds the name to
             self.symbols[symbol.qualname] = symbol
             if symbol.kind != MODULE:
                 parent, _, name = symbol.qualname.rpartition(".")
                 self.members[parent][name] = symbol
-                if symbol.kind in (METHOD, PROPERTY):
+                if symbol.kind in (METHOD, PROPERTY) and existing is None:
                     self.methods_by_name[name].append(symbol.qualname)
         for record in module.imports:
             if record.name == "*":

@@ -67,7 +67,9 @@ def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
     writes: dict[str, list[str]] = {}  # function -> attributes it assigns, read in one pass
     for name in ctx.model.attribute_names():
         for access in ctx.model.attribute_accesses(name):
-            if access.function in wanted and access.kind in (WRITE, AUGMENTED):
+            symbol = ctx.model.symbol(access.function) if access.function in wanted else None
+            in_body = symbol is not None and symbol.line <= access.line <= symbol.end_line
+            if in_body and access.kind in (WRITE, AUGMENTED):
                 found = writes.setdefault(access.function, [])
                 if access.attribute not in found:
                     found.append(access.attribute)
@@ -84,14 +86,20 @@ def _explain(ctx: Context, helper: Helper, written: list[str]) -> ExplainedHelpe
 def summarize(ctx: Context, function: str, written: list[str]) -> str:
     """``assigns self._carrier; calls self.env.close() (if ...); returns True``, from the code."""
     model = ctx.model
+    symbol = model.symbol(function)
+    # a function defined twice (a version stub, then the implementation) is described by the
+    # definition its symbol names: the lines of the other one are left out
+    span = range(symbol.line, symbol.end_line + 1) if symbol is not None else None
     calls: list[str] = []
     for site in model.call_sites(function):
+        if span is not None and site.line not in span:
+            continue
         text = site.callee_text
         if not text or text.rsplit(".", 1)[-1] in _PLAIN_CALLS or text in calls:
             continue
         guard = f" (under {site.guards[-1]})" if site.guards else ""
         calls.append(f"{text}(){guard}")
-    returns = [r.value for r in model.returns(function) if r.value]
+    returns = [r.value for r in model.returns(function) if r.value and (span is None or r.line in span)]
     parts = []
     if written:
         parts.append("assigns " + ", ".join(f"self.{name}" for name in sorted(written)[:_LIMIT]) + _more(written))
