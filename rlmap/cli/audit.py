@@ -52,7 +52,11 @@ def audit(
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="With --coverage: leave out files matching this glob.", show_default=False),
+        typer.Option(
+            "--exclude",
+            help="With --coverage: leave out files matching this glob (repeatable; adds to [tool.rlmap] exclude).",
+            show_default=False,
+        ),
     ] = None,
     since: Annotated[
         str | None,
@@ -87,7 +91,8 @@ def audit(
     topic_profile = common.profile_of(settings.profile, settings.package)
     if coverage:
         loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
-        _coverage(loaded, settings, topic_profile, output_format, fail_under, tuple(exclude or ()))
+        excluded = (*settings.exclude, *(exclude or ()))
+        _coverage(loaded, settings, topic_profile, output_format, fail_under, excluded)
     _check_something_to_read(roots, rule or (), settings.origin)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
     scan, context = _context(settings, topic_profile, loaded, roots)
@@ -117,7 +122,8 @@ def _coverage(
     """Print docstring coverage; exit 1 when it is under ``fail_under``, 3 when input was skipped."""
     import json
 
-    from rlmap.audit.coverage import coverage_json, docstring_coverage, render_coverage
+    from rlmap.audit.coverage import coverage_json, render_coverage
+    from rlmap.query.coverage import docstring_coverage
 
     focus = (profile.focus if profile is not None else ()) or (settings.package,)
     result = docstring_coverage(loaded.model, tuple(focus), exclude)
