@@ -31,7 +31,6 @@ from rlmap.errors import ConfigError, UsageError
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
-REPORT_FORMATS = ("text", "json", "sarif", "github")
 ROOT_ID = "%SRCROOT%"
 ROOT_DESCRIPTION = (
     "The report root: the nearest directory at or above the docs that holds .git or pyproject.toml "

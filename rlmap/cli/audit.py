@@ -23,14 +23,17 @@ def audit(
             show_default=False,
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
+    output_format: Annotated[common.AuditFormat, typer.Option("--format", help="The report's format.")] = "text",
     baseline: Annotated[
         Path | None, typer.Option("--baseline", help="Findings recorded here are known.", show_default=False)
     ] = None,
     write_baseline: Annotated[
         Path | None, typer.Option("--write-baseline", help="Record the current findings here.", show_default=False)
     ] = None,
-    fail_on: Annotated[str, typer.Option("--fail-on", help="any, new (not in the baseline) or none.")] = "any",
+    fail_on: Annotated[
+        common.FailOn,
+        typer.Option("--fail-on", help="Exit 1 on any finding, on new ones (not in the baseline), or never."),
+    ] = "any",
     rule: Annotated[
         list[str] | None, typer.Option("--rule", help="Only this rule (repeatable).", show_default=False)
     ] = None,
@@ -79,7 +82,7 @@ def audit(
     from rlmap.audit.rules import NOTE, run_audit
     from rlmap.config import load_config
 
-    _check_options(explain_rule, output_format, fail_on, rule or ())
+    _check_options(explain_rule, rule or ())
     settings = load_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
     for root in roots:
@@ -172,18 +175,15 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
     return left
 
 
-def _check_options(explain_rule: str | None, output_format: str, fail_on: str, rules: Sequence[str]) -> None:
-    """``--explain`` answers and exits; a wrong format, fail-on or rule is a usage error."""
-    from rlmap.audit.report import REPORT_FORMATS, explain
+def _check_options(explain_rule: str | None, rules: Sequence[str]) -> None:
+    """``--explain`` answers and exits; an unknown rule is a usage error (typer checks --format
+    and --fail-on against their choices)."""
+    from rlmap.audit.report import explain
     from rlmap.audit.rules import RULES
 
     if explain_rule is not None:
         typer.echo(explain(explain_rule), nl=False)
         raise typer.Exit(0)
-    if output_format not in REPORT_FORMATS:
-        raise UsageError(f"unknown --format '{output_format}'", f"use one of {', '.join(REPORT_FORMATS)}")
-    if fail_on not in ("any", "new", "none"):
-        raise UsageError(f"unknown --fail-on '{fail_on}'", "use any, new or none")
     for rule_id in rules:
         if rule_id not in RULES:
             raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")

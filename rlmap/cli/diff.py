@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import UsageError
+
+DiffFormat = Literal["text", "json"]
 
 
 @common.app.command()
@@ -24,13 +25,11 @@ def diff(
         list[str] | None,
         typer.Option("--scope", help="Calls and guards only under this prefix (repeatable).", show_default=False),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    output_format: Annotated[DiffFormat, typer.Option("--format", help="The report's format.")] = "text",
 ) -> None:
     """What changed in the internals between two versions (read statically; nothing is checked out)."""
     from rlmap.diff.compare import compare, render_text
 
-    if output_format not in ("text", "json"):
-        raise UsageError(f"unknown --format '{output_format}'", "use text or json")
     before, after = _snapshot(old, package, repository), _snapshot(new, package, repository)
     result = compare(before, after, tuple(scope or ()))
     if output_format == "json":

@@ -217,8 +217,8 @@ def test_github_annotations(run: Run, tmp_path: Path) -> None:
     [
         (["--docs", "/no/such/docs"], "docs path '/no/such/docs' does not exist"),
         (["--rule", "nope"], "unknown --rule 'nope'"),
-        (["--format", "xml"], "unknown --format 'xml'"),
-        (["--fail-on", "some"], "unknown --fail-on 'some'"),
+        (["--format", "xml"], "'--format': 'xml' is not one of 'text', 'json', 'sarif', 'github'"),
+        (["--fail-on", "some"], "'--fail-on': 'some' is not one of 'any', 'new', 'none'"),
         (["--baseline", "/no/such/baseline.json"], "/no/such/baseline.json: baseline does not exist"),
     ],
 )

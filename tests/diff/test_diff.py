@@ -122,3 +122,9 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
     assert code == 2
     assert err.startswith("rlmap: error: git show failed") or err.startswith("rlmap: error: git ls-tree failed")
+
+
+def test_diff_format_is_a_closed_choice(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("diff", str(tmp_path), str(tmp_path), "--format", "yaml")
+    assert code == 2
+    assert "'--format': 'yaml' is not one of 'text', 'json'" in err
