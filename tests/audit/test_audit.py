@@ -530,6 +530,28 @@ def test_sarif_says_whether_every_input_was_read(run: Run, tmp_path: Path) -> No
     assert "not valid UTF-8" in invocation["toolExecutionNotifications"][0]["message"]["text"]
 
 
+def test_sarif_links_rlmap_home_page_and_the_readme_section_on_every_rule() -> None:
+    import tomllib
+
+    from rlmap.audit.report import HELP_ANCHOR, project_urls, render_sarif
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    urls = project_urls([f"{label}, {url}" for label, url in declared.items()])  # as the metadata lists them
+    assert urls.home == declared["Homepage"]
+    assert urls.help == declared["Documentation"] + HELP_ANCHOR
+    slug = HELP_ANCHOR[1:]  # GitHub's anchor of the README heading the help points at
+    headings = [line.lstrip("#").strip() for line in (REPO / "README.md").read_text().splitlines() if line[:1] == "#"]
+    assert slug in {"-".join(heading.lower().split()) for heading in headings}
+    assert f"repo: {declared['Repository']}" in (REPO / "README.md").read_text()  # the pre-commit snippet
+    driver = json.loads(render_sarif([], frozenset(), urls=urls))["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == declared["Homepage"]
+    assert {rule["helpUri"] for rule in driver["rules"]} == {urls.help}
+    assert all(urls.help in rule["help"]["markdown"] for rule in driver["rules"])
+    bare = json.loads(render_sarif([], frozenset(), urls=project_urls([])))["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in bare
+    assert all("helpUri" not in rule for rule in bare["rules"])
+
+
 def test_github_annotations_errors_first_within_limits_and_a_step_summary(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
