@@ -36,8 +36,9 @@ class PackageDiff:
     flows: tuple[str, ...] = ()  # calls and guards were compared in these functions only ("": in all)
 
     def renames(self) -> dict[str, str]:
-        """Old qualified name -> new one, for every symbol renamed or moved."""
-        return {c.old: c.new for c in self.changes if c.what in ("renamed", "moved")}
+        """Old qualified name -> new one, for every symbol renamed or moved and every attribute
+        renamed (``Collector._shuttle`` -> ``Collector._carrier``)."""
+        return {c.old: c.new for c in self.changes if c.what in ("renamed", "moved", "attribute renamed")}
 
 
 def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = (), flows: tuple[str, ...] = ()) -> PackageDiff:

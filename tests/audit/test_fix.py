@@ -188,3 +188,31 @@ def test_since_takes_renames_from_git_history_first(run: Run, tmp_path: Path) ->
                        "--since", "no-such-rev", "--no-cache", "-q")  # fmt: skip
     assert code == 2
     assert err.startswith("rlmap: error: git ")
+
+
+def test_since_renames_attributes_too(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "ar").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "ar" / "__init__.py").write_text("")
+    code = "class Collector:\n    def reset(self):\n        self._shuttle = 1\n\n    def step(self):\n        return self._shuttle\n"
+    (root / "ar" / "core.py").write_text(code)
+    page = "Collectors\n==========\n\nThe step reads :attr:`ar.core.Collector._shuttle`.\n"
+    (root / "docs" / "page.rst").write_text(page)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "ar" / "core.py").write_text(code.replace("_shuttle", "_carrier"))
+    git(root, "commit", "-q", "-am", "rename the attribute")
+    args = ["audit", "--source", str(root / "ar"), "--package", "ar", "--docs", str(root / "docs")]
+    args += ["--rule", "stale-ref", "--no-cache", "-q", "--since", "HEAD~1"]
+    code, out, _ = run(*args, "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert (
+        finding["suggestion"]
+        == "git history since HEAD~1: ar.core.Collector._shuttle is now ar.core.Collector._carrier"
+    )
+    assert finding["certain"]
+    code, _, err = run(*args, "--fix")
+    assert code == 0, err
+    assert (root / "docs" / "page.rst").read_text() == page.replace("_shuttle", "_carrier")
