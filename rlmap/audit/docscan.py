@@ -60,6 +60,9 @@ class DocRef:
     written: str = ""  # examples: the dotted text as written (``envs.GymEnv``)
     is_import: bool = False  # examples: written in an import statement
     docstring_line: int = 0  # in a docstring: the source line where its string literal starts
+    clause: str = ""  # examples: ``m import Name`` of a one-name ``from`` import (see ExampleName)
+    clause_span: tuple[int, int] | None = None  # its offsets in the page, when it can be edited
+    aliased: bool = False  # examples: ``from m import Name as other``
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,26 +180,29 @@ def example_refs(shown: str, lines: list[str], code: list[CodeBlock]) -> list[Do
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
-    refs = []
-    for name in example_names(code):
-        span = None
-        if 0 < name.line <= len(lines):
-            column = name.column - 1
-            if lines[name.line - 1][column : column + len(name.written)] == name.written:
-                span = (starts[name.line - 1] + column, starts[name.line - 1] + column + len(name.written))
-        refs.append(
-            DocRef(
-                shown,
-                name.line,
-                "example",
-                name.dotted,
-                column=name.column,
-                span=span,
-                written=name.written,
-                is_import=name.is_import,
-            )
+
+    def span(line: int, column: int, text: str) -> tuple[int, int] | None:
+        """The page offsets of ``text`` at ``line``/``column`` (1-based), when it is written there."""
+        if not text or not 0 < line <= len(lines) or lines[line - 1][column - 1 : column - 1 + len(text)] != text:
+            return None
+        return starts[line - 1] + column - 1, starts[line - 1] + column - 1 + len(text)
+
+    return [
+        DocRef(
+            shown,
+            name.line,
+            "example",
+            name.dotted,
+            column=name.column,
+            span=span(name.line, name.column, name.written),
+            written=name.written,
+            is_import=name.is_import,
+            clause=name.clause,
+            clause_span=span(name.line, name.clause_column, name.clause),
+            aliased=name.aliased,
         )
-    return refs
+        for name in example_names(code)
+    ]
 
 
 def _line_references(line: str, is_rst: bool) -> Iterator[tuple[str, str, str, int]]:

@@ -70,7 +70,7 @@ def _file_refs(ctx: AuditContext, path: str, docstrings: list[tuple[int, str]]) 
         for ref in parts.refs
     ]
     for example in example_refs(shown, lines, parts.code):
-        refs.append(replace(example, span=None, docstring_line=opening(example.line)))
+        refs.append(replace(example, span=None, clause_span=None, docstring_line=opening(example.line)))
     return refs
 
 
