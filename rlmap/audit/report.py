@@ -12,12 +12,10 @@ style escapes, never emitted.  JSON and SARIF escape them as JSON does (``\\u001
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, metadata
@@ -27,6 +25,7 @@ from urllib.parse import quote
 
 from rlmap import __version__
 from rlmap.audit.catalog import NOTE, RULES, Finding, Rule
+from rlmap.audit.replace import replace_file
 from rlmap.errors import ConfigError, UsageError
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
@@ -162,23 +161,13 @@ def check_baseline_target(path: Path) -> None:
 def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
     """Write the baseline all-or-nothing: a new file renamed over the old (a symlink is replaced, not followed)."""
     check_baseline_target(path)
-    temporary = None
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(baseline_json(findings))
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-        temporary = None
+        replace_file(path, baseline_json(findings).encode("utf-8"), 0o644)
     except OSError as error:
         raise UsageError(
             f"{path}: cannot write the baseline ({error.strerror or error})",
             "pass --write-baseline a path in a writable directory",
         ) from None
-    finally:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
 
 
 def baseline_json(findings: Sequence[Finding]) -> str:

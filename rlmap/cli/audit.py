@@ -66,16 +66,12 @@ def audit(
         typer.Option("--since", help="Infer renames from git history since this revision.", show_default=False),
     ] = None,
     profile: common.ProfileOption = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
-    ] = None,
+    config: common.ConfigOption = None,
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
     quiet: common.QuietOption = False,
-    package: Annotated[
-        str | None, typer.Option("--package", help="Top-level package to audit.", rich_help_panel="Advanced")
-    ] = None,
+    package: common.PackageOption = None,
 ) -> None:
     """Stale references in docs and docstrings, and central code nobody documents."""
     from rlmap.audit.report import check_baseline_target, load_baseline, save_baseline

@@ -26,19 +26,11 @@ class OldCollector:
         return 1
 '''
 
-NEW = '''
-class Collector:
-    """Collects (renamed from OldCollector and moved)."""
-
-    def rollout(self):
-        return self._make_carrier()
-
-    def _make_carrier(self):
-        return self._setup_devices()
-
-    def _setup_devices(self):
-        return 1
-
+# renamed and moved (to rp.new), beside a decoy spelt like the old name that has none of its members
+NEW = OLD.replace(
+    'OldCollector:\n    """Collects.', 'Collector:\n    """Collects (renamed from OldCollector and moved).'
+)
+NEW += '''
 
 class OldCollectr:
     """A decoy: spelt like the old name, but none of its members."""
@@ -46,7 +38,6 @@ class OldCollectr:
     def close(self):
         return None
 '''
-
 # a docstring left behind, in a module with formatting that must survive byte for byte
 USER = """\
 import rp.new   # keep   this comment
