@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.audit.examples import example_names
-from rlmap.audit.mdscan import parse_markdown
+from rlmap.audit.pagecache import parse_page
 from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
-from rlmap.audit.rstscan import parse_rst
+from rlmap.index.cache import Cache
 from rlmap.index.records import Diagnostic
 from rlmap.pages.docstree import DocsReader, DocsTree, scan_rst
 
@@ -134,9 +134,10 @@ def _too_large(size: int, limit: int) -> str:
 
 
 def scan_file(
-    path: Path, shown: str, documented: DocsReader | None = None, document: str = ""
+    path: Path, shown: str, documented: DocsReader | None = None, document: str = "", cache: Cache | None = None
 ) -> tuple[list[DocRef], set[str], set[str], list[Diagnostic]]:
-    """The references, labels and words of one page; an rst page's autodoc entries go to ``documented``."""
+    """The references, labels and words of one page; an rst page's autodoc entries go to ``documented``;
+    the parse comes from ``cache`` when the page is unchanged."""
     data, problem = read_bounded(path, shown)
     if data is None:
         return [], set(), set(), [problem] if problem is not None else []
@@ -147,7 +148,7 @@ def scan_file(
     is_rst = path.suffix == ".rst"
     if is_rst and documented is not None:
         scan_rst(text, documented, document)
-    parts = parse_rst(text) if is_rst else parse_markdown(text)
+    parts = parse_page(text, not is_rst, cache)
     refs = [
         DocRef(shown, ref.place.line, ref.kind, ref.target, ref.module, column=ref.place.column, span=ref.span)
         for ref in parts.refs
@@ -235,8 +236,9 @@ def report_root(roots: list[Path]) -> Path:
     return common
 
 
-def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
-    """Every ``.rst`` and ``.md`` file under ``roots`` (files may be given directly).
+def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None) -> DocsScan:
+    """Every ``.rst`` and ``.md`` file under ``roots`` (files may be given directly), each page's
+    parse taken from ``cache`` when it is unchanged.
 
     Paths are shown relative to ``display_root`` (see :func:`report_root`); a file whose real
     location is outside it (a symlink out of the repository) is skipped with a diagnostic.
@@ -275,7 +277,7 @@ def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
             if escaped is not None:
                 diagnostics.append(Diagnostic(shown, 1, escaped))
                 continue
-            found, found_labels, found_words, problems = scan_file(path, shown, documented, document)
+            found, found_labels, found_words, problems = scan_file(path, shown, documented, document, cache)
             refs.extend(found)
             labels |= found_labels
             words |= found_words

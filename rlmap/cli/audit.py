@@ -94,7 +94,7 @@ def audit(
         _coverage(loaded, settings, topic_profile, output_format, fail_under, excluded)
     _check_something_to_read(roots, rule or (), settings.origin)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
-    scan, context = _context(settings, topic_profile, loaded, roots)
+    scan, context = _context(settings, topic_profile, loaded, roots, _page_cache(cache_dir, no_cache))
     if since is not None:
         context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
     findings = run_audit(context, rule or ())
@@ -200,14 +200,14 @@ def _check_something_to_read(roots: list[Path], rules: Sequence[str], origin: st
     )
 
 
-def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tuple[Any, Any]:
+def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path], cache: Any) -> tuple[Any, Any]:
     """The docs scanned and the audit's context: one root for every path in the report, whatever
-    the working directory (see ``report_root``)."""
+    the working directory (see ``report_root``); parsed pages come from ``cache`` when unchanged."""
     from rlmap.audit.docscan import report_root, scan_docs
     from rlmap.audit.rules import AuditContext
 
     root = report_root(roots or [loaded.source.root])
-    scan = scan_docs(roots, root)
+    scan = scan_docs(roots, root, cache)
     source_root = loaded.source.root.resolve()
     code_prefix = source_root.relative_to(root).as_posix() + "/" if source_root.is_relative_to(root) else ""
     context = AuditContext(
@@ -222,8 +222,16 @@ def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tup
         min_accesses=settings.audit_min_accesses,
         code_prefix="" if code_prefix == "./" else code_prefix,
         report_root=root,
+        cache=cache,
     )
     return scan, context
+
+
+def _page_cache(cache_dir: Path | None, no_cache: bool) -> Any:
+    """The cache the model came from, for parsed pages too (the model's loading said if it is unusable)."""
+    from rlmap.index.cache import Cache, default_cache_dir
+
+    return Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
 
 
 def _write_step_summary(findings: list[Any], known: frozenset[str]) -> None:
