@@ -153,6 +153,33 @@ def rule_aliases(ctx: AuditContext) -> Iterable[Finding]:
                 )
 
 
+def rule_renamed_attributes(ctx: AuditContext) -> Iterable[Finding]:
+    """stale-alias from git history (``--since REV``): an attribute renamed since REV in one class
+    (``Collector._shuttle`` -> ``Collector._carrier``) that code elsewhere still uses (a subclass's
+    ``self._shuttle``).  Names the glossary already lists as former are reported by :func:`rule_aliases`."""
+    former = {old for term in ctx.terms for old in term.former_attributes}
+    for old, new in sorted(ctx.history.items()):
+        if ctx.model.node_kind(new) != ATTRIBUTE:
+            continue  # a class, function or module: stale-ref reports the references to it
+        name = old.rpartition(".")[2]
+        if name in former:
+            continue
+        for qualname in sorted(q for q in ctx.model.attribute_names() if q.endswith("." + name)):
+            accesses = ctx.model.attribute_accesses(qualname)
+            if not accesses:
+                continue
+            first = min(accesses, key=lambda a: a.line)
+            yield Finding.of(
+                "stale-alias",
+                ctx.code_path(ctx.model.path_of(first.function)),
+                first.line,
+                qualname,
+                f"{qualname.rsplit('.', 2)[-2]} still uses self.{name} ({len(accesses)} accesses); "
+                f"git history since {ctx.history_rev} renamed {old} to {new}",
+                f"rename self.{name} to self.{new.rpartition('.')[2]}, as {new.rsplit('.', 2)[-2]} does",
+            )
+
+
 def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
     """orphaned-symbol (central, undocumented, unmentioned) and undocumented-helper."""
     mentioned = ctx.docs.text_names
@@ -216,5 +243,6 @@ def _about(ctx: AuditContext, rule: str, symbol: Symbol, message: str, suggestio
 REPORTS: dict[Callable[[AuditContext], Iterable[Finding]], frozenset[str]] = {
     rule_docstrings: frozenset({"stale-docstring-ref"}),
     rule_aliases: frozenset({"stale-alias"}),
+    rule_renamed_attributes: frozenset({"stale-alias"}),
     rule_orphans: frozenset({"orphaned-symbol", "undocumented-helper"}),
 }

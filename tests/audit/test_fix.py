@@ -277,3 +277,31 @@ def test_fix_leaves_a_renamed_from_import_the_example_uses(run: Run, tmp_path: P
     _, diff, _ = audit(run, root, "--since", "HEAD~1", "--diff")
     assert "+    from rp.new import Collector as C\n" in diff
     assert "-    from rp.old import OldCollector\n" not in diff
+
+
+def test_since_reports_code_that_still_uses_a_renamed_attribute(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "sa").mkdir(parents=True)
+    (root / "sa" / "__init__.py").write_text("")
+    base = "class Collector:\n    def reset(self):\n        self._shuttle = 1\n"
+    (root / "sa" / "base.py").write_text(base)
+    (root / "sa" / "llm.py").write_text(
+        "from sa.base import Collector\n\n\nclass LLMCollector(Collector):\n"
+        "    def step(self):\n        return self._shuttle\n"
+    )
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "sa" / "base.py").write_text(base.replace("_shuttle", "_carrier"))  # the subclass is left behind
+    git(root, "commit", "-q", "-am", "rename the attribute")
+    args = ["audit", "--source", str(root / "sa"), "--package", "sa", "--rule", "stale-alias", "--no-cache", "-q"]
+    code, out, _ = run(*args, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["findings"] == []  # without history nothing says _shuttle is an old name
+    code, out, _ = run(*args, "--format", "json", "--since", "HEAD~1")
+    (finding,) = json.loads(out)["findings"]
+    assert code == 1
+    assert (finding["path"], finding["line"], finding["name"]) == ("sa/llm.py", 6, "sa.llm.LLMCollector._shuttle")
+    assert "git history since HEAD~1 renamed sa.base.Collector._shuttle to sa.base.Collector._carrier" in str(
+        finding["message"]
+    )
