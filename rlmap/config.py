@@ -23,6 +23,8 @@ FORMATS = ("rst", "md")  # the pages in reStructuredText for Sphinx, and Markdow
 
 # A path as a configuration file may write it: no control character (a NUL would reach the OS).
 _PathText = Annotated[str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]+$", max_length=1024)]
+# A file pattern (``fnmatch`` over a path in the package, e.g. ``*/tests/*``): no control character.
+_Glob = Annotated[str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]+$", max_length=300)]
 PACKAGE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}$"
 
 
@@ -39,6 +41,7 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, rename="kebab"):
     docs: list[_PathText] = []
     audit_min_callers: Annotated[int, msgspec.Meta(ge=0)] = 3
     audit_min_accesses: Annotated[int, msgspec.Meta(ge=0)] = 10
+    exclude: list[_Glob] = []  # files docstring coverage leaves out
 
 
 _KEYS = tuple(sorted(field.encode_name for field in msgspec.structs.fields(_Table)))
@@ -56,6 +59,7 @@ class Config:
     docs: tuple[Path, ...] = ()
     audit_min_callers: int = 3  # orphaned-symbol: a private helper with this many callers is central
     audit_min_accesses: int = 10  # orphaned-symbol: an attribute read or written this often is central
+    exclude: tuple[str, ...] = ()  # coverage: files left out (fnmatch patterns over package paths)
     origin: str = "built-in defaults"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -117,6 +121,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
         docs=tuple(base / entry for entry in parsed.docs),
         audit_min_callers=parsed.audit_min_callers,
         audit_min_accesses=parsed.audit_min_accesses,
+        exclude=tuple(parsed.exclude),
         origin=display or path.name,
     )
     validate_formats(config.formats, config.origin)

@@ -156,7 +156,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "stale-alias",
             WARNING,
-            "An old name still used in code after the glossary declares it replaced.",
+            "An old name still used in code after the glossary declares it replaced (or, with --since, after "
+            "git history renamed the attribute).",
             "class Collector:\n    def reset(self, env):\n        self._carrier = env.reset()",
             "class Collector:\n    def reset(self, env):\n"
             "        self._shuttle = env.reset()  # glossary: shuttle -> carrier",

@@ -7,7 +7,7 @@ reports (``rlmap audit --rule X`` runs only the functions that report X).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from rlmap.audit.catalog import Finding
 from rlmap.audit.context import AuditContext
@@ -136,21 +136,46 @@ def _stale_params(ctx: AuditContext, symbol: Symbol, definition: ast.AST, consta
 def rule_aliases(ctx: AuditContext) -> Iterable[Finding]:
     for term in ctx.terms:
         for old in term.former_attributes:
-            for qualname in sorted(q for q in ctx.model.attribute_names() if q.endswith("." + old)):
-                accesses = ctx.model.attribute_accesses(qualname)
-                if not accesses:
-                    continue
-                first = min(accesses, key=lambda a: a.line)
-                path = ctx.model.path_of(first.function)
-                yield Finding.of(
-                    "stale-alias",
-                    ctx.code_path(path),
-                    first.line,
-                    qualname,
-                    f"{qualname.rsplit('.', 2)[-2]} still uses self.{old} ({len(accesses)} accesses); "
-                    f"the glossary says the {', '.join(term.former)} is now the {term.term}",
-                    f"rename self.{old} to the name the rest of the code uses for the {term.term}",
-                )
+            yield from _still_used(
+                ctx,
+                old,
+                f"the glossary says the {', '.join(term.former)} is now the {term.term}",
+                f"rename self.{old} to the name the rest of the code uses for the {term.term}",
+            )
+
+
+def rule_renamed_attributes(ctx: AuditContext) -> Iterable[Finding]:
+    """stale-alias from git history (``--since REV``): an attribute renamed since REV in one class
+    (``Collector._shuttle`` -> ``Collector._carrier``) that code elsewhere still uses (a subclass's
+    ``self._shuttle``).  Names the glossary already lists as former are reported by :func:`rule_aliases`."""
+    former = {old for term in ctx.terms for old in term.former_attributes}
+    for old, new in sorted(ctx.history.items()):
+        name = old.rpartition(".")[2]
+        if ctx.model.node_kind(new) != ATTRIBUTE or name in former:
+            continue  # a class, function or module (stale-ref reports references to it), or a glossary name
+        yield from _still_used(
+            ctx,
+            name,
+            f"git history since {ctx.history_rev} renamed {old} to {new}",
+            f"rename self.{name} to self.{new.rpartition('.')[2]}, as {new.rsplit('.', 2)[-2]} does",
+        )
+
+
+def _still_used(ctx: AuditContext, name: str, why: str, hint: str) -> Iterator[Finding]:
+    """stale-alias for each class whose code reads or writes ``self.<name>``, at its first access."""
+    for qualname in sorted(q for q in ctx.model.attribute_names() if q.endswith("." + name)):
+        accesses = ctx.model.attribute_accesses(qualname)
+        if not accesses:
+            continue
+        first = min(accesses, key=lambda a: a.line)
+        yield Finding.of(
+            "stale-alias",
+            ctx.code_path(ctx.model.path_of(first.function)),
+            first.line,
+            qualname,
+            f"{qualname.rsplit('.', 2)[-2]} still uses self.{name} ({len(accesses)} accesses); {why}",
+            hint,
+        )
 
 
 def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
@@ -216,5 +241,6 @@ def _about(ctx: AuditContext, rule: str, symbol: Symbol, message: str, suggestio
 REPORTS: dict[Callable[[AuditContext], Iterable[Finding]], frozenset[str]] = {
     rule_docstrings: frozenset({"stale-docstring-ref"}),
     rule_aliases: frozenset({"stale-alias"}),
+    rule_renamed_attributes: frozenset({"stale-alias"}),
     rule_orphans: frozenset({"orphaned-symbol", "undocumented-helper"}),
 }

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rlmap.audit.docscan import DocsScan, printable_path
 from rlmap.audit.spelling import SPELLING_BUDGET, Speller
+from rlmap.index.cache import Cache
 from rlmap.index.records import CLASS, FUNCTION, MODULE, Symbol
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
@@ -67,6 +68,7 @@ class AuditContext:
     report_root: Path = Path()  # where docs paths in findings are relative to
     history: dict[str, str] = field(default_factory=dict)  # old qualified name -> new one (--since)
     history_rev: str = ""
+    cache: Cache | None = None  # parsed docstring pages (rlmap.audit.pagecache); None: parse them all
     _members_used: dict[str, set[str]] | None = None
     _classes: list[str] | None = None
     _modules_by_path: dict[str, str] | None = None

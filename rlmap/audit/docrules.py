@@ -124,8 +124,8 @@ def rule_examples(ctx: AuditContext) -> Iterable[Finding]:
         found = suggest_replacement(ctx, ref.text)
         what = "import of" if ref.is_import else "name"
         message = f"the example's {what} {ref.written} ({ref.text}) resolves to nothing in {ctx.model.source.stamp()}"
-        # only a name written in full is replaced (``from m import Old`` also binds Old for the code below)
-        edit = _edit(ref, ref.written, found, "") if ref.written == ref.text else None
+        # a name written in full is replaced; ``from m import Old``, see _import_edit
+        edit = _edit(ref, ref.written, found, "") if ref.written == ref.text else _import_edit(ref, found)
         yield Finding.of(
             "stale-example-ref",
             ref.path,
@@ -137,6 +137,24 @@ def rule_examples(ctx: AuditContext) -> Iterable[Finding]:
             certain=found.certain,
             edit=edit,
         )
+
+
+def _import_edit(ref: DocRef, found: Suggestion) -> Edit | None:
+    """``from m import Old`` rewritten as ``from m2 import New`` when ``m.Old`` certainly became
+    ``m2.New`` and the code below does not use ``Old``: the name is unchanged (a move), or bound
+    to another one (``as other``).  A renamed name the example uses stays for a person to rename."""
+    if not ref.clause or not found.certain or "." not in found.replacement:
+        return None
+    module, _, name = found.replacement.rpartition(".")
+    if name != ref.written and not ref.aliased:
+        return None
+    old_module = ref.text[: -len(ref.written) - 1]
+    new = module + ref.clause[len(old_module) : -len(ref.written)] + name  # spacing and a "(" kept
+    if ref.docstring_line:
+        return Edit(0, 0, ref.clause, new, ref.docstring_line)
+    if ref.clause_span is None:
+        return None
+    return Edit(ref.clause_span[0], ref.clause_span[1], ref.clause, new)
 
 
 def _check_documented(ctx: AuditContext, ref: DocRef, target: str, resolved: str, shown: str) -> Finding | None:

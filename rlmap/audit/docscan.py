@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.audit.examples import example_names
-from rlmap.audit.mdscan import parse_markdown
+from rlmap.audit.pagecache import parse_page
 from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
-from rlmap.audit.rstscan import parse_rst
+from rlmap.index.cache import Cache
 from rlmap.index.records import Diagnostic
 from rlmap.pages.docstree import DocsReader, DocsTree, scan_rst
 
@@ -60,6 +60,9 @@ class DocRef:
     written: str = ""  # examples: the dotted text as written (``envs.GymEnv``)
     is_import: bool = False  # examples: written in an import statement
     docstring_line: int = 0  # in a docstring: the source line where its string literal starts
+    clause: str = ""  # examples: ``m import Name`` of a one-name ``from`` import (see ExampleName)
+    clause_span: tuple[int, int] | None = None  # its offsets in the page, when it can be edited
+    aliased: bool = False  # examples: ``from m import Name as other``
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +134,10 @@ def _too_large(size: int, limit: int) -> str:
 
 
 def scan_file(
-    path: Path, shown: str, documented: DocsReader | None = None, document: str = ""
+    path: Path, shown: str, documented: DocsReader | None = None, document: str = "", cache: Cache | None = None
 ) -> tuple[list[DocRef], set[str], set[str], list[Diagnostic]]:
-    """The references, labels and words of one page; an rst page's autodoc entries go to ``documented``."""
+    """The references, labels and words of one page; an rst page's autodoc entries go to ``documented``;
+    the parse comes from ``cache`` when the page is unchanged."""
     data, problem = read_bounded(path, shown)
     if data is None:
         return [], set(), set(), [problem] if problem is not None else []
@@ -144,7 +148,7 @@ def scan_file(
     is_rst = path.suffix == ".rst"
     if is_rst and documented is not None:
         scan_rst(text, documented, document)
-    parts = parse_rst(text) if is_rst else parse_markdown(text)
+    parts = parse_page(text, not is_rst, cache)
     refs = [
         DocRef(shown, ref.place.line, ref.kind, ref.target, ref.module, column=ref.place.column, span=ref.span)
         for ref in parts.refs
@@ -177,26 +181,29 @@ def example_refs(shown: str, lines: list[str], code: list[CodeBlock]) -> list[Do
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
-    refs = []
-    for name in example_names(code):
-        span = None
-        if 0 < name.line <= len(lines):
-            column = name.column - 1
-            if lines[name.line - 1][column : column + len(name.written)] == name.written:
-                span = (starts[name.line - 1] + column, starts[name.line - 1] + column + len(name.written))
-        refs.append(
-            DocRef(
-                shown,
-                name.line,
-                "example",
-                name.dotted,
-                column=name.column,
-                span=span,
-                written=name.written,
-                is_import=name.is_import,
-            )
+
+    def span(line: int, column: int, text: str) -> tuple[int, int] | None:
+        """The page offsets of ``text`` at ``line``/``column`` (1-based), when it is written there."""
+        if not text or not 0 < line <= len(lines) or lines[line - 1][column - 1 : column - 1 + len(text)] != text:
+            return None
+        return starts[line - 1] + column - 1, starts[line - 1] + column - 1 + len(text)
+
+    return [
+        DocRef(
+            shown,
+            name.line,
+            "example",
+            name.dotted,
+            column=name.column,
+            span=span(name.line, name.column, name.written),
+            written=name.written,
+            is_import=name.is_import,
+            clause=name.clause,
+            clause_span=span(name.line, name.clause_column, name.clause),
+            aliased=name.aliased,
         )
-    return refs
+        for name in example_names(code)
+    ]
 
 
 def _line_references(line: str, is_rst: bool) -> Iterator[tuple[str, str, str, int]]:
@@ -229,8 +236,9 @@ def report_root(roots: list[Path]) -> Path:
     return common
 
 
-def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
-    """Every ``.rst`` and ``.md`` file under ``roots`` (files may be given directly).
+def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None) -> DocsScan:
+    """Every ``.rst`` and ``.md`` file under ``roots`` (files may be given directly), each page's
+    parse taken from ``cache`` when it is unchanged.
 
     Paths are shown relative to ``display_root`` (see :func:`report_root`); a file whose real
     location is outside it (a symlink out of the repository) is skipped with a diagnostic.
@@ -269,7 +277,7 @@ def scan_docs(roots: list[Path], display_root: Path) -> DocsScan:
             if escaped is not None:
                 diagnostics.append(Diagnostic(shown, 1, escaped))
                 continue
-            found, found_labels, found_words, problems = scan_file(path, shown, documented, document)
+            found, found_labels, found_words, problems = scan_file(path, shown, documented, document, cache)
             refs.extend(found)
             labels |= found_labels
             words |= found_words

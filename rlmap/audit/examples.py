@@ -11,8 +11,9 @@ bound any other way are not followed.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rlmap.audit.pageparts import CodeBlock
 
@@ -26,6 +27,11 @@ class ExampleName:
     line: int  # page line
     column: int  # page column (1-based) of the written text
     is_import: bool
+    # ``from m import Name``, the only name of its statement: ``m import Name`` as written on one
+    # line, and its page column (what ``--fix`` rewrites when ``m.Name`` moved or was renamed)
+    clause: str = ""
+    clause_column: int = 0
+    aliased: bool = False  # ``from m import Name as other``: the code below does not use ``Name``
 
 
 def example_names(blocks: list[CodeBlock]) -> list[ExampleName]:
@@ -73,10 +79,29 @@ class _Names:
 
     def at(self, node: ast.expr | ast.alias | ast.stmt, dotted: str, written: str, is_import: bool) -> ExampleName:
         lineno = getattr(node, "lineno", 1)
-        text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
-        # ast columns count UTF-8 bytes: the page needs characters
-        characters = len(text.encode("utf-8")[: getattr(node, "col_offset", 0)].decode("utf-8", errors="ignore"))
+        characters = self.characters(lineno, getattr(node, "col_offset", 0))
         return ExampleName(dotted, written, self.line + lineno - 1, self.column + characters, is_import)
+
+    def text(self, lineno: int) -> str:
+        return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+
+    def characters(self, lineno: int, offset: int) -> int:
+        """ast columns count UTF-8 bytes: the page needs characters."""
+        return len(self.text(lineno).encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
+
+    def clause(self, node: ast.ImportFrom, module: str, alias: ast.alias) -> tuple[str, int]:
+        """``m import Name`` as written (one line, one name), and its column in the chunk; ("", 0) else."""
+        if len(node.names) != 1 or alias.lineno != node.lineno:
+            return "", 0
+        text = self.text(node.lineno)
+        start = self.characters(node.lineno, node.col_offset)
+        keyword = re.compile(r"from\s+").match(text, start)
+        end = self.characters(alias.lineno, alias.col_offset) + len(alias.name)
+        if keyword is None or not text.startswith(module, keyword.end()):
+            return "", 0
+        clause = text[keyword.end() : end]
+        shape = rf"{re.escape(module)}\s+import\s+(?:\(\s*)?{re.escape(alias.name)}"  # unambiguous: linear
+        return (clause, keyword.end()) if re.fullmatch(shape, clause) else ("", 0)
 
     def names(self, tree: ast.Module) -> Iterator[ExampleName]:
         for node in ast.walk(tree):
@@ -103,7 +128,11 @@ class _Names:
                 yield self.at(node, module, module, True)
                 continue
             self.bound[alias.asname or alias.name] = f"{module}.{alias.name}"
-            yield self.at(alias, f"{module}.{alias.name}", alias.name, True)
+            name = self.at(alias, f"{module}.{alias.name}", alias.name, True)
+            clause, column = self.clause(node, module, alias)
+            if clause:
+                name = replace(name, clause=clause, clause_column=self.column + column, aliased=bool(alias.asname))
+            yield name
 
     def dotted(self, node: ast.Attribute) -> Iterator[ExampleName]:
         """The chain of names ending at ``node`` (``a.b.c``; ``a.b(x).c`` has none) if its root is bound."""

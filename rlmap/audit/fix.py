@@ -10,12 +10,10 @@ link, or a file whose real location is outside the report root, is never written
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from rlmap.audit.catalog import Edit, Finding
+from rlmap.audit.replace import replace_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,16 +86,7 @@ def write_fixes(plan: FixPlan, report_root: Path, code_root: Path, code_prefix: 
         path = _real_path(fix.path, report_root, code_root, code_prefix)
         if _unwritable(path, report_root, code_root):
             continue
-        mode = stat.S_IMODE(os.lstat(path).st_mode)
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(fix.after.encode("utf-8"))
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
+        replace_file(path, fix.after.encode("utf-8"), stat.S_IMODE(os.lstat(path).st_mode))
 
 
 def _real_path(shown: str, report_root: Path, code_root: Path, code_prefix: str) -> Path:

@@ -12,12 +12,10 @@ style escapes, never emitted.  JSON and SARIF escape them as JSON does (``\\u001
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, metadata
@@ -27,11 +25,11 @@ from urllib.parse import quote
 
 from rlmap import __version__
 from rlmap.audit.catalog import NOTE, RULES, Finding, Rule
+from rlmap.audit.replace import replace_file
 from rlmap.errors import ConfigError, UsageError
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
-REPORT_FORMATS = ("text", "json", "sarif", "github")
 ROOT_ID = "%SRCROOT%"
 ROOT_DESCRIPTION = (
     "The report root: the nearest directory at or above the docs that holds .git or pyproject.toml "
@@ -163,23 +161,13 @@ def check_baseline_target(path: Path) -> None:
 def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
     """Write the baseline all-or-nothing: a new file renamed over the old (a symlink is replaced, not followed)."""
     check_baseline_target(path)
-    temporary = None
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(baseline_json(findings))
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-        temporary = None
+        replace_file(path, baseline_json(findings).encode("utf-8"), 0o644)
     except OSError as error:
         raise UsageError(
             f"{path}: cannot write the baseline ({error.strerror or error})",
             "pass --write-baseline a path in a writable directory",
         ) from None
-    finally:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
 
 
 def baseline_json(findings: Sequence[Finding]) -> str:
@@ -270,20 +258,40 @@ def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) 
     return json.dumps(payload, indent=2, sort_keys=True) + "\n"
 
 
-def project_url() -> str:
-    """rlmap's own home page, from its installed metadata (``[project.urls] Homepage``); "" when unset."""
-    try:
-        entries = metadata("rlmap").get_all("Project-URL") or []
-    except PackageNotFoundError:
-        return ""
+HELP_ANCHOR = "#auditing-hand-written-docs-and-docstrings"  # the README's section on the audit
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectUrls:
+    """rlmap's own addresses (``[project.urls]`` in its pyproject.toml), for SARIF's
+    ``informationUri`` and each rule's ``helpUri``; empty when unknown."""
+
+    home: str = ""
+    documentation: str = ""
+
+    @property
+    def help(self) -> str:
+        base = (self.documentation or self.home).partition("#")[0]
+        return base + HELP_ANCHOR if base else ""
+
+
+def project_urls(entries: Sequence[str] | None = None) -> ProjectUrls:
+    """rlmap's addresses from its installed metadata's ``Project-URL: Label, URL`` entries (or
+    ``entries``)."""
+    if entries is None:
+        try:
+            entries = metadata("rlmap").get_all("Project-URL") or []
+        except PackageNotFoundError:
+            entries = []
+    found: dict[str, str] = {}
     for entry in entries:
         label, _, url = entry.partition(",")
-        if label.strip().lower() in ("homepage", "home", "repository", "source"):
-            return url.strip()
-    return ""
+        found.setdefault(label.strip().lower(), url.strip())
+    home = found.get("homepage") or found.get("home") or found.get("repository") or found.get("source") or ""
+    return ProjectUrls(home, found.get("documentation", ""))
 
 
-def _rule_help(rule: Rule, home: str) -> dict[str, Any]:
+def _rule_help(rule: Rule, urls: ProjectUrls) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "id": rule.id,
         "name": rule.id,
@@ -295,12 +303,13 @@ def _rule_help(rule: Rule, home: str) -> dict[str, Any]:
                 f"**{rule.id}** ({rule.severity}): {rule.summary}\n\n"
                 f"A finding:\n\n```\n{rule.invalid}\n```\n\nNot a finding:\n\n```\n{rule.valid}\n```\n\n"
                 f"`rlmap audit --explain {rule.id}` shows the same."
+                + (f" Every rule: [the README's audit section]({urls.help})." if urls.help else "")
             ),
         },
         "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
     }
-    if home:
-        entry["helpUri"] = f"{home}#auditing-hand-written-docs-and-docstrings"
+    if urls.help:
+        entry["helpUri"] = urls.help
     return entry
 
 
@@ -309,12 +318,12 @@ def render_sarif(
     known: frozenset[str],
     complete: bool = True,
     notes: Sequence[Diagnostic] = (),
-    home: str | None = None,
+    urls: ProjectUrls | None = None,
 ) -> str:
     """SARIF 2.1.0: one base (the report root), every rule with help, and one invocation that says
     whether every input was read (``executionSuccessful`` is false when rlmap exits 3)."""
-    home = project_url() if home is None else home
-    rules = [_rule_help(rule, home) for rule in RULES.values()]
+    urls = project_urls() if urls is None else urls
+    rules = [_rule_help(rule, urls) for rule in RULES.values()]
     index = {rule_id: position for position, rule_id in enumerate(RULES)}
     results = []
     for f in findings:
@@ -345,8 +354,8 @@ def render_sarif(
         ],
     }
     driver: dict[str, Any] = {"name": "rlmap", "version": __version__, "rules": rules}
-    if home:
-        driver["informationUri"] = home
+    if urls.home:
+        driver["informationUri"] = urls.home
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

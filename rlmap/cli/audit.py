@@ -23,14 +23,17 @@ def audit(
             show_default=False,
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
+    output_format: Annotated[common.AuditFormat, typer.Option("--format", help="The report's format.")] = "text",
     baseline: Annotated[
         Path | None, typer.Option("--baseline", help="Findings recorded here are known.", show_default=False)
     ] = None,
     write_baseline: Annotated[
         Path | None, typer.Option("--write-baseline", help="Record the current findings here.", show_default=False)
     ] = None,
-    fail_on: Annotated[str, typer.Option("--fail-on", help="any, new (not in the baseline) or none.")] = "any",
+    fail_on: Annotated[
+        common.FailOn,
+        typer.Option("--fail-on", help="Exit 1 on any finding, on new ones (not in the baseline), or never."),
+    ] = "any",
     rule: Annotated[
         list[str] | None, typer.Option("--rule", help="Only this rule (repeatable).", show_default=False)
     ] = None,
@@ -52,30 +55,30 @@ def audit(
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="With --coverage: leave out files matching this glob.", show_default=False),
+        typer.Option(
+            "--exclude",
+            help="With --coverage: leave out files matching this glob (repeatable; adds to [tool.rlmap] exclude).",
+            show_default=False,
+        ),
     ] = None,
     since: Annotated[
         str | None,
         typer.Option("--since", help="Infer renames from git history since this revision.", show_default=False),
     ] = None,
     profile: common.ProfileOption = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="A TOML file with [tool.rlmap].", show_default=False)
-    ] = None,
+    config: common.ConfigOption = None,
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
     quiet: common.QuietOption = False,
-    package: Annotated[
-        str | None, typer.Option("--package", help="Top-level package to audit.", rich_help_panel="Advanced")
-    ] = None,
+    package: common.PackageOption = None,
 ) -> None:
     """Stale references in docs and docstrings, and central code nobody documents."""
     from rlmap.audit.report import check_baseline_target, load_baseline, save_baseline
     from rlmap.audit.rules import NOTE, run_audit
     from rlmap.config import load_config
 
-    _check_options(explain_rule, output_format, fail_on, rule or ())
+    _check_options(explain_rule, rule or ())
     settings = load_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
     for root in roots:
@@ -87,10 +90,11 @@ def audit(
     topic_profile = common.profile_of(settings.profile, settings.package)
     if coverage:
         loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
-        _coverage(loaded, settings, topic_profile, output_format, fail_under, tuple(exclude or ()))
+        excluded = (*settings.exclude, *(exclude or ()))
+        _coverage(loaded, settings, topic_profile, output_format, fail_under, excluded)
     _check_something_to_read(roots, rule or (), settings.origin)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
-    scan, context = _context(settings, topic_profile, loaded, roots)
+    scan, context = _context(settings, topic_profile, loaded, roots, _page_cache(cache_dir, no_cache))
     if since is not None:
         context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
     findings = run_audit(context, rule or ())
@@ -117,7 +121,8 @@ def _coverage(
     """Print docstring coverage; exit 1 when it is under ``fail_under``, 3 when input was skipped."""
     import json
 
-    from rlmap.audit.coverage import coverage_json, docstring_coverage, render_coverage
+    from rlmap.audit.coverage import coverage_json, render_coverage
+    from rlmap.query.coverage import docstring_coverage
 
     focus = (profile.focus if profile is not None else ()) or (settings.package,)
     result = docstring_coverage(loaded.model, tuple(focus), exclude)
@@ -166,18 +171,15 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
     return left
 
 
-def _check_options(explain_rule: str | None, output_format: str, fail_on: str, rules: Sequence[str]) -> None:
-    """``--explain`` answers and exits; a wrong format, fail-on or rule is a usage error."""
-    from rlmap.audit.report import REPORT_FORMATS, explain
+def _check_options(explain_rule: str | None, rules: Sequence[str]) -> None:
+    """``--explain`` answers and exits; an unknown rule is a usage error (typer checks --format
+    and --fail-on against their choices)."""
+    from rlmap.audit.report import explain
     from rlmap.audit.rules import RULES
 
     if explain_rule is not None:
         typer.echo(explain(explain_rule), nl=False)
         raise typer.Exit(0)
-    if output_format not in REPORT_FORMATS:
-        raise UsageError(f"unknown --format '{output_format}'", f"use one of {', '.join(REPORT_FORMATS)}")
-    if fail_on not in ("any", "new", "none"):
-        raise UsageError(f"unknown --fail-on '{fail_on}'", "use any, new or none")
     for rule_id in rules:
         if rule_id not in RULES:
             raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
@@ -198,14 +200,14 @@ def _check_something_to_read(roots: list[Path], rules: Sequence[str], origin: st
     )
 
 
-def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tuple[Any, Any]:
+def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path], cache: Any) -> tuple[Any, Any]:
     """The docs scanned and the audit's context: one root for every path in the report, whatever
-    the working directory (see ``report_root``)."""
+    the working directory (see ``report_root``); parsed pages come from ``cache`` when unchanged."""
     from rlmap.audit.docscan import report_root, scan_docs
     from rlmap.audit.rules import AuditContext
 
     root = report_root(roots or [loaded.source.root])
-    scan = scan_docs(roots, root)
+    scan = scan_docs(roots, root, cache)
     source_root = loaded.source.root.resolve()
     code_prefix = source_root.relative_to(root).as_posix() + "/" if source_root.is_relative_to(root) else ""
     context = AuditContext(
@@ -220,8 +222,16 @@ def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path]) -> tup
         min_accesses=settings.audit_min_accesses,
         code_prefix="" if code_prefix == "./" else code_prefix,
         report_root=root,
+        cache=cache,
     )
     return scan, context
+
+
+def _page_cache(cache_dir: Path | None, no_cache: bool) -> Any:
+    """The cache the model came from, for parsed pages too (the model's loading said if it is unusable)."""
+    from rlmap.index.cache import Cache, default_cache_dir
+
+    return Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
 
 
 def _write_step_summary(findings: list[Any], known: frozenset[str]) -> None:

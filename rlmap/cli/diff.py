@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import UsageError
+
+DiffFormat = Literal["text", "json"]
 
 
 @common.app.command()
@@ -24,17 +25,31 @@ def diff(
         list[str] | None,
         typer.Option("--scope", help="Calls and guards only under this prefix (repeatable).", show_default=False),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    all_functions: Annotated[
+        bool,
+        typer.Option(
+            "--all-functions", help="Compare calls and guards in every function, not only the profile's flows."
+        ),
+    ] = False,
+    profile: common.ProfileOption = None,
+    output_format: Annotated[DiffFormat, typer.Option("--format", help="The report's format.")] = "text",
 ) -> None:
-    """What changed in the internals between two versions (read statically; nothing is checked out)."""
+    """What changed in the internals between two versions (read statically; nothing is checked out).
+
+    With a profile (--profile, or rlmap's own for the package), calls and guards are compared in
+    the functions its flow sections document."""
     from rlmap.diff.compare import compare, render_text
 
-    if output_format not in ("text", "json"):
-        raise UsageError(f"unknown --format '{output_format}'", "use text or json")
+    flows = () if all_functions else documented_flows(common.profile_of(profile, package))
     before, after = _snapshot(old, package, repository), _snapshot(new, package, repository)
-    result = compare(before, after, tuple(scope or ()))
+    result = compare(before, after, tuple(scope or ()), flows)
     if output_format == "json":
-        payload = {"old": result.old, "new": result.new, "changes": [c.as_json() for c in result.changes]}
+        payload = {
+            "old": result.old,
+            "new": result.new,
+            "flows": list(result.flows),
+            "changes": [c.as_json() for c in result.changes],
+        }
         typer.echo(json.dumps(payload, indent=2, sort_keys=True))
     else:
         typer.echo(render_text(result), nl=False)
@@ -50,3 +65,12 @@ def _snapshot(given: str, package: str, repository: Path) -> Any:
         inside = path / package
         return from_directory(inside if inside.is_dir() else path, given)
     return from_git(repository, given, package)
+
+
+def documented_flows(profile: Any) -> tuple[str, ...]:
+    """The functions the profile's flow sections document (none without a profile)."""
+    if profile is None:
+        return ()
+    return tuple(
+        sorted({s.spec.function for page in profile.pages.values() for s in page.sections if s.kind == "flow"})
+    )

@@ -33,14 +33,18 @@ class PackageDiff:
     old: str
     new: str
     changes: tuple[Change, ...]
+    flows: tuple[str, ...] = ()  # calls and guards were compared in these functions only ("": in all)
 
     def renames(self) -> dict[str, str]:
-        """Old qualified name -> new one, for every symbol renamed or moved."""
-        return {c.old: c.new for c in self.changes if c.what in ("renamed", "moved")}
+        """Old qualified name -> new one, for every symbol renamed or moved and every attribute
+        renamed (``Collector._shuttle`` -> ``Collector._carrier``)."""
+        return {c.old: c.new for c in self.changes if c.what in ("renamed", "moved", "attribute renamed")}
 
 
-def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = ()) -> PackageDiff:
-    """The changes from ``old`` to ``new`` (calls and guards only in functions under ``scope``)."""
+def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = (), flows: tuple[str, ...] = ()) -> PackageDiff:
+    """The changes from ``old`` to ``new``.  Calls and guards are compared only in functions under
+    ``scope`` (prefixes), and, when ``flows`` is given, only in those functions (the documented
+    flows: qualified names, or their trailing parts as a profile may write them)."""
     gone = sorted(set(old.symbols) - set(new.symbols))
     fresh = set(new.symbols) - set(old.symbols)
     matched: dict[str, str] = {q: q for q in set(old.symbols) & set(new.symbols)}
@@ -67,7 +71,7 @@ def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = ()) -> Packag
         before, after = old.symbols[old_name], new.symbols[new_name]
         if before.kind == "class":
             changes.extend(_attribute_renames(before, after))
-        elif before.kind == "function" and (not scope or new_name.startswith(scope)):
+        elif before.kind == "function" and _compared(old_name, new_name, scope, flows):
             if before.calls != after.calls:
                 added, removed = sorted(after.calls - before.calls), sorted(before.calls - after.calls)
                 changes.append(Change("calls", new_name, new_name, tuple(added), tuple(removed)))
@@ -76,7 +80,13 @@ def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = ()) -> Packag
                 changes.append(Change("guards", new_name, new_name, tuple(added), tuple(removed)))
     order = {"renamed": 0, "moved": 1, "removed": 2, "attribute renamed": 3, "added": 4, "calls": 5, "guards": 6}
     changes.sort(key=lambda c: (order[c.what], c.old, c.new))
-    return PackageDiff(old.label, new.label, tuple(changes))
+    return PackageDiff(old.label, new.label, tuple(changes), tuple(sorted(set(flows))))
+
+
+def _compared(old_name: str, new_name: str, scope: tuple[str, ...], flows: tuple[str, ...]) -> bool:
+    if scope and not new_name.startswith(scope):
+        return False
+    return not flows or any(name == f or name.endswith("." + f) for f in flows for name in (old_name, new_name))
 
 
 def _moved(facts: SymbolFacts, name: str, fresh: set[str], new: Snapshot) -> str | None:
@@ -116,6 +126,8 @@ def _attribute_renames(before: SymbolFacts, after: SymbolFacts) -> list[Change]:
 
 def render_text(diff: PackageDiff) -> str:
     lines = [f"{diff.old} -> {diff.new}: {len(diff.changes)} change(s)"]
+    if diff.flows:
+        lines.append(f"  (calls and guards compared in the {len(diff.flows)} documented flow(s) only)")
     for change in diff.changes:
         if change.what in ("calls", "guards"):
             lines.append(f"  {change.what:<17} {change.old}")

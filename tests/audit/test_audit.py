@@ -17,23 +17,14 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "torchrl-docs"
 
 
+def fixture_run(run: Run, docs: Path, *extra: str) -> tuple[int, str, str]:
+    """``rlmap audit`` of the fixture package with ``docs`` (no cache, quiet): code, stdout, stderr."""
+    return run("audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--no-cache", "-q", *extra)
+
+
 def fixture_audit(run: Run, docs: Path, *extra: str) -> tuple[int, list[dict[str, object]], str]:
-    code, out, err = run(
-        "audit",
-        "--source",
-        str(FIXTURES),
-        "--package",
-        "pkg",
-        "--profile",
-        str(FIXTURES / "profile.toml"),
-        "--docs",
-        str(docs),
-        "--format",
-        "json",
-        "--no-cache",
-        "-q",
-        *extra,
-    )
+    """The same with the fixture profile, as JSON: code, findings, stderr."""
+    code, out, err = fixture_run(run, docs, "--profile", str(FIXTURES / "profile.toml"), "--format", "json", *extra)
     return code, json.loads(out)["findings"], err
 
 
@@ -169,21 +160,7 @@ def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
 
 def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
-    code, out, _ = run(
-        "audit",
-        "--source",
-        str(FIXTURES),
-        "--package",
-        "pkg",
-        "--docs",
-        str(docs),
-        "--rule",
-        "broken-label",
-        "--fail-on",
-        "none",
-        "--no-cache",
-        "-q",
-    )
+    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none")
     assert code == 0
     assert out.splitlines()[0] == "page.rst"  # relative to the report root (here: the docs directory)
     assert "broken-label        :ref:`missing_label` names no label in the docs" in out
@@ -192,21 +169,7 @@ def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
 
 def test_github_annotations(run: Run, tmp_path: Path) -> None:
     docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
-    code, out, _ = run(
-        "audit",
-        "--source",
-        str(FIXTURES),
-        "--package",
-        "pkg",
-        "--docs",
-        str(docs),
-        "--rule",
-        "broken-label",
-        "--format",
-        "github",
-        "--no-cache",
-        "-q",
-    )
+    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--format", "github")
     assert code == 1
     assert out.startswith("::error file=")
     assert ",line=1,col=5,title=rlmap broken-label::" in out
@@ -217,8 +180,8 @@ def test_github_annotations(run: Run, tmp_path: Path) -> None:
     [
         (["--docs", "/no/such/docs"], "docs path '/no/such/docs' does not exist"),
         (["--rule", "nope"], "unknown --rule 'nope'"),
-        (["--format", "xml"], "unknown --format 'xml'"),
-        (["--fail-on", "some"], "unknown --fail-on 'some'"),
+        (["--format", "xml"], "'--format': 'xml' is not one of 'text', 'json', 'sarif', 'github'"),
+        (["--fail-on", "some"], "'--fail-on': 'some' is not one of 'any', 'new', 'none'"),
         (["--baseline", "/no/such/baseline.json"], "/no/such/baseline.json: baseline does not exist"),
     ],
 )
@@ -387,23 +350,7 @@ def test_orphan_thresholds_come_from_the_config(run: Run, tmp_path: Path) -> Non
     docs = write_docs(tmp_path, {"page.md": "# Nothing here\n"})
     config = tmp_path / "pyproject.toml"
     config.write_text("[tool.rlmap]\naudit-min-callers = 1\n")
-    code, out, _ = run(
-        "audit",
-        "--config",
-        str(config),
-        "--source",
-        str(FIXTURES),
-        "--package",
-        "pkg",
-        "--docs",
-        str(docs),
-        "--rule",
-        "orphaned-symbol",
-        "--format",
-        "json",
-        "--no-cache",
-        "-q",
-    )
+    code, out, _ = fixture_run(run, docs, "--config", str(config), "--rule", "orphaned-symbol", "--format", "json")
     names = {f["name"] for f in json.loads(out)["findings"]}
     assert "pkg.advantages._sanitize" in names  # one caller: central at threshold 1, a mere note at 3
     assert code == 1
@@ -528,6 +475,27 @@ def test_sarif_says_whether_every_input_was_read(run: Run, tmp_path: Path) -> No
     assert code == 3
     assert invocation["executionSuccessful"] is False
     assert "not valid UTF-8" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_sarif_links_rlmap_home_page_and_the_readme_section_on_every_rule() -> None:
+    import tomllib
+
+    from rlmap.audit.report import HELP_ANCHOR, project_urls, render_sarif
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    urls = project_urls([f"{label}, {url}" for label, url in declared.items()])  # as the metadata lists them
+    assert urls.home == declared["Homepage"]
+    assert urls.help == declared["Documentation"] + HELP_ANCHOR
+    slug = HELP_ANCHOR[1:]  # GitHub's anchor of the README heading the help points at
+    headings = [line.lstrip("#").strip() for line in (REPO / "README.md").read_text().splitlines() if line[:1] == "#"]
+    assert slug in {"-".join(heading.lower().split()) for heading in headings}
+    driver = json.loads(render_sarif([], frozenset(), urls=urls))["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == declared["Homepage"]
+    assert {rule["helpUri"] for rule in driver["rules"]} == {urls.help}
+    assert all(urls.help in rule["help"]["markdown"] for rule in driver["rules"])
+    bare = json.loads(render_sarif([], frozenset(), urls=project_urls([])))["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in bare
+    assert all("helpUri" not in rule for rule in bare["rules"])
 
 
 def test_github_annotations_errors_first_within_limits_and_a_step_summary(

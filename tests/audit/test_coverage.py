@@ -36,3 +36,51 @@ def test_coverage_counts_like_interrogate(run: Run, make_package) -> None:  # ty
     code, out, _ = run(*base, "--exclude", "*/tests/*", "--fail-under", "60")
     assert code == 0
     assert out.rstrip().splitlines()[-1].split() == ["total", "3", "5", "60.0%"]
+
+
+def test_coverage_excludes_from_the_configuration(run: Run, make_package, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "cx/__init__.py": '"""The package."""\n',
+            "cx/core.py": "def helper():\n    return 2\n",
+            "cx/tests/test_core.py": "def test_it():\n    assert True\n",
+        }
+    )
+    config = tmp_path / "rlmap.toml"
+    config.write_text('[tool.rlmap]\npackage = "cx"\nexclude = ["*/tests/*"]\n')
+    base = ["audit", "--source", str(root / "cx"), "--config", str(config), "--coverage", "--no-cache", "-q"]
+    code, out, _ = run(*base, "--format", "json")
+    assert code == 0
+    assert [row["name"] for row in json.loads(out)["files"]] == ["cx/__init__.py", "cx/core.py"]
+    # the command line's patterns add to the file's
+    code, out, _ = run(*base, "--format", "json", "--exclude", "*/core.py")
+    assert json.loads(out)["total"] == {"name": "total", "documented": 1, "total": 1, "percent": 100.0}
+    config.write_text('[tool.rlmap]\npackage = "cx"\nexclude = "*/tests/*"\n')
+    code, _, err = run(*base)
+    assert code == 2
+    assert err.startswith("rlmap: error: rlmap.toml: [tool.rlmap].exclude: expected `array`")
+
+
+def test_the_helpers_page_states_the_coverage_audit_prints(run: Run, make_package, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "cp/__init__.py": '"""The package."""\n',
+            "cp/core.py": '"""Core."""\n\ndef _helper():\n    return 2\n\n\ndef run():\n    """Run."""\n    return _helper()\n',
+            "cp/other.py": "def _alone():\n    return 1\n",
+        }
+    )
+    profile = tmp_path / "profile.toml"
+    profile.write_text(
+        '[pages.helpers]\ntitle = "Helpers"\nslug = "helpers"\nsummary = "helpers"\n'
+        '[[pages.helpers.sections]]\nkind = "helpers"\nscope = ["cp"]\n',
+        encoding="utf-8",
+    )
+    common = ["--source", str(root / "cp"), "--package", "cp", "--profile", str(profile), "--no-cache", "-q"]
+    code, out, _ = run("audit", *common, "--coverage", "--format", "json")
+    assert code == 0
+    total = json.loads(out)["total"]
+    assert (total["documented"], total["total"]) == (3, 6)
+    code, _, err = run("generate", *common, "--out", str(tmp_path / "out"), "--format", "md")
+    assert code == 0, err
+    page = (tmp_path / "out" / "md" / "helpers.md").read_text(encoding="utf-8")
+    assert "Docstring coverage of `cp`: 50.0 % (3 of the 6 modules, classes, functions and methods" in page

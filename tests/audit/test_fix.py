@@ -26,19 +26,11 @@ class OldCollector:
         return 1
 '''
 
-NEW = '''
-class Collector:
-    """Collects (renamed from OldCollector and moved)."""
-
-    def rollout(self):
-        return self._make_carrier()
-
-    def _make_carrier(self):
-        return self._setup_devices()
-
-    def _setup_devices(self):
-        return 1
-
+# renamed and moved (to rp.new), beside a decoy spelt like the old name that has none of its members
+NEW = OLD.replace(
+    'OldCollector:\n    """Collects.', 'Collector:\n    """Collects (renamed from OldCollector and moved).'
+)
+NEW += '''
 
 class OldCollectr:
     """A decoy: spelt like the old name, but none of its members."""
@@ -46,7 +38,6 @@ class OldCollectr:
     def close(self):
         return None
 '''
-
 # a docstring left behind, in a module with formatting that must survive byte for byte
 USER = """\
 import rp.new   # keep   this comment
@@ -182,9 +173,135 @@ def test_since_takes_renames_from_git_history_first(run: Run, tmp_path: Path) ->
     renamed = findings[(6, "OldCollector.rollout")]
     assert renamed["suggestion"] == "git history since HEAD~1: rp.old.OldCollector is now rp.new.Collector"
     assert renamed["certain"]
-    code, diff, _ = audit(run, root, "--since", "HEAD~1", "--diff")
+    _, diff, _ = audit(run, root, "--since", "HEAD~1", "--diff")
     assert "+    collector = rp.new.Collector()" in diff
     code, _, err = run("audit", "--source", str(root / "rp"), "--package", "rp", "--docs", str(root / "docs"),
                        "--since", "no-such-rev", "--no-cache", "-q")  # fmt: skip
     assert code == 2
     assert err.startswith("rlmap: error: git ")
+
+
+def test_since_renames_attributes_too(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "ar").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "ar" / "__init__.py").write_text("")
+    code = "class Collector:\n    def reset(self):\n        self._shuttle = 1\n\n    def step(self):\n        return self._shuttle\n"
+    (root / "ar" / "core.py").write_text(code)
+    page = "Collectors\n==========\n\nThe step reads :attr:`ar.core.Collector._shuttle`.\n"
+    (root / "docs" / "page.rst").write_text(page)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "ar" / "core.py").write_text(code.replace("_shuttle", "_carrier"))
+    git(root, "commit", "-q", "-am", "rename the attribute")
+    args = ["audit", "--source", str(root / "ar"), "--package", "ar", "--docs", str(root / "docs")]
+    args += ["--rule", "stale-ref", "--no-cache", "-q", "--since", "HEAD~1"]
+    code, out, _ = run(*args, "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert (
+        finding["suggestion"]
+        == "git history since HEAD~1: ar.core.Collector._shuttle is now ar.core.Collector._carrier"
+    )
+    assert finding["certain"]
+    code, _, err = run(*args, "--fix")
+    assert code == 0, err
+    assert (root / "docs" / "page.rst").read_text() == page.replace("_shuttle", "_carrier")
+
+
+MOVED_USER = '''\
+def use():
+    """Use it.
+
+    >>> from mv.a import Thing
+    >>> Thing().run()
+    """
+    return   1
+'''
+MOVED_DOCS = """\
+Things
+======
+
+.. code-block:: python
+
+    from mv.a import Thing
+    from mv.a import (Thing as T)
+    from rp_gone.x import Thing as Other
+
+    Thing().run()
+"""
+
+
+def test_fix_rewrites_from_imports_of_moved_names(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "mv").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'mv'\n")
+    (root / "mv" / "__init__.py").write_text("")
+    (root / "mv" / "b.py").write_text(
+        'class Thing:\n    """A thing (it was in mv.a)."""\n\n    def run(self):\n        return 1\n'
+    )
+    (root / "mv" / "user.py").write_text(MOVED_USER)
+    (root / "docs" / "things.rst").write_text(MOVED_DOCS)
+    args = ["audit", "--source", str(root / "mv"), "--package", "mv", "--docs", str(root / "docs")]
+    args += ["--rule", "stale-example-ref", "--no-cache", "-q"]
+    code, out, _ = run(*args, "--format", "json")
+    fixable = {(f["path"], f["line"], f["name"]): f["fixable"] for f in json.loads(out)["findings"]}
+    assert code == 1
+    assert fixable == {
+        ("docs/things.rst", 6, "mv.a.Thing"): True,
+        ("docs/things.rst", 7, "mv.a.Thing"): True,
+        ("mv/user.py", 4, "mv.a.Thing"): True,
+    }
+    code, _, err = run(*args, "--fix")
+    assert "fixed 3 reference(s) in 2 file(s)" in err
+    assert (root / "docs" / "things.rst").read_text() == MOVED_DOCS.replace("mv.a import", "mv.b import")
+    user = (root / "mv" / "user.py").read_text()
+    assert user == MOVED_USER.replace("mv.a import", "mv.b import")  # byte-identical elsewhere
+    code, out, _ = run(*args, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["findings"] == []
+
+
+def test_fix_leaves_a_renamed_from_import_the_example_uses(run: Run, tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    example = (
+        ".. code-block:: python\n\n    from rp.old import OldCollector\n    from rp.old import OldCollector as C\n"
+    )
+    (root / "docs" / "collectors.rst").write_text(DOCS + "\n" + example + "\n    OldCollector().rollout()\n")
+    code, out, _ = audit(run, root, "--since", "HEAD~1", "--format", "json")
+    imports = {f["line"]: f["fixable"] for f in json.loads(out)["findings"] if f["name"] == "rp.old.OldCollector"}
+    assert code == 1
+    assert imports[19] is False  # renamed, and the example goes on using OldCollector
+    assert imports[20] is True  # bound to C: the new name can be imported under it
+    _, diff, _ = audit(run, root, "--since", "HEAD~1", "--diff")
+    assert "+    from rp.new import Collector as C\n" in diff
+    assert "-    from rp.old import OldCollector\n" not in diff
+
+
+def test_since_reports_code_that_still_uses_a_renamed_attribute(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "sa").mkdir(parents=True)
+    (root / "sa" / "__init__.py").write_text("")
+    base = "class Collector:\n    def reset(self):\n        self._shuttle = 1\n"
+    (root / "sa" / "base.py").write_text(base)
+    (root / "sa" / "llm.py").write_text(
+        "from sa.base import Collector\n\n\nclass LLMCollector(Collector):\n"
+        "    def step(self):\n        return self._shuttle\n"
+    )
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "sa" / "base.py").write_text(base.replace("_shuttle", "_carrier"))  # the subclass is left behind
+    git(root, "commit", "-q", "-am", "rename the attribute")
+    args = ["audit", "--source", str(root / "sa"), "--package", "sa", "--rule", "stale-alias", "--no-cache", "-q"]
+    code, out, _ = run(*args, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["findings"] == []  # without history nothing says _shuttle is an old name
+    code, out, _ = run(*args, "--format", "json", "--since", "HEAD~1")
+    (finding,) = json.loads(out)["findings"]
+    assert code == 1
+    assert (finding["path"], finding["line"], finding["name"]) == ("sa/llm.py", 6, "sa.llm.LLMCollector._shuttle")
+    assert "git history since HEAD~1 renamed sa.base.Collector._shuttle to sa.base.Collector._carrier" in str(
+        finding["message"]
+    )

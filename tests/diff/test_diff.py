@@ -122,3 +122,44 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
     assert code == 2
     assert err.startswith("rlmap: error: git show failed") or err.startswith("rlmap: error: git ls-tree failed")
+
+
+def test_diff_format_is_a_closed_choice(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("diff", str(tmp_path), str(tmp_path), "--format", "yaml")
+    assert code == 2
+    assert "'--format': 'yaml' is not one of 'text', 'json'" in err
+
+
+def test_a_profile_limits_calls_and_guards_to_its_documented_flows(run: Run, tmp_path: Path) -> None:
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    profile = tmp_path / "profile.toml"
+    page = '[pages.flows]\ntitle = "Flows"\nslug = "flows"\nsummary = "flows"\n'
+
+    def changed(flow: str, *more: str) -> dict[str, list[str]]:
+        profile.write_text(page + f'[[pages.flows.sections]]\nkind = "flow"\nfunction = "{flow}"\n')
+        args = ("diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk", "--profile", str(profile))
+        code, out, err = run(*args, "--format", "json", *more)
+        assert code == 0, err
+        payload = json.loads(out)
+        check_renames = [
+            (c["what"], c["old"], c["new"]) for c in payload["changes"] if c["what"] not in ("calls", "guards")
+        ]
+        assert check_renames == EXPECTED  # symbols and attributes are compared whatever the flows
+        found: dict[str, list[str]] = {}
+        for c in payload["changes"]:
+            if c["what"] in ("calls", "guards"):
+                found.setdefault(c["old"], []).append(c["what"])
+        return found
+
+    assert changed("Collector.rollout") == {"pk.collect.Collector.rollout": ["calls", "guards"]}
+    assert changed("pk.collect.Collector.reset") == {}
+    assert changed("pk.collect.Collector.reset", "--all-functions") == {
+        "pk.buffers.ReplayBuffer.extend": ["calls"],  # list(xs): a call no flow documents
+        "pk.collect.Collector.rollout": ["calls", "guards"],
+    }
+    code, text, _ = run(
+        "diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk", "--profile", str(profile)
+    )
+    assert code == 0
+    assert "(calls and guards compared in the 1 documented flow(s) only)" in text

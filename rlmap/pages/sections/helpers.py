@@ -13,6 +13,7 @@ from rlmap.index.records import AUGMENTED, WRITE
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Body, Context
 from rlmap.pages.sections.code import Helper, build_inventory
+from rlmap.query.coverage import Tally, docstring_coverage
 
 # calls that say nothing about what a helper does
 _PLAIN_CALLS = frozenset(
@@ -59,6 +60,7 @@ class HelpersBody(Body):
     scope: tuple[str, ...]
     helpers: tuple[ExplainedHelper, ...]
     total: int
+    coverage: Tally | None  # docstring coverage of ``scope``, as ``rlmap audit --coverage`` counts it
 
 
 def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
@@ -74,7 +76,8 @@ def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
                 if access.attribute not in found:
                     found.append(access.attribute)
     rows = tuple(_explain(ctx, helper, writes.get(helper.ref.qualname, [])) for helper in inventory.helpers)
-    return HelpersBody(inventory.owner, inventory.scope, rows, inventory.total)
+    coverage = docstring_coverage(ctx.model, inventory.scope).total if inventory.scope else None
+    return HelpersBody(inventory.owner, inventory.scope, rows, inventory.total, coverage)
 
 
 def _explain(ctx: Context, helper: Helper, written: list[str]) -> ExplainedHelper:
