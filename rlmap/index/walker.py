@@ -27,7 +27,7 @@ from rlmap.index.records import (
     ReturnSite,
     Symbol,
 )
-from rlmap.index.syntax import children, dotted_parts
+from rlmap.index.syntax import child_fields, dotted_parts
 from rlmap.index.vocabulary import KeyVocabulary
 
 
@@ -43,6 +43,8 @@ class Walker:
     """One walk over one module; collects records into lists."""
 
     handlers: ClassVar[dict[type, Callable[[Any, Any], None]]] = {}
+    # the node types a walk enters: :func:`rlmap.index.syntax.walked_types` of the handlers
+    walked: ClassVar[frozenset[Any]] = frozenset()
 
     def __init__(
         self,
@@ -111,12 +113,22 @@ class Walker:
 
     # -- walking ---------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
-        handler = self.handlers.get(type(node))
+        kind = type(node)
+        handler = self.handlers.get(kind)
         if handler is not None:
             handler(self, node)
-        else:
-            for child in children(node):
-                self.walk(child)
+            return
+        # into the children that may hold code, in source order; this runs for most nodes
+        # of the tree, so nodes are told by a set lookup of their type, not by ``isinstance``
+        walked = self.walked
+        for name in child_fields(kind):
+            value: Any = getattr(node, name)
+            if value.__class__ in walked:
+                self.walk(value)
+            elif value.__class__ is tuple or value.__class__ is list:
+                for item in value:
+                    if item.__class__ in walked:
+                        self.walk(item)
 
     def walk_all(self, nodes: Sequence[cst.CSTNode]) -> None:
         for node in nodes:
