@@ -13,7 +13,7 @@ import libcst as cst
 
 from rlmap.index import lines as L
 from rlmap.index.records import CHECK, CLASS, READ, KeyAccess
-from rlmap.index.syntax import dotted_parts, literal_strings, string_value
+from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, string_value
 from rlmap.index.walker import Walker
 
 
@@ -49,17 +49,25 @@ def _raw_key(key: tuple[str, ...]) -> str:
     return key[-1]
 
 
+def _receiver_text(node: cst.BaseExpression) -> str:
+    """The object a key is accessed on, short: ``td``, ``self.td``, ``out["next"]`` -> ``out[...]``."""
+    return compact_text(node, "")
+
+
 class KeyVisitor(Walker):
     """Records key accesses under ``self.vocabulary``; handles subscripts and comparisons."""
 
-    def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
-        self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
+    def add_key(
+        self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "", receiver: str = ""
+    ) -> None:
+        function = self.function_scope()
+        self.keys.append(KeyAccess(key, kind, function, line, how, tuple(self.guards), expression, receiver))
 
-    def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
+    def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str, receiver: str = "") -> None:
         """A key held by a local name or a ``self`` attribute: resolved later by the model."""
         parts = dotted_parts(node)
         if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
-            self.add_key((), kind, line, how, ".".join(parts))
+            self.add_key((), kind, line, how, ".".join(parts), receiver)
 
     def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
         """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""
@@ -96,14 +104,15 @@ class KeyVisitor(Walker):
         kind = self.vocabulary.methods[method]
         positional = [arg for arg in args if arg.keyword is None and not arg.star]
         candidates = positional if method in self.vocabulary.multi_key_methods else positional[:1]
+        held_by = _receiver_text(func.value)
         for arg in candidates:
             key = key_literal(arg.value)
             if key is not None:
-                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), method)
+                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), method, receiver=held_by)
             else:
                 parts = ".".join(dotted_parts(arg.value))
                 key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
-                self.add_symbolic_key(arg.value, kind, key_line, method)
+                self.add_symbolic_key(arg.value, kind, key_line, method, held_by)
 
     def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
         line, _, _ = self.position(node, L.SUBSCRIPT)
@@ -121,11 +130,12 @@ class KeyVisitor(Walker):
         if (receiver and self.vocabulary.is_plain_receiver(receiver[-1])) or not isinstance(index, cst.Index):
             return
         key = key_literal(index.value)
+        held_by = _receiver_text(node.value)
         if key is not None:
-            self.add_key(key, kind, line, "[]")
+            self.add_key(key, kind, line, "[]", receiver=held_by)
         elif kind != READ:
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept
-            self.add_symbolic_key(index.value, kind, line, "[]")
+            self.add_symbolic_key(index.value, kind, line, "[]", held_by)
 
     def visit_comparison(self, node: cst.Comparison) -> None:
         line, _, _ = self.position(node, L.COMPARE)
@@ -149,4 +159,5 @@ class KeyVisitor(Walker):
             and isinstance(container.func, cst.Attribute)
             and container.func.attr.value in self.vocabulary.membership_methods
         ):
-            self.add_key(key, CHECK, line, f"in {container.func.attr.value}()")
+            receiver = _receiver_text(container.func.value)
+            self.add_key(key, CHECK, line, f"in {container.func.attr.value}()", receiver=receiver)

@@ -258,6 +258,7 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
                 "location": f"{model.path_of(access.function)}:{access.line}",
                 "guards": list(access.guards),
                 "via": access.expression,
+                "receiver": access.receiver,
             }
             for access in accesses
         ],
@@ -476,11 +477,27 @@ def _format_key(result: dict[str, Any]) -> str:
             continue
         lines.append("")
         lines.append(f"{title} ({len(selected)}):")
+        rows = []
         for access in selected:
-            guard = f"  [{' / '.join(map(readable_guard, access['guards']))}]" if access["guards"] else ""
-            how = f"{access['how']} ({access['via']})" if access.get("via") else access["how"]
-            lines.append(f"  {how:<10} {access['location']:<52} {access['function']}{guard}")
+            guards = " / ".join(map(readable_guard, access["guards"]))
+            row = (_key_access_text(access), access["location"], access["function"], f"[{guards}]" if guards else "")
+            rows.append(row if guards else row[:3])
+        lines.extend(_table(rows, caps=(40, 60, 60)))
     return "\n".join(lines)
+
+
+def _key_access_text(access: dict[str, Any]) -> str:
+    """How a key is accessed, on what: ``td.get``, ``data[]``, ``in data.keys()``, ``set (init_key)``."""
+    how, receiver = access["how"], access.get("receiver", "")
+    if not receiver:
+        text = how
+    elif how == "[]":
+        text = f"{receiver}[]"
+    elif how.startswith("in "):
+        text = f"in {receiver}.{how[3:]}"
+    else:
+        text = f"{receiver}.{how}"
+    return f"{text} ({access['via']})" if access.get("via") else text
 
 
 def _lines(lines: list[int]) -> str:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,31 @@ def test_show_key(run: Run) -> None:
     code, out, _ = run("show", *fixture_args("collector.traj_ids"), "--profile", str(FIXTURES / "profile.toml"))
     assert code == 0
     assert '("collector", "traj_ids")  (tensordict key)' in out
-    assert "set        pkg/collector.py:73" in out
+    assert "  data.set  pkg/collector.py:73  pkg.collector.Collector._prepare" in out
+
+
+def test_show_key_names_the_receiver_of_each_access(run: Run, make_package: Any, tmp_path: Path) -> None:
+    """Two reads of one key on one line (``a["k"] | b["k"]``) are two rows that say which is which."""
+    profile = tmp_path / "profile.toml"
+    profile.write_text('[profile]\nname = "keys"\nextensions = ["tensordict"]\n', encoding="utf-8")
+    root = make_package(
+        {
+            "app/__init__.py": "",
+            "app/merge.py": """
+                def merge(root, nxt):
+                    nxt["done"] = nxt["done"] | root["done"]
+                    if "done" in root.keys():
+                        return nxt.get("done")
+            """,
+        }
+    )
+    code, out, err = run("show", "done", "--key", "--source", str(root), "--package", "app", "--no-cache", "-q",
+                         "--profile", str(profile))  # fmt: skip
+    assert code == 0, err
+    readers = out.split("readers (4):\n", 1)[1].splitlines()
+    assert [row.split()[0] for row in readers] == ["nxt[]", "root[]", "in", "nxt.get"]
+    assert "in root.keys()  app/merge.py:3" in out
+    assert out.count("app/merge.py:2") == 3  # the write and the two reads
 
 
 def test_show_key_without_a_profile_that_enables_keys_says_so(run: Run) -> None:
