@@ -345,3 +345,18 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
         "resolve 40/40 modules (5.0 s)",
         "render (5.0 s)",
     ]
+
+
+@pytest.mark.parametrize("name", ["Collector._carrier", "Collector.rollout"])
+def test_show_fits_rows_to_a_narrow_terminal_and_keeps_every_word(run: Run, name: str) -> None:
+    from rlmap.query.lookup import format_description
+
+    code, out, _ = run("show", *fixture_args(name, "--json"))
+    assert code == 0
+    result = json.loads(out)
+    whole = format_description(result)
+    narrow = format_description(result, width=48)
+    table_rows = [line for line in narrow.splitlines() if line.startswith("  ") and not line.startswith("  (")]
+    assert max(len(line) for line in whole.splitlines()) > 48  # the case is real: some row is wider
+    assert all(len(line) <= 48 for line in table_rows if " " in line.strip()), narrow
+    assert narrow.split() == whole.split()  # the same words in the same order, only the layout differs
