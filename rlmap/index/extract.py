@@ -74,21 +74,6 @@ Extractor.handlers = {
 Extractor.walked = walked_types(Extractor.handlers)
 
 
-class _Paired:
-    """Positions from the paired ``ast`` tree (the fast path)."""
-
-    def __init__(self, positions: dict[str, list[L.Position]]) -> None:
-        self.paired = L.PairedPositions(positions)
-
-    def take(
-        self,
-        node: cst.CSTNode,  # noqa: ARG002 - same signature as _Provided.take
-        category: str,
-        check: str | None,
-    ) -> tuple[int, int, tuple[str, ...]]:
-        return self.paired.take(category, check)
-
-
 class _Provided:
     """Positions from libcst's ``PositionProvider`` (the exact, slow fallback)."""
 
@@ -100,7 +85,7 @@ class _Provided:
         self,
         node: cst.CSTNode,
         category: str,  # noqa: ARG002 - positions come from the node itself
-        check: str | None,  # noqa: ARG002
+        check: str | None = None,  # noqa: ARG002
     ) -> tuple[int, int, tuple[str, ...]]:
         target = node.name if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
         start = self.positions[target].start.line
@@ -207,7 +192,7 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
     try:
         if position_provider:
             raise L.PositionMismatch("requested")
-        extractor = Extractor(module, module_name, path, _Paired(positions), vocabulary)
+        extractor = Extractor(module, module_name, path, L.PairedPositions(positions), vocabulary)
         return dataclasses.replace(_run(extractor, is_package, line_count, lines), flow=_flow(tree, path))
     except L.PositionMismatch:
         pass
@@ -256,8 +241,8 @@ def _run(extractor: Extractor, is_package: bool, line_count: int, source_lines: 
     extractor.source_lines = source_lines
     extractor.walk(extractor.module)
     positions = extractor.positions
-    if isinstance(positions, _Paired):
-        positions.paired.verify_exhausted()
+    if isinstance(positions, L.PairedPositions):
+        positions.verify_exhausted()
     return ModuleIndex(
         module=extractor.module_name,
         path=extractor.path,
@@ -270,5 +255,5 @@ def _run(extractor: Extractor, is_package: bool, line_count: int, source_lines: 
         locals=tuple(extractor.locals),
         returns=tuple(extractor.returns),
         exports=extractor.exports,
-        position_fallback=not isinstance(positions, _Paired),
+        position_fallback=not isinstance(positions, L.PairedPositions),
     )

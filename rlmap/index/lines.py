@@ -317,7 +317,12 @@ class PairedPositions:
         self._positions = positions
         self._cursor: dict[str, int] = dict.fromkeys(positions, 0)
 
-    def take(self, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
+    def take(
+        self,
+        node: object,  # noqa: ARG002 - the signature of every position source (the walker's ``position``)
+        category: str,
+        check: str | None = None,
+    ) -> tuple[int, int, tuple[str, ...]]:
         """The position of the next node of ``category``; ``check`` must match its name."""
         index = self._cursor.get(category, 0)
         entries = self._positions.get(category)

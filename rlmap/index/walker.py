@@ -58,6 +58,9 @@ class Walker:
         self.module_name = module_name
         self.path = path
         self.positions = positions
+        # the line, end line and texts of a node (see :func:`rlmap.index.lines.index_ast`): the
+        # position source's own method, called directly (it runs for most nodes of the tree)
+        self.position: Callable[..., tuple[int, int, tuple[str, ...]]] = positions.take
         self.vocabulary = vocabulary  # ``None``: no extension enabled, no key access recorded
         self.scopes: list[Scope] = [Scope(module_name, MODULE)]
         self.guards: list[str] = []
@@ -84,10 +87,6 @@ class Walker:
     def name_text(self, node: cst.BaseExpression) -> str:
         parts = dotted_parts(node)
         return ".".join(parts) if parts else self.text(node)
-
-    def position(self, node: cst.CSTNode, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
-        """Line, end line and source texts (see :func:`rlmap.index.lines.index_ast`) of ``node``."""
-        return self.positions.take(node, category, check)
 
     def line_holding(self, needle: str, start: int, end: int) -> int:
         """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)."""
