@@ -72,6 +72,8 @@ class PositionMismatch(Exception):
 
 def shorten(text: str) -> str:
     """Source text on one line, cut to ``TEXT_LIMIT`` characters."""
+    if " " not in text and text.isprintable():  # a name or a call without spaces: nothing to fold
+        return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
     text = _SPACES.sub(" ", text).strip()
     text = _INNER_SPACE.sub(lambda match: match.group(1) or match.group(2), text)
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
