@@ -120,17 +120,21 @@ def generate(
     if check:
         _check(settings.out, output, command, quiet)
         raise typer.Exit(int(incomplete))
-    if not quiet:
+    if not quiet and written is not None:
+        changed, removed = written
+        gone = f", removed {removed} obsolete" if removed else ""
         typer.echo(
-            f"rlmap: wrote {written} of {len(output.files)} files in {settings.out} ({loaded.source.stamp()})",
+            f"rlmap: wrote {changed} of {len(output.files)} files{gone} in {settings.out} ({loaded.source.stamp()})",
             err=True,
         )
     raise typer.Exit(int(incomplete))
 
 
-def _write(out: Path, output: Any, dot: Any, progress: common.Progress | None) -> int:
-    """Write the pages (and their SVGs when ``dot`` was found); how many files changed."""
+def _write(out: Path, output: Any, dot: Any, progress: common.Progress | None) -> tuple[int, int]:
+    """Write the pages (and their SVGs when ``dot`` was found); how many of the pages changed,
+    and how many files of an earlier run were removed (SVGs and the manifest not counted)."""
     from rlmap.output.generate import render_svgs, write_output
+    from rlmap.output.write import MANIFEST
 
     if progress:
         progress("write", 0, len(output.files))
@@ -138,7 +142,9 @@ def _write(out: Path, output: Any, dot: Any, progress: common.Progress | None) -
     changed = write_output(out, output, svgs)
     if progress:
         progress("write", len(output.files), len(output.files))
-    return len(changed)
+    pages = sum(path in output.files for path in changed)
+    removed = sum(path not in output.files and path not in (svgs or {}) and path != MANIFEST for path in changed)
+    return pages, removed
 
 
 def _check(out: Path, output: Any, command: str, quiet: bool) -> None:

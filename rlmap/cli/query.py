@@ -89,8 +89,9 @@ def show(
 
 
 def _print_report(result: dict[str, Any]) -> None:
-    """The text of ``show``: locations as hyperlinks on a terminal that shows them, a pager when
-    it is longer than the terminal (on a terminal only); plain text into a pipe or a file."""
+    """The text of ``show``: locations as hyperlinks on a terminal that shows them, rows fitted to
+    its width, a pager when it is longer than the terminal (on a terminal only); plain text,
+    rows whole, into a pipe or a file."""
     import os
     import sys
 
@@ -104,7 +105,8 @@ def _print_report(result: dict[str, Any]) -> None:
         links.append((text, url))
         return f"\ue000{len(links) - 1}\ue001"
 
-    text = format_description(result, link if supports_hyperlinks(on_terminal, dict(os.environ)) else None)
+    width = _terminal_columns() if on_terminal else 0  # into a pipe or a file: rows stay whole
+    text = format_description(result, link if supports_hyperlinks(on_terminal, dict(os.environ)) else None, width)
     text = common.terminal_safe(text.replace("\ue000", "").replace("\ue001", "") if not links else text)
     for number, (shown, url) in enumerate(links):
         text = text.replace(f"\ue000{number}\ue001", hyperlink(shown, url))
@@ -118,6 +120,12 @@ def _terminal_lines() -> int:
     import shutil
 
     return shutil.get_terminal_size((80, 24)).lines - 1
+
+
+def _terminal_columns() -> int:
+    import shutil
+
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 @common.app.command(cls=common.Command)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import libcst as cst
@@ -27,7 +28,7 @@ from rlmap.index.keys import key_literal
 from rlmap.index.records import Diagnostic, FlowRow, ModuleIndex
 from rlmap.index.statements import StatementVisitor
 from rlmap.index.summaries import summarize
-from rlmap.index.syntax import all_params, compact_text, dotted_parts
+from rlmap.index.syntax import all_params, compact_text, dotted_parts, walked_types
 from rlmap.index.vocabulary import KeyVocabulary, vocabulary_for
 
 __all__ = [
@@ -71,21 +72,7 @@ Extractor.handlers = {
     cst.Subscript: Extractor.visit_subscript,
     cst.Comparison: Extractor.visit_comparison,
 }
-
-
-class _Paired:
-    """Positions from the paired ``ast`` tree (the fast path)."""
-
-    def __init__(self, positions: dict[str, list[L.Position]]) -> None:
-        self.paired = L.PairedPositions(positions)
-
-    def take(
-        self,
-        node: cst.CSTNode,  # noqa: ARG002 - same signature as _Provided.take
-        category: str,
-        check: str | None,
-    ) -> tuple[int, int, tuple[str, ...]]:
-        return self.paired.take(category, check)
+Extractor.walked = walked_types(Extractor.handlers)
 
 
 class _Provided:
@@ -99,7 +86,7 @@ class _Provided:
         self,
         node: cst.CSTNode,
         category: str,  # noqa: ARG002 - positions come from the node itself
-        check: str | None,  # noqa: ARG002
+        check: str | None = None,  # noqa: ARG002
     ) -> tuple[int, int, tuple[str, ...]]:
         target = node.name if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
         start = self.positions[target].start.line
@@ -195,7 +182,8 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
     text = decode_source(source)
     positions, deepest_line, tree = ast_index(text, path)
     try:
-        module = cst.parse_module(text)
+        with unvalidated_nodes():
+            module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         raise Skip(error.raw_line, f"libcst cannot parse: {error.message}; file skipped") from None
     except RecursionError:
@@ -205,7 +193,7 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
     try:
         if position_provider:
             raise L.PositionMismatch("requested")
-        extractor = Extractor(module, module_name, path, _Paired(positions), vocabulary)
+        extractor = Extractor(module, module_name, path, L.PairedPositions(positions), vocabulary)
         return dataclasses.replace(_run(extractor, is_package, line_count, lines), flow=_flow(tree, path))
     except L.PositionMismatch:
         pass
@@ -220,6 +208,32 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
         raise too_deep(deepest_line) from None
 
 
+def _skip_validation(self: cst.CSTNode) -> None:
+    """What a libcst node's constructor runs after it is built, instead of its ``_validate``."""
+
+
+@contextmanager
+def unvalidated_nodes() -> Iterator[None]:
+    """libcst nodes built in the block skip their constructor's validation.
+
+    Every node's ``__post_init__`` checks its own fields (whitespace, parentheses, operators),
+    which costs a sixth of ``parse_module``; libcst's own comment there notes that parsing
+    would not need it.  The nodes the parser builds come from text that ``ast.parse`` has
+    already accepted, so every check would pass.  The hook is restored on leaving, so that
+    nodes built later (by ``with_changes``) are checked as usual.
+    """
+    base = cst.CSTNode
+    saved = base.__dict__.get("__post_init__")
+    if saved is None:  # a libcst that validates elsewhere: parse as it does
+        yield
+        return
+    base.__post_init__ = _skip_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        base.__post_init__ = saved  # type: ignore[method-assign]
+
+
 def _flow(tree: ast.Module, path: str) -> tuple[FlowRow, ...]:
     """The module's value-flow summary (:mod:`rlmap.index.summaries`), from its ``ast`` tree."""
     module_name, is_package = module_name_for(path)
@@ -231,8 +245,8 @@ def _run(extractor: Extractor, is_package: bool, line_count: int, source_lines: 
     extractor.source_lines = source_lines
     extractor.walk(extractor.module)
     positions = extractor.positions
-    if isinstance(positions, _Paired):
-        positions.paired.verify_exhausted()
+    if isinstance(positions, L.PairedPositions):
+        positions.verify_exhausted()
     return ModuleIndex(
         module=extractor.module_name,
         path=extractor.path,
@@ -245,5 +259,5 @@ def _run(extractor: Extractor, is_package: bool, line_count: int, source_lines: 
         locals=tuple(extractor.locals),
         returns=tuple(extractor.returns),
         exports=extractor.exports,
-        position_fallback=not isinstance(positions, _Paired),
+        position_fallback=not isinstance(positions, L.PairedPositions),
     )

@@ -13,7 +13,7 @@ import libcst as cst
 
 from rlmap.index import lines as L
 from rlmap.index.records import CHECK, CLASS, READ, KeyAccess
-from rlmap.index.syntax import dotted_parts, literal_strings, string_value
+from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, string_value
 from rlmap.index.walker import Walker
 
 
@@ -49,11 +49,19 @@ def _raw_key(key: tuple[str, ...]) -> str:
     return key[-1]
 
 
+def _receiver_text(node: cst.BaseExpression) -> str:
+    """The object a key is accessed on, short: ``td``, ``self.td``, ``out["next"]`` -> ``out[...]``."""
+    return compact_text(node, "")
+
+
 class KeyVisitor(Walker):
     """Records key accesses under ``self.vocabulary``; handles subscripts and comparisons."""
 
-    def add_key(self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "") -> None:
-        self.keys.append(KeyAccess(key, kind, self.function_scope(), line, how, tuple(self.guards), expression))
+    def add_key(
+        self, key: tuple[str, ...], kind: str, line: int, how: str, expression: str = "", receiver: str = ""
+    ) -> None:
+        function = self.function_scope()
+        self.keys.append(KeyAccess(key, kind, function, line, how, tuple(self.guards), expression, receiver))
 
     def on_copy(self, receiver: Sequence[str], how: str) -> str:
         """``how`` of a write into a local bound to a copy (``x = td.select(...)``): said so."""
@@ -61,7 +69,7 @@ class KeyVisitor(Walker):
             return f"{how} on a copy"
         return how
 
-    def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str) -> None:
+    def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str, receiver: str = "") -> None:
         """A key held by a local name or a ``self`` attribute, or an element of one at a constant
         index (``self.out_keys[1]``): resolved later by the model."""
         index = ""
@@ -77,7 +85,7 @@ class KeyVisitor(Walker):
             node = node.value
         parts = dotted_parts(node)
         if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
-            self.add_key((), kind, line, how, ".".join(parts) + index)
+            self.add_key((), kind, line, how, ".".join(parts) + index, receiver)
 
     def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
         """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""
@@ -116,15 +124,16 @@ class KeyVisitor(Walker):
         positional = [arg for arg in args if arg.keyword is None and (not arg.star or (multi and arg.star == "*"))]
         candidates = positional if multi else positional[:1]
         how = self.on_copy(receiver, method) if kind != READ else method
+        held_by = _receiver_text(func.value)
         for arg in candidates:
             key = None if arg.star else key_literal(arg.value)
             if key is not None:
-                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), how)
+                self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), how, receiver=held_by)
             else:
                 held = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
                 parts = ".".join(dotted_parts(held))
                 key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
-                self.add_symbolic_key(arg.value, kind, key_line, how)
+                self.add_symbolic_key(arg.value, kind, key_line, how, held_by)
 
     def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
         line, _, _ = self.position(node, L.SUBSCRIPT)
@@ -143,11 +152,12 @@ class KeyVisitor(Walker):
             return
         key = key_literal(index.value)
         how = self.on_copy(receiver, "[]") if kind != READ else "[]"
+        held_by = _receiver_text(node.value)
         if key is not None:
-            self.add_key(key, kind, line, how)
+            self.add_key(key, kind, line, how, receiver=held_by)
         elif kind != READ:
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept
-            self.add_symbolic_key(index.value, kind, line, how)
+            self.add_symbolic_key(index.value, kind, line, how, held_by)
 
     def visit_comparison(self, node: cst.Comparison) -> None:
         line, _, _ = self.position(node, L.COMPARE)
@@ -171,4 +181,5 @@ class KeyVisitor(Walker):
             and isinstance(container.func, cst.Attribute)
             and container.func.attr.value in self.vocabulary.membership_methods
         ):
-            self.add_key(key, CHECK, line, f"in {container.func.attr.value}()")
+            receiver = _receiver_text(container.func.value)
+            self.add_key(key, CHECK, line, f"in {container.func.attr.value}()", receiver=receiver)

@@ -17,6 +17,7 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 CALL = "call"
 ATTR = "attr"
@@ -69,23 +70,10 @@ class PositionMismatch(Exception):
     """The two trees disagree; the caller must use libcst's own positions for this file."""
 
 
-def _check_value(node: ast.AST) -> str:
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Name):
-            return func.id
-        if isinstance(func, ast.Attribute):
-            return func.attr
-        return ""
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name
-    return ""
-
-
 def shorten(text: str) -> str:
     """Source text on one line, cut to ``TEXT_LIMIT`` characters."""
+    if " " not in text and text.isprintable():  # a name or a call without spaces: nothing to fold
+        return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
     text = _SPACES.sub(" ", text).strip()
     text = _INNER_SPACE.sub(lambda match: match.group(1) or match.group(2), text)
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
@@ -151,23 +139,58 @@ def _signature(
     return (signature, returned, *annotations)
 
 
-def _texts(node: ast.AST, segment: Callable[[ast.AST | None], str]) -> tuple[str, ...]:
-    if isinstance(node, (ast.If, ast.While)):
-        return (segment(node.test),)
-    if isinstance(node, (ast.For, ast.AsyncFor)):
-        return (segment(node.target), segment(node.iter))
-    if isinstance(node, ast.ExceptHandler):
-        return (segment(node.type),)
-    if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)):
-        return (segment(node.value),)
-    if isinstance(node, ast.AnnAssign):
-        return (segment(node.annotation), segment(node.value))
-    if isinstance(node, ast.Call):
-        # the line where the callee's name ends: ``.clone`` in a call chain spread over lines
-        return (segment(node.func), str(node.func.end_lineno or node.lineno))
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return _signature(node.args, node.returns, segment)
-    return ()
+def _call_texts(node: ast.Call, segment: Callable[[ast.AST | None], str]) -> tuple[str, ...]:
+    # the line where the callee's name ends: ``.clone`` in a call chain spread over lines
+    return (segment(node.func), str(node.func.end_lineno or node.lineno))
+
+
+def _for_texts(node: ast.For | ast.AsyncFor, segment: Callable[[ast.AST | None], str]) -> tuple[str, ...]:
+    return (segment(node.target), segment(node.iter))
+
+
+def _annotated_texts(node: ast.AnnAssign, segment: Callable[[ast.AST | None], str]) -> tuple[str, ...]:
+    return (segment(node.annotation), segment(node.value))
+
+
+def _function_texts(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, segment: Callable[[ast.AST | None], str]
+) -> tuple[str, ...]:
+    return _signature(node.args, node.returns, segment)
+
+
+# The source texts the index prints, per category: a condition, a loop's target and iterable,
+# an exception type, an assigned or returned value, an annotation, a callee, a signature.
+_TEXTS: dict[str, Callable[[Any, Callable[[ast.AST | None], str]], tuple[str, ...]]] = {
+    IF: lambda node, segment: (segment(node.test),),
+    WHILE: lambda node, segment: (segment(node.test),),
+    FOR: _for_texts,
+    EXCEPT: lambda node, segment: (segment(node.type),),
+    ASSIGN: lambda node, segment: (segment(node.value),),
+    AUG_ASSIGN: lambda node, segment: (segment(node.value),),
+    RETURN: lambda node, segment: (segment(node.value),),
+    ANN_ASSIGN: _annotated_texts,
+    CALL: _call_texts,
+    FUNC: _function_texts,
+}
+
+
+def _call_check(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+# The name a libcst node of the category must agree with: a callee's last name, an attribute's
+# name, a definition's name.
+_CHECKS: dict[str, Callable[[Any], str]] = {
+    CALL: _call_check,
+    ATTR: lambda node: node.attr,
+    FUNC: lambda node: node.name,
+    CLASS: lambda node: node.name,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +217,7 @@ def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str
     # (node, depth of its parent, line of the nearest node that has one: contexts, operators
     # and ``arguments`` have none)
     stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 1)]
-    pop, push, children, category_of = stack.pop, stack.append, ast.iter_child_nodes, _AST_CATEGORY.get
+    pop, push, category_of, fields_of = stack.pop, stack.append, _AST_CATEGORY.get, _CHILD_FIELDS.get
     while stack:
         node, depth, line = pop()
         kind = type(node)
@@ -204,27 +227,59 @@ def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str
             depth += _flattened_depth(node, source, starts, (limit - depth) if limit else 0)
         if depth > deepest:
             deepest, deepest_line = depth, line
+        fields = fields_of(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = _child_fields(kind)
         if kind is ast.JoinedStr:  # its constant parts carry the whole literal's position
-            for child in children(node):
+            for child in node.values:  # type: ignore[attr-defined]
                 if type(child) is ast.FormattedValue:
                     push((child, depth, line))
             continue
-        for child in children(node):
-            push((child, depth, line))
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        push((child, depth, line))
+            elif isinstance(value, ast.AST):
+                if value.__class__ in _CONTEXTS:
+                    # a load/store/del marker: a leaf, the last field, popped right after its
+                    # node, so only its depth counts (and it is counted here, in the same order)
+                    if depth + 1 > deepest:
+                        deepest, deepest_line = depth + 1, line
+                else:
+                    push((value, depth, line))
         category = category_of(kind)
         if category is None:
             continue
-        col = node.col_offset  # type: ignore[attr-defined]
+        check = _CHECKS.get(category)
+        texts = _TEXTS.get(category)
         end_line = node.end_lineno or line  # type: ignore[attr-defined]
-        end_col = node.end_col_offset or 0  # type: ignore[attr-defined]
         found.setdefault(category, []).append(
-            (line, col, -end_line, -end_col, end_line, _check_value(node), _texts(node, segment))
+            (
+                line,
+                node.col_offset,  # type: ignore[attr-defined]
+                -end_line,
+                -(node.end_col_offset or 0),  # type: ignore[attr-defined]
+                end_line,
+                check(node) if check is not None else "",
+                texts(node, segment) if texts is not None else (),
+            )
         )
     result: dict[str, list[Position]] = {}
     for category, entries in found.items():
         entries.sort()
         result[category] = [(entry[0], entry[4], entry[5], entry[6]) for entry in entries]
     return result, Nesting(deepest, deepest_line)
+
+
+_CONTEXTS = frozenset({ast.Load, ast.Store, ast.Del})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ``ast`` node type, the order :func:`ast.iter_child_nodes` reads them in."""
+    return tuple(getattr(kind, "_fields", ()))
 
 
 _FLATTENED = frozenset({ast.BoolOp, ast.Import, ast.ImportFrom, ast.Constant, ast.JoinedStr})
@@ -264,7 +319,12 @@ class PairedPositions:
         self._positions = positions
         self._cursor: dict[str, int] = dict.fromkeys(positions, 0)
 
-    def take(self, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
+    def take(
+        self,
+        node: object,  # noqa: ARG002 - the signature of every position source (the walker's ``position``)
+        category: str,
+        check: str | None = None,
+    ) -> tuple[int, int, tuple[str, ...]]:
         """The position of the next node of ``category``; ``check`` must match its name."""
         index = self._cursor.get(category, 0)
         entries = self._positions.get(category)

@@ -101,6 +101,9 @@ class KeyAccess:
     # expression as written.  The index records it with ``key == ()``; the model resolves it
     # to the constant values it can hold and keeps the expression to show how.
     expression: str = ""
+    # The object the key is read from or written to, as written (``next_td`` of
+    # ``next_td.get("k")``, ``data["k"]``, ``"k" in data.keys()``); ``""`` for declared keys.
+    receiver: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from rlmap.index import lines as L
 from rlmap.index.accesses import AccessVisitor
 from rlmap.index.definitions import DefinitionVisitor
 from rlmap.index.records import AUGMENTED, DELETE, READ, WRITE, ReturnSite
-from rlmap.index.syntax import children, ends_in_exit
+from rlmap.index.syntax import ends_in_exit
 
 
 class StatementVisitor(DefinitionVisitor, AccessVisitor):
@@ -69,8 +69,7 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
     def visit_comp_for(self, node: cst.CompFor) -> None:
         """``(td.get(k) for k in self.in_keys)``: the loop binds ``k`` like a ``for`` statement."""
         self.record_loop(node.target, node.iter)
-        for child in children(node):
-            self.walk(child)
+        self.walk_children(node)
 
     def visit_except(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
         _, _, (kind,) = self.position(node, L.EXCEPT)

@@ -104,7 +104,11 @@ def _bound_names(body: list[ast.stmt], args: ast.arguments | None = None) -> tup
         elif kind in _NAMED and node.name:  # type: ignore[attr-defined]
             local.add(node.name)  # type: ignore[attr-defined]
         for name in _BODIES.get(kind, ()):
-            stack.extend(getattr(node, name))
+            inner = getattr(node, name)  # a list of statements or patterns, or one pattern (or None)
+            if type(inner) is list:
+                stack.extend(inner)
+            elif inner is not None:
+                stack.append(inner)
     while targets:
         target = targets.pop()
         if type(target) is ast.Name:

@@ -8,7 +8,7 @@ the syntax.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -54,28 +54,41 @@ _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 
 
-def _fields(node_type: type) -> tuple[str, ...]:
+def child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of a libcst node type that may hold code, in source order (not its text:
+    ``Name.value`` is a ``str``)."""
     names = _FIELDS_CACHE.get(node_type)
     if names is None:
         names = _FIELD_ORDER.get(node_type) or tuple(
             field.name
             for field in dataclasses.fields(node_type)
-            if not field.name.startswith("whitespace") and field.name not in _SKIPPED_FIELDS
+            if not field.name.startswith("whitespace") and field.name not in _SKIPPED_FIELDS and field.type is not str
         )
         _FIELDS_CACHE[node_type] = names
     return names
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The child nodes of ``node`` that may hold code, in source order."""
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+def _node_types() -> frozenset[type]:
+    """Every libcst node class (a set lookup by ``type(value)`` is far cheaper than
+    ``isinstance(value, CSTNode)``, which goes through ``ABCMeta`` on every call)."""
+    found: set[type] = set()
+    pending: list[type] = [cst.CSTNode]
+    while pending:
+        subclasses: list[type] = pending.pop().__subclasses__()
+        for subclass in subclasses:
+            if subclass not in found:
+                found.add(subclass)
+                pending.append(subclass)
+    return frozenset(found)
+
+
+def walked_types(handled: Iterable[type]) -> frozenset[type]:
+    """The libcst node types a walk must enter: those it handles, and those whose fields may
+    hold code (a ``Name`` or a number holds none, so a walk need not enter it)."""
+    handled = set(handled)
+    return frozenset(
+        kind for kind in _node_types() if kind in handled or (dataclasses.is_dataclass(kind) and child_fields(kind))
+    )
 
 
 def dotted_parts(node: cst.BaseExpression) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from rlmap.index.records import (
     ReturnSite,
     Symbol,
 )
-from rlmap.index.syntax import children, dotted_parts
+from rlmap.index.syntax import child_fields, dotted_parts
 from rlmap.index.vocabulary import KeyVocabulary
 
 
@@ -43,6 +43,8 @@ class Walker:
     """One walk over one module; collects records into lists."""
 
     handlers: ClassVar[dict[type, Callable[[Any, Any], None]]] = {}
+    # the node types a walk enters: :func:`rlmap.index.syntax.walked_types` of the handlers
+    walked: ClassVar[frozenset[Any]] = frozenset()
 
     def __init__(
         self,
@@ -56,6 +58,9 @@ class Walker:
         self.module_name = module_name
         self.path = path
         self.positions = positions
+        # the line, end line and texts of a node (see :func:`rlmap.index.lines.index_ast`): the
+        # position source's own method, called directly (it runs for most nodes of the tree)
+        self.position: Callable[..., tuple[int, int, tuple[str, ...]]] = positions.take
         self.vocabulary = vocabulary  # ``None``: no extension enabled, no key access recorded
         self.scopes: list[Scope] = [Scope(module_name, MODULE)]
         self.guards: list[str] = []
@@ -84,10 +89,6 @@ class Walker:
         parts = dotted_parts(node)
         return ".".join(parts) if parts else self.text(node)
 
-    def position(self, node: cst.CSTNode, category: str, check: str | None = None) -> tuple[int, int, tuple[str, ...]]:
-        """Line, end line and source texts (see :func:`rlmap.index.lines.index_ast`) of ``node``."""
-        return self.positions.take(node, category, check)
-
     def line_holding(self, needle: str, start: int, end: int) -> int:
         """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)."""
         if needle and end > start:
@@ -112,12 +113,25 @@ class Walker:
 
     # -- walking ---------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
-        handler = self.handlers.get(type(node))
+        kind = type(node)
+        handler = self.handlers.get(kind)
         if handler is not None:
             handler(self, node)
-        else:
-            for child in children(node):
-                self.walk(child)
+            return
+        self.walk_children(node)
+
+    def walk_children(self, node: cst.CSTNode) -> None:
+        """Into the children that may hold code, in source order; this runs for most nodes of
+        the tree, so nodes are told by a set lookup of their type, not by ``isinstance``."""
+        walked = self.walked
+        for name in child_fields(type(node)):
+            value: Any = getattr(node, name)
+            if value.__class__ in walked:
+                self.walk(value)
+            elif value.__class__ is tuple or value.__class__ is list:
+                for item in value:
+                    if item.__class__ in walked:
+                        self.walk(item)
 
     def walk_all(self, nodes: Sequence[cst.CSTNode]) -> None:
         for node in nodes:

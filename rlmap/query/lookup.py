@@ -258,6 +258,7 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
                 "location": f"{model.path_of(access.function)}:{access.line}",
                 "guards": list(access.guards),
                 "via": access.expression,
+                "receiver": access.receiver,
             }
             for access in accesses
         ],
@@ -288,24 +289,26 @@ def _plain_link(text: str, url: str) -> str:
     return text
 
 
-def format_description(result: dict[str, Any], link: Link | None = None) -> str:
+def format_description(result: dict[str, Any], link: Link | None = None, width: int = 0) -> str:
     """Human-readable text for a :func:`describe` result.
 
     Names in the symbol's own module are shown relative to it (``Collector._sync`` for
     ``torchrl.collectors._single.Collector._sync``); rows are aligned in columns; an access
     written twice on one line is one row; guards read as conditions (``x``, not
     ``not (not x)``).  ``link`` turns ``path:line`` locations into terminal hyperlinks.
+    ``width`` (a terminal's columns; 0: none) wraps a row's last column (guards, flags) under
+    itself instead of letting the terminal fold the row at its left edge.
     """
     if result.get("kind") == "glossary term":
         return _format_term(result)
     if result.get("glossary"):
         rest = {name: value for name, value in result.items() if name != "glossary"}
-        return _format_term(result["glossary"]) + "\n\n" + format_description(rest, link)
+        return _format_term(result["glossary"]) + "\n\n" + format_description(rest, link, width)
     if "ambiguous" in result:
-        return _format_ambiguous(result)
+        return _format_ambiguous(result, width)
     if result.get("kind") == "tensordict key":
-        return _format_key(result)
-    report = _Report(result, link or _plain_link)
+        return _format_key(result, width)
+    report = _Report(result, link or _plain_link, width)
     lines = report.header()
     for section in (report.accesses, report.members, report.constructed_by, report.callers, report.callees):
         body = section()
@@ -317,38 +320,69 @@ def format_description(result: dict[str, Any], link: Link | None = None) -> str:
     return "\n".join(lines)
 
 
-def _format_ambiguous(result: dict[str, Any]) -> str:
+def _format_ambiguous(result: dict[str, Any], width: int = 0) -> str:
     lines = [f"'{result['query']}' matches {len(result['ambiguous'])} symbols:"]
     rows = [(c["qualname"], f"({c['kind']}, {c['anchor']['location']})") for c in result["ambiguous"]]
-    lines.extend(_table(rows))
+    lines.extend(_table(rows, width=width))
     lines.append("Pass a longer suffix or the full qualified name.")
     if result.get("key"):
         lines.append("")
-        lines.append(format_description(result["key"]))
+        lines.append(format_description(result["key"], width=width))
     return "\n".join(lines)
 
 
-def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str = "  ") -> list[str]:
+def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str = "  ", width: int = 0) -> list[str]:
     """Rows as aligned columns (the last one free); a column is as wide as its widest cell, at most
-    its cap (``caps``, else 60): a longer cell pushes the rest of its row only."""
+    its cap (``caps``, else 60): a longer cell pushes the rest of its row only.  A row longer than
+    ``width`` (0: no limit) is fitted to it (:func:`_fitted`)."""
     if not rows:
         return []
     count = max(len(row) for row in rows)
     caps = [*caps, *[60] * count]
+    if width:  # on a narrow terminal no column takes more than half of it
+        caps = [min(cap, max(16, (width - len(indent)) // 2)) for cap in caps]
     widths = [min(caps[i], max((len(row[i]) for row in rows if i < len(row)), default=0)) for i in range(count - 1)]
     lines = []
     for row in rows:
         cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
-        lines.append((indent + "  ".join(cells)).rstrip())
+        line = (indent + "  ".join(cells)).rstrip()
+        lines.extend(_fitted(cells, width, indent) if width and len(line) > width and len(cells) > 1 else [line])
+    return lines
+
+
+# Below this many columns left for the cells that did not fit, they go on lines of their own.
+_NARROWEST_CELL = 24
+
+
+def _fitted(cells: list[str], width: int, indent: str) -> list[str]:
+    """A row longer than ``width``: the leading cells that fit (the first always), then the others
+    on the same line when enough room is left, else wrapped on lines of their own, under the
+    second column (or indented under the row when that is too far right)."""
+    keep = len(cells) - 1
+    while keep > 1 and len((indent + "  ".join(cells[:keep])).rstrip()) > width:
+        keep -= 1
+    head = indent + "  ".join(cells[:keep]) + "  "
+    rest = "  ".join(cell.strip() for cell in cells[keep:] if cell.strip())
+    if keep == len(cells) - 1 and width - len(head) >= _NARROWEST_CELL:
+        start, lines = len(head), []
+    else:
+        start = len(indent) + len(cells[0]) + 2 if keep > 1 else len(indent) + 4
+        if width - start < _NARROWEST_CELL:
+            start = len(indent) + 4
+        lines, head = [head.rstrip()], " " * start
+    pieces = textwrap.wrap(rest, max(width - start, _NARROWEST_CELL), break_on_hyphens=False) or [""]
+    lines.append(head + pieces[0])
+    lines.extend(" " * start + piece for piece in pieces[1:])
     return lines
 
 
 class _Report:
     """The text of a symbol's :func:`describe_symbol` result."""
 
-    def __init__(self, result: dict[str, Any], link: Link) -> None:
+    def __init__(self, result: dict[str, Any], link: Link, width: int = 0) -> None:
         self.result = result
         self.link = link
+        self.width = width
         qualname = result["qualname"]
         module = result["definition"]["path"][:-3].replace("/", ".").removesuffix(".__init__")
         self.module = module if module and qualname.startswith(module + ".") else ""
@@ -411,7 +445,7 @@ class _Report:
                 rows.append(row)
             counts[row] = counts.get(row, 0) + 1
         shown = [self._counted(row, counts[row]) for row in rows]
-        return [f"accesses ({len(self.result['accesses'])}):", *_table(shown, caps=(9, 16, 40))]
+        return [f"accesses ({len(self.result['accesses'])}):", *_table(shown, caps=(9, 16, 40), width=self.width)]
 
     @staticmethod
     def _counted(row: tuple[str, ...], count: int) -> tuple[str, ...]:
@@ -433,14 +467,14 @@ class _Report:
             )
             for member in members
         ]
-        return [f"members ({len(members)}):", *_table(rows)]
+        return [f"members ({len(members)}):", *_table(rows, width=self.width)]
 
     def constructed_by(self) -> list[str]:
         edges = self.result.get("constructed_by")
         if not edges:
             return []
         rows = [(self.name(edge["caller"]), f"line {_lines(edge['lines'])}") for edge in edges]
-        return [f"constructed by ({len(edges)}):", *_table(rows)]
+        return [f"constructed by ({len(edges)}):", *_table(rows, width=self.width)]
 
     def callers(self) -> list[str]:
         """Callers of a function or method, even none; of an attribute or variable, only when some."""
@@ -451,7 +485,7 @@ class _Report:
             (self.name(edge["caller"]), f"line {_lines(edge['lines'])}", f"[{', '.join(edge['how'])}]")
             for edge in result["callers"]
         ]
-        return [f"callers ({len(result['callers'])}):", *_table(rows, caps=(60, 16))]
+        return [f"callers ({len(result['callers'])}):", *_table(rows, caps=(60, 16), width=self.width)]
 
     def callees(self) -> list[str]:
         edges = self.result["callees"]
@@ -463,10 +497,10 @@ class _Report:
             rows.append(
                 (f"line {_lines(edge['lines'])}", self.name(edge["callee"]), f"[{', '.join(edge['how'])}]", marker)
             )
-        return [f"callees ({len(edges)}):", *_table(rows, caps=(16, 60, 14))]
+        return [f"callees ({len(edges)}):", *_table(rows, caps=(16, 60, 14), width=self.width)]
 
 
-def _format_key(result: dict[str, Any]) -> str:
+def _format_key(result: dict[str, Any], width: int = 0) -> str:
     lines = [f"{result['key']}  (tensordict key)"]
     if result.get("also_symbols"):
         lines.append("  also the name of: " + ", ".join(c["qualname"] for c in result["also_symbols"]))
@@ -476,11 +510,27 @@ def _format_key(result: dict[str, Any]) -> str:
             continue
         lines.append("")
         lines.append(f"{title} ({len(selected)}):")
+        rows = []
         for access in selected:
-            guard = f"  [{' / '.join(map(readable_guard, access['guards']))}]" if access["guards"] else ""
-            how = f"{access['how']} ({access['via']})" if access.get("via") else access["how"]
-            lines.append(f"  {how:<10} {access['location']:<52} {access['function']}{guard}")
+            guards = " / ".join(map(readable_guard, access["guards"]))
+            row = (_key_access_text(access), access["location"], access["function"], f"[{guards}]" if guards else "")
+            rows.append(row if guards else row[:3])
+        lines.extend(_table(rows, caps=(40, 60, 60), width=width))
     return "\n".join(lines)
+
+
+def _key_access_text(access: dict[str, Any]) -> str:
+    """How a key is accessed, on what: ``td.get``, ``data[]``, ``in data.keys()``, ``set (init_key)``."""
+    how, receiver = access["how"], access.get("receiver", "")
+    if not receiver:
+        text = how
+    elif how == "[]":
+        text = f"{receiver}[]"
+    elif how.startswith("in "):
+        text = f"in {receiver}.{how[3:]}"
+    else:
+        text = f"{receiver}.{how}"
+    return f"{text} ({access['via']})" if access.get("via") else text
 
 
 def _lines(lines: list[int]) -> str:

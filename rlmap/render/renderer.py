@@ -57,7 +57,7 @@ class Renderer:
             raise
         except jinja2.TemplateError as error:
             raise TemplateError(f"{entry.origin}: prose '{entry.name}': {error}", "fix the jinja text") from None
-        except _RUNTIME_ERRORS as error:
+        except (*_RUNTIME_ERRORS, AttributeError) as error:  # prose is always the user's text
             raise TemplateError(
                 f"{entry.origin}: prose '{entry.name}': {type(error).__name__}: {error}", "fix the jinja text"
             ) from None
@@ -151,8 +151,10 @@ class Renderer:
         except jinja2.TemplateError as error:
             where = _template_location(error, template.filename or template_name)
             raise TemplateError(f"{where}: {error}", "fix the template") from None
-        except _RUNTIME_ERRORS as error:
+        except (*_RUNTIME_ERRORS, AttributeError) as error:
             where = _template_location(error, template.filename or template_name)
+            if isinstance(error, AttributeError) and _is_shipped(where):
+                raise  # a shipped template's call went wrong: a bug in rlmap
             raise TemplateError(f"{where}: {type(error).__name__}: {error}", "fix the template") from None
         self._check_prose_shown(template_name, prose, shown or set())
         return _tidy(text)
@@ -174,7 +176,9 @@ class Renderer:
 
 
 # What a template or prose entry can raise at run time from Python itself (a division by zero,
-# a missing key, a runaway recursion): the user's text to fix, never a bug in rlmap.
+# a missing key, a runaway recursion): the user's text to fix, never a bug in rlmap.  An
+# ``AttributeError`` (a formatter given a value of the wrong kind: ``f.sym(1)``) is the user's
+# too when it comes from a user's template; from a shipped one it is a bug.
 _RUNTIME_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError)
 
 
@@ -233,6 +237,11 @@ def _template_location(error: BaseException, filename: str) -> str:
         trace = trace.tb_next
     shown = _shown_template(filename)
     return f"{shown}:{line}" if line else shown
+
+
+def _is_shipped(where: str) -> bool:
+    """Whether a :func:`_template_location` names one of the templates rlmap ships."""
+    return where.startswith("templates/")
 
 
 def _shown_template(filename: str) -> str:

@@ -45,7 +45,13 @@ class _ConfinedLoader(jinja2.FileSystemLoader):
     """
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
-        source, filename, uptodate = super().get_source(environment, template)
+        try:
+            source, filename, uptodate = super().get_source(environment, template)
+        except UnicodeDecodeError as error:
+            raise TemplateError(
+                f"{self._undecodable(template, error)}: template is not UTF-8 text ({error.reason})",
+                "save the template as UTF-8",
+            ) from None
         real = Path(filename).resolve()
         if not any(real.is_relative_to(Path(base).resolve()) for base in self.searchpath):
             raise TemplateError(
@@ -53,6 +59,16 @@ class _ConfinedLoader(jinja2.FileSystemLoader):
                 "replace the symlink with the template itself",
             )
         return source, filename, uptodate
+
+    def _undecodable(self, template: str, error: UnicodeDecodeError) -> str:
+        """``path:line`` of the byte a template could not be decoded at (the first directory's
+        file of that name, the one the loader read)."""
+        for base in self.searchpath:
+            path = Path(base, *template.split("/"))
+            if path.is_file():
+                line = error.object[: error.start].count(b"\n") + 1
+                return f"{path}:{line}"
+        return template
 
 
 class Sandbox(jinja2.sandbox.SandboxedEnvironment):

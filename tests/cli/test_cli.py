@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,31 @@ def test_show_key(run: Run) -> None:
     code, out, _ = run("show", *fixture_args("collector.traj_ids"), "--profile", str(FIXTURES / "profile.toml"))
     assert code == 0
     assert '("collector", "traj_ids")  (tensordict key)' in out
-    assert "set        pkg/collector.py:73" in out
+    assert "  data.set  pkg/collector.py:73  pkg.collector.Collector._prepare" in out
+
+
+def test_show_key_names_the_receiver_of_each_access(run: Run, make_package: Any, tmp_path: Path) -> None:
+    """Two reads of one key on one line (``a["k"] | b["k"]``) are two rows that say which is which."""
+    profile = tmp_path / "profile.toml"
+    profile.write_text('[profile]\nname = "keys"\nextensions = ["tensordict"]\n', encoding="utf-8")
+    root = make_package(
+        {
+            "app/__init__.py": "",
+            "app/merge.py": """
+                def merge(root, nxt):
+                    nxt["done"] = nxt["done"] | root["done"]
+                    if "done" in root.keys():
+                        return nxt.get("done")
+            """,
+        }
+    )
+    code, out, err = run("show", "done", "--key", "--source", str(root), "--package", "app", "--no-cache", "-q",
+                         "--profile", str(profile))  # fmt: skip
+    assert code == 0, err
+    readers = out.split("readers (4):\n", 1)[1].splitlines()
+    assert [row.split()[0] for row in readers] == ["nxt[]", "root[]", "in", "nxt.get"]
+    assert "in root.keys()  app/merge.py:3" in out
+    assert out.count("app/merge.py:2") == 3  # the write and the two reads
 
 
 def test_show_key_without_a_profile_that_enables_keys_says_so(run: Run) -> None:
@@ -320,3 +345,18 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
         "resolve 40/40 modules (5.0 s)",
         "render (5.0 s)",
     ]
+
+
+@pytest.mark.parametrize("name", ["Collector._carrier", "Collector.rollout"])
+def test_show_fits_rows_to_a_narrow_terminal_and_keeps_every_word(run: Run, name: str) -> None:
+    from rlmap.query.lookup import format_description
+
+    code, out, _ = run("show", *fixture_args(name, "--json"))
+    assert code == 0
+    result = json.loads(out)
+    whole = format_description(result)
+    narrow = format_description(result, width=48)
+    table_rows = [line for line in narrow.splitlines() if line.startswith("  ") and not line.startswith("  (")]
+    assert max(len(line) for line in whole.splitlines()) > 48  # the case is real: some row is wider
+    assert all(len(line) <= 48 for line in table_rows if " " in line.strip()), narrow
+    assert narrow.split() == whole.split()  # the same words in the same order, only the layout differs

@@ -203,3 +203,34 @@ def test_a_misspelt_prose_key_is_an_error_naming_file_and_key(run: Run, tmp_path
     assert "profile.toml:" in err
     assert "[prose.helpers] intor is shown by no section of the page" in err
     assert "or fix the key (the page shows: no prose)" in err
+
+
+# A bug in a user's template, one per kind: each is the user's input to fix (exit 2, the
+# template's path and line named), never "a bug in rlmap" (exit 70).
+BROKEN_TEMPLATES = [
+    (b"intro\n{% if x %}\n", "Unexpected end of template"),  # syntax
+    (b"intro\n{{ no_such_name }}\n", "'no_such_name' is undefined"),  # undefined name
+    (b"intro\n{{ f.__class__ }}\n", "unsafe"),  # sandbox
+    (b"intro\n{{ f.sym(1) }}\n", "AttributeError"),  # a formatter given the wrong kind of value
+    (b"intro\n{{ f.section('nope') }}\n", "KeyError"),
+    (b"intro\n\xff{{ x }}\n", "not UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("template", "said"), BROKEN_TEMPLATES)
+def test_a_broken_profile_template_is_bad_input_naming_file_and_line(
+    run: Run, tmp_path: Path, template: bytes, said: str
+) -> None:
+    profile = tmp_path / "profile"
+    shutil.copytree(FIXTURES, profile, ignore=shutil.ignore_patterns("pkg"))
+    (profile / "templates" / "sections").mkdir(parents=True)
+    broken = profile / "templates" / "sections" / "contents.j2"  # the index page's one section
+    broken.write_bytes(template)
+    out = tmp_path / "out"
+    code, stdout, err = _generate(run, out, "--profile", str(profile / "profile.toml"))
+    assert code == 2, err
+    assert f"rlmap: error: {broken}:2: " in err
+    assert said in err
+    assert "bug in rlmap" not in err
+    assert "Traceback" not in stdout + err
+    assert not out.exists()

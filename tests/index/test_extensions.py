@@ -168,7 +168,7 @@ def test_the_cli_takes_the_extensions_from_the_profile(
     code, out, err = run(*args, "--config", enabled, "--cache-dir", cache, "-q")
     assert (code, err) == (0, "")
     if command == "show":
-        assert "[]         pkg/m.py:11" in out
+        assert "td[]  pkg/m.py:11" in out
     none = str(_project(root, "[]"))
     code, out, err = run("show", "--key", "done", "--config", none, "--cache-dir", cache, "-q")
     assert code == 2

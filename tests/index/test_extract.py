@@ -296,3 +296,22 @@ def test_nesting_counts_what_libcst_nests_and_ast_keeps_flat(code: str, limit: i
 
     _, nesting = index_ast(ast.parse(code), code.encode(), limit)
     assert (nesting.depth, nesting.line) == (depth, 1)
+
+
+def test_a_match_statement_is_indexed_and_its_captures_are_locals() -> None:
+    """``case`` patterns hold one pattern or a list of them; names they capture are the function's."""
+    index = extract(
+        """
+        def pick(x):
+            match x:
+                case [first, *rest]:
+                    return first
+                case {"k": value} | Point(y=value):
+                    return value
+                case _:
+                    return x
+        """
+    )
+    assert index.diagnostics == ()
+    returned = {row[2] for row in index.flow if row[0] == "copy" and row[1] == "pkg.mod.pick.<return>"}
+    assert returned == {"pkg.mod.pick.first", "pkg.mod.pick.value", "pkg.mod.pick.x"}
