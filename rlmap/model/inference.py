@@ -22,6 +22,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _ANNOTATION_NOISE = frozenset(
     {"None", "Optional", "Union", "typing", "type", "Type", "ClassVar", "Final", "Any", "str", "int"}
 )
+_SELF = frozenset({"Self", "typing.Self", "typing_extensions.Self"})
 _ISINSTANCE = re.compile(r"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)")
 _MAX_CALL_DEPTH = 12  # deep chains of inferred types are not worth following
 _UNTYPED = frozenset({"override", "unique-name", "attribute"})  # targets too uncertain to type by
@@ -48,9 +49,15 @@ class TypeInference(ClassHierarchy):
 
         A ``Callable[...]`` annotation types nothing: the value is a function, whose result
         the annotation's arguments describe, not an instance of ``Callable`` or of them.
+        ``Self`` (``typing.Self``) in a method is the method's class.
         """
         external: Target | None = None
         for name in _IDENTIFIER.findall(text):
+            if name in _SELF:
+                cls = self.enclosing_class(scope)
+                if cls:
+                    return Target(cls, "annotation")
+                continue
             if name.split(".")[0] in _ANNOTATION_NOISE:
                 continue
             if name.rsplit(".", 1)[-1] == "Callable":

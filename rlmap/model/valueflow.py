@@ -107,9 +107,12 @@ _CONTAINER_EXTENDS = frozenset({"extend", "update"})
 class ValueFlow:
     """The points-to sets of every variable, and the call edges they imply."""
 
-    def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex]) -> None:
+    def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex], library: tuple[str, ...] = ()) -> None:
+        """``library``: the companion packages, whose definitions are known but whose bodies are
+        not part of the flow (``modules`` leaves them out)."""
         self.resolver = resolver
         self.symbols = resolver.symbols
+        self.library = tuple(name + "." for name in library)
         # Ordered sets (dicts), never ``set``: which values a capped variable keeps must not depend
         # on the hash seed (the output is byte-identical whatever it is).
         self.points: dict[str, dict[str, None]] = defaultdict(dict)
@@ -305,8 +308,13 @@ class ValueFlow:
             if name == "__dict__":
                 self.add(target, (f"attrs:{cls}",))
                 return
-            if self.resolver.member(cls, name) is None and not self.resolver.attribute_owner(cls, name):
+            if (
+                not cls.startswith(self.library or ("\0",))
+                and self.resolver.member(cls, name) is None
+                and not self.resolver.attribute_owner(cls, name)
+            ):
                 # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
+                # (not a library class: what it generates, tensorclass's methods, is not visible)
                 self.call_method(fact, cls, "__getattr__", receiver, "implicit")
         fields, getter = self.member_path(cls, name)
         if getter and receiver.startswith("i:"):
