@@ -28,7 +28,8 @@ values flow between functions.  Call edges are recorded per call site
 ============  =======================================================================
 flow          a function, class or bound method that reaches the called expression
 callback      a function passed to a builtin or library that calls it (``map``,
-              ``sorted(key=)``, ``threading.Thread(target=)``)
+              ``sorted(key=)``, ``threading.Thread(target=)``, ``threading.Timer``,
+              ``atexit.register``)
 implicit      a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,
               ``forward`` of a ``torch.nn.Module`` called)
 setter        a property setter run by an attribute store
@@ -74,6 +75,9 @@ _CALLBACKS: dict[str, tuple[str, str]] = {
     "multiprocessing.Process": ("target", "args"),
     "torch.multiprocessing.Process": ("target", "args"),
     "atexit.register": ("0", ""),
+    "threading.Timer": ("1", ""),
+    "weakref.finalize": ("1", ""),
+    "signal.signal": ("1", ""),
 }
 # Builtins whose result holds the elements of their first argument (a copy of the container).
 _PASS_CONTAINER = frozenset(
@@ -146,6 +150,13 @@ class ValueFlow:
             for fact in missing:
                 self.add(fact.target, {fact.name})
             self.solve()
+        # A method no call of the program reaches (an entry point: ``collector.start()`` is the
+        # user's call) still runs on an instance of its class: its ``self`` holds one, so that what
+        # it does with ``self`` (hands ``self._run`` to a thread) is seen.
+        for variable in sorted(self.receivers):
+            if not self.points.get(variable):
+                self.add(variable, ("i:" + self.receivers[variable],))
+        self.solve()
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
         """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
