@@ -17,6 +17,8 @@ cm:ID|m       the method ``m`` of container ``ID`` (``d.get``, ``l.append``)
 super:C|R     ``super()`` in a method of ``C``, for receiver ``R``
 attrs:C       ``obj.__dict__`` of an instance of ``C`` (its keys are attributes)
 ext:X         the object named ``X`` outside the source (``builtins.map``, ``torch.cat``)
+make:C        ``super().__call__`` in a metaclass's ``__call__`` making ``C``: calling it runs
+              ``C.__init__`` (``type.__call__``)
 ============  =======================================================================
 
 A worklist propagates each variable's new values along copy edges and through the facts that
@@ -31,7 +33,8 @@ callback      a function passed to a builtin or library that calls it (``map``,
               ``sorted(key=)``, ``threading.Thread(target=)``, ``threading.Timer``,
               ``atexit.register``)
 implicit      a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,
-              ``forward`` of a ``torch.nn.Module`` called)
+              ``forward`` of a ``torch.nn.Module`` called; a metaclass's ``__call__`` when its
+              class is constructed, and the class's ``__init__`` from its ``super().__call__``)
 setter        a property setter run by an attribute store
 decorator     a decorator applied to a definition
 ============  =======================================================================
@@ -50,7 +53,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
-from rlmap.model.mro import first_in_mro
+from rlmap.index.summaries import METACLASS
+from rlmap.model.mro import first_in_mro, mro
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
 RETURN = "<return>"
 _CAP = 64  # values kept per variable
 _BUILTINS = frozenset(dir(builtins))
+_TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
 
@@ -131,7 +136,15 @@ class ValueFlow:
         self._subclass_memo: dict[str, dict[str, bool | None]] = {}
         self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
         self._keep: list[Flow] = []
+        # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
+        self._metacalls: dict[int, tuple[Flow, str]] = {}
+        self._metaclass_watched: set[tuple[int, str]] = set()
         facts = [Flow(*row) for module in modules for row in module.flow]
+        # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
+        self._declares_metaclass = {
+            fact.target for fact in facts if fact.op == "copy" and fact.target.endswith("." + METACLASS)
+        }
+        self._metaclass_variables: dict[str, list[str]] = {}
         self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
         self.originals = {fact.name for fact in facts if fact.op == "decorated"}
         self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
@@ -165,7 +178,18 @@ class ValueFlow:
             return
         if "staticmethod" in symbol.decorators or "classmethod" in symbol.decorators:
             return
-        self.receivers[f"{function}.{names[0]}"] = function.rpartition(".")[0]
+        cls = function.rpartition(".")[0]
+        if self._is_metaclass(cls):  # its methods' ``self`` is a class made by it
+            return
+        self.receivers[f"{function}.{names[0]}"] = cls
+
+    def _is_metaclass(self, cls: str) -> bool:
+        """Whether ``cls`` derives from ``type`` (``abc.ABCMeta`` does), as its bases are written."""
+        for owner in mro(self.resolver.bases, cls):
+            symbol = self.symbols.get(owner)
+            if symbol is not None and any(base in _TYPE_BASES or base.endswith(".ABCMeta") for base in symbol.bases):
+                return True
+        return False
 
     def _instance_of(self, value: str, cls: str) -> bool:
         if not value.startswith("i:"):
@@ -249,7 +273,12 @@ class ValueFlow:
     def handle(self, fact: Flow, values: Iterable[str]) -> None:
         op = fact.op
         for value in sorted(values):
-            if op == "call":
+            if op == "metacall":
+                self.metaclass_call(fact, value)
+            elif op == "super_of":
+                if value.startswith("cls:"):
+                    self.add(fact.target, (f"super:{fact.name}|{value}",))
+            elif op == "call":
                 self.call(fact, value)
             elif op == "load":
                 self.load(value, fact.name, fact.target, fact)
@@ -310,6 +339,11 @@ class ValueFlow:
                 if found is not None:
                     self.bind_copy(found, target, receiver)
                     break
+            else:
+                if name == "__call__" and receiver.startswith("cls:"):
+                    # ``super().__call__(...)`` in a metaclass's ``__call__``: ``type.__call__``,
+                    # which makes the instance and runs its ``__init__``
+                    self.add(target, ("make:" + receiver[4:],))
         elif kind == "ext" and rest.count(".") < 4 and not name.startswith("_"):
             self.add(target, (f"ext:{rest}.{name}",))
 
@@ -454,6 +488,8 @@ class ValueFlow:
             self.bind(qualname, fact, receiver)
         elif kind == "cls":
             self.construct(fact, rest)
+        elif kind == "make":
+            self.construct(fact, rest, through_metaclass=True)
         elif kind == "i":
             if not self.call_method(fact, rest, "__call__", value, "implicit"):
                 self.call_method(fact, rest, "forward", value, "implicit")
@@ -470,20 +506,67 @@ class ValueFlow:
         self.bind(member, fact, receiver)
         return True
 
-    def construct(self, fact: Flow, cls: str) -> None:
+    def construct(self, fact: Flow, cls: str, through_metaclass: bool = False) -> None:
+        """``C(...)``: an instance of ``C`` whose ``__init__`` runs; first, the ``__call__`` of
+        ``C``'s metaclass if it defines one.  ``through_metaclass``: the call is that ``__call__``'s
+        ``super().__call__(...)``, which runs ``__init__`` (an ``implicit`` edge)."""
         self.add(fact.target, ("i:" + cls,))
         init = self.resolver.member(cls, "__init__")
+        how = "implicit" if through_metaclass else "flow"
         if init is not None and self.symbols[init].kind in (METHOD, FUNCTION):
-            self.edge(fact, init, "flow")
-            self.bind(init, fact, "i:" + cls)
-        else:
+            self.edge(fact, init, how)
+            # through the metaclass, the arguments are every construction's (``*args`` of its
+            # ``__call__``): those of each construction reached ``__init__`` at its own site
+            self.bind(init, fact, "i:" + cls, arguments=not through_metaclass)
+        elif not through_metaclass:
             self.edge(fact, cls, "flow")
+        if not through_metaclass and fact.name != "!raise":
+            self.watch_metaclass(fact, cls)
 
-    def bind(self, function: str, fact: Flow, receiver: str | None) -> None:
-        """Arguments to parameters, the return value to the call's result."""
-        self.copy(f"{function}.{RETURN}", fact.target)
+    def watch_metaclass(self, fact: Flow, cls: str) -> None:
+        """Watch the ``metaclass=`` of ``cls`` and of its bases for the constructor call ``fact``."""
+        if (id(fact), cls) in self._metaclass_watched:
+            return
+        self._metaclass_watched.add((id(fact), cls))
+        variables = self._metaclass_variables.get(cls)
+        if variables is None:
+            variables = [
+                f"{owner}.{METACLASS}"
+                for owner in mro(self.resolver.bases, cls)
+                if f"{owner}.{METACLASS}" in self._declares_metaclass
+            ]
+            self._metaclass_variables[cls] = variables
+        for variable in variables:
+            watcher = Flow("metacall", fact.target, variable, fact.name, fact.args, fact.line, fact.scope)
+            self._keep.append(watcher)
+            self._metacalls[id(watcher)] = (fact, cls)
+            self.watch(variable, watcher)
+
+    def metaclass_call(self, watcher: Flow, value: str) -> None:
+        """The metaclass ``value`` of a class being made: its ``__call__`` runs with ``cls`` the class."""
+        if not value.startswith("cls:"):
+            return
+        fact, cls = self._metacalls[id(watcher)]
+        call = self.resolver.member(value[4:], "__call__")
+        if call is not None and self.symbols[call].kind == METHOD:
+            self.edge(fact, call, "implicit")
+            # not its result: shared by every class it makes, it would give each construction
+            # the instances of all of them (the construction is an instance of its own class)
+            self.bind(call, fact, "cls:" + cls, result=False)
+
+    def bind(
+        self, function: str, fact: Flow, receiver: str | None, result: bool = True, arguments: bool = True
+    ) -> None:
+        """Arguments to parameters, the return value to the call's result (either may be left out)."""
+        if result:
+            self.copy(f"{function}.{RETURN}", fact.target)
         names = self.params.get(function)
         if names is None:
+            return
+        if not arguments:
+            positional = [name for name in names if not name.startswith(("*", "kw:"))]
+            if receiver is not None and positional:
+                self.add(f"{function}.{positional[0]}", (receiver,))
             return
         positional = [name for name in names if not name.startswith(("*", "kw:"))]
         keywords = {name.removeprefix("kw:") for name in names if not name.startswith("*")}
@@ -539,7 +622,11 @@ class ValueFlow:
         args = fact.args
         if name == "builtins.super":
             cls = self.resolver.enclosing_class(fact.scope)
-            if cls:
+            names = self.params.get(fact.scope, ())
+            if cls and names and self._is_metaclass(cls):  # ``super()`` bound to the class being made
+                first = f"{fact.scope}.{names[0]}"
+                self.watch(first, Flow("super_of", fact.target, first, cls, (), fact.line, fact.scope))
+            elif cls:
                 self.add(fact.target, (f"super:{cls}|i:{cls}",))
             return
         if name in ("builtins.getattr", "builtins.setattr") and len(args) >= 2 and args[1].startswith("=s:"):
