@@ -22,6 +22,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _ANNOTATION_NOISE = frozenset(
     {"None", "Optional", "Union", "typing", "type", "Type", "ClassVar", "Final", "Any", "str", "int"}
 )
+_CLASS_NAME = re.compile(r"_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")  # CapWords, not a CONSTANT
 _SELF = frozenset({"Self", "typing.Self", "typing_extensions.Self"})
 _ISINSTANCE = re.compile(r"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)")
 _MAX_CALL_DEPTH = 12  # deep chains of inferred types are not worth following
@@ -146,6 +147,10 @@ class TypeInference(ClassHierarchy):
         finally:
             self._depth -= 1
         for target in targets:
+            if target.external and target.how == "external" and _CLASS_NAME.match(target.qualname.rpartition(".")[2]):
+                # ``threading.Thread(...)``: an instance of the outside class (by its CapWords name), so
+                # that ``self._thread.start()`` is ``threading.Thread.start``, not a same-named method here
+                return Target(target.qualname, "assignment", external=True)
             if target.external or target.how in _UNTYPED:
                 continue
             symbol = self.symbols.get(target.qualname)

@@ -40,9 +40,15 @@ decorator     a decorator applied to a definition
 ============  =======================================================================
 
 Nothing is imported or run.  Sets are capped (:data:`_CAP` values per variable) so that a
-variable that may hold anything does not make the solve quadratic; every set is walked in sorted
-order, so which values a capped variable keeps (and so the result) does not depend on the hash
-seed.
+variable that may hold anything does not make the solve quadratic: a variable keeps the first
+values that reach it (of those arriving together, the smallest in sort order) and drops the rest,
+and what it dropped flows nowhere.  Which values those are depends on the order the solver meets
+them, and that order is fixed by the input alone: modules in path order, facts in source order,
+the worklist in insertion order, every set walked sorted.  So the result is the same whatever the
+hash seed, the working directory or the number of parser processes, but it is not the result of
+another order: on torchrl 0.14.1, 13,899 of 117,665 variables reach the cap, and solving the
+modules in reverse path order changes 8,810 of 36,608 flow edges.  A capped set is a truncated
+one, never a proof that a call does not happen.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ if TYPE_CHECKING:
     from rlmap.model.resolve import Resolver
 
 RETURN = "<return>"
-_CAP = 64  # values kept per variable
+_CAP = 64  # values kept per variable (the first to arrive; see the module's docstring)
 _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})

@@ -19,6 +19,7 @@ SOURCE = {
         class Service:
             def start(self):
                 self._thread = threading.Thread(target=self._run_iterator, daemon=True)
+                self._thread.start()
                 self._timer = threading.Timer(5.0, self._tick)
                 atexit.register(self._shutdown)
 
@@ -67,10 +68,18 @@ def test_the_receiver_is_the_methods_class_only(model: CodeModel) -> None:
     assert [edge.caller for edge in model.callers("ep.service.Service._run_iterator")] == ["ep.service.Service.start"]
 
 
+def test_an_attribute_holding_an_outside_class_instance_is_typed_by_it(model: CodeModel) -> None:
+    """``self._thread = threading.Thread(...)``: ``self._thread.start()`` is ``threading.Thread.start``,
+    not the package's only ``start`` (``Service.start`` itself, by name alone)."""
+    callees = {edge.callee: edge.how for edge in model.callees("ep.service.Service.start")}
+    assert callees["threading.Thread.start"] == ("assignment",)
+    assert "ep.service.Service.start" not in callees
+
+
 def test_torchrl_collector_thread_target(torchrl_model: CodeModel) -> None:
     """``Collector.start`` runs ``self._run_iterator`` in a thread (nothing in torchrl calls start)."""
-    edge = torchrl_model.edge(
-        "torchrl.collectors._single.Collector.start", "torchrl.collectors._single.Collector._run_iterator"
-    )
+    start = "torchrl.collectors._single.Collector.start"
+    edge = torchrl_model.edge(start, "torchrl.collectors._single.Collector._run_iterator")
     assert edge is not None
     assert edge.how == ("callback",)
+    assert torchrl_model.edge(start, "threading.Thread.start") is not None
