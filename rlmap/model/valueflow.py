@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
 from rlmap.index.summaries import METACLASS
-from rlmap.model.mro import first_in_mro, mro
+from rlmap.model.mro import first_in_mro
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -150,7 +150,8 @@ class ValueFlow:
         self._declares_metaclass = {
             fact.target for fact in facts if fact.op == "copy" and fact.target.endswith("." + METACLASS)
         }
-        self._metaclass_variables: dict[str, list[str]] = {}
+        self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
+        self._metaclass_memo: dict[str, bool | None] = {}
         self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
         self.originals = {fact.name for fact in facts if fact.op == "decorated"}
         self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
@@ -190,12 +191,15 @@ class ValueFlow:
         self.receivers[f"{function}.{names[0]}"] = cls
 
     def _is_metaclass(self, cls: str) -> bool:
-        """Whether ``cls`` derives from ``type`` (``abc.ABCMeta`` does), as its bases are written."""
-        for owner in mro(self.resolver.bases, cls):
+        """Whether ``cls`` derives from ``type`` (``abc.ABCMeta`` does), as its bases are written
+        (memoized along the hierarchy: linear in its size, however deep)."""
+
+        def own(owner: str) -> bool | None:
             symbol = self.symbols.get(owner)
-            if symbol is not None and any(base in _TYPE_BASES or base.endswith(".ABCMeta") for base in symbol.bases):
-                return True
-        return False
+            written = symbol.bases if symbol is not None else ()
+            return True if any(base in _TYPE_BASES or base.endswith(".ABCMeta") for base in written) else None
+
+        return bool(first_in_mro(self.resolver.bases, cls, self._metaclass_memo, own))
 
     def _instance_of(self, value: str, cls: str) -> bool:
         if not value.startswith("i:"):
@@ -534,15 +538,18 @@ class ValueFlow:
         if (id(fact), cls) in self._metaclass_watched:
             return
         self._metaclass_watched.add((id(fact), cls))
-        variables = self._metaclass_variables.get(cls)
-        if variables is None:
-            variables = [
-                f"{owner}.{METACLASS}"
-                for owner in mro(self.resolver.bases, cls)
-                if f"{owner}.{METACLASS}" in self._declares_metaclass
-            ]
-            self._metaclass_variables[cls] = variables
-        for variable in variables:
+        if not self._declares_metaclass:
+            return
+        # the nearest class along the MRO that declares one (a subclass's metaclass derives from
+        # its bases': the most derived is the one Python uses)
+        declared = self._declares_metaclass
+        nearest = first_in_mro(
+            self.resolver.bases,
+            cls,
+            self._metaclass_variables,
+            lambda owner: f"{owner}.{METACLASS}" if f"{owner}.{METACLASS}" in declared else None,
+        )
+        for variable in (nearest,) if nearest else ():
             watcher = Flow("metacall", fact.target, variable, fact.name, fact.args, fact.line, fact.scope)
             self._keep.append(watcher)
             self._metacalls[id(watcher)] = (fact, cls)
