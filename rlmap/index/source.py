@@ -24,6 +24,9 @@ DEFAULT_REPO_URL = "https://github.com/pytorch/rl"
 # The packages indexed with a documented package when the configuration names none: torchrl's
 # classes derive from tensordict's and call into it, so calls and inherited members resolve there.
 DEFAULT_COMPANIONS = {"torchrl": ("tensordict",)}
+# Where a companion's files are linked (at its ``v<version>`` tag); a companion not named here
+# gets no links.
+COMPANION_REPO_URLS = {"tensordict": "https://github.com/pytorch/tensordict"}
 
 _VERSION_ASSIGN = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"\n]{1,200})['"]""", re.M)
 # PEP 440 and the looser spellings of local builds (``0.14.1+cpu``, ``2.1.0a0+git1a2b``): no
@@ -76,6 +79,17 @@ class SourceTree:
     @property
     def companion_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.companions)
+
+    def companion_links(self) -> tuple[tuple[str, str, str], ...]:
+        """(name, version, repository URL) of each companion: its files link to ``v<version>``
+        of that repository (``""`` when either is unknown: no links)."""
+        found = []
+        for name, root in self.companions:
+            version = _detect_version(root, name)
+            if not _VERSION.fullmatch(version):
+                version = ""
+            found.append((name, version, COMPANION_REPO_URLS.get(name, "")))
+        return tuple(found)
 
     def is_companion_path(self, relative: str) -> bool:
         """Whether a repo-relative path is a companion package's file (indexed, not documented)."""

@@ -68,6 +68,8 @@ class SourceInfo:
     # The packages indexed with it, never documented: no link into them (they are not in the
     # repository), and :meth:`CodeModel.symbols` leaves their symbols out.
     companions: tuple[str, ...] = ()
+    # (name, version, repository URL) of each: its files link to its own repository's tag
+    companion_links: tuple[tuple[str, str, str], ...] = ()
     # Per-file link refs (the last commit that changed each file) and the files no commit holds
     # as they are (see rlmap.index.history); empty: every link uses ``ref``.
     pins: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -75,7 +77,14 @@ class SourceInfo:
 
     @classmethod
     def of(cls, source: SourceTree) -> SourceInfo:
-        return cls(source.package, source.version, source.commit, source.repo_url, source.companion_names)
+        return cls(
+            source.package,
+            source.version,
+            source.commit,
+            source.repo_url,
+            source.companion_names,
+            source.companion_links(),
+        )
 
     def is_companion_path(self, path: str) -> bool:
         """Whether ``path`` is a file of a companion package (indexed, not documented)."""
@@ -88,7 +97,12 @@ class SourceInfo:
     def permalink(self, path: str, line: int | None = None) -> str:
         """The link to ``path`` (at ``line``); ``""`` without a repository URL or a path, or for a
         file whose worktree lines no commit holds."""
-        if not path or path in self.unlinked or self.is_companion_path(path):
+        if not path or path in self.unlinked:
+            return ""
+        if self.is_companion_path(path):  # a companion's file: at its own tag, in its own repository
+            for name, version, url in self.companion_links:
+                if companion_path((name,), path):
+                    return permalink_url(url, f"v{version}", path, line) if url and version else ""
             return ""
         return permalink_url(self.repo_url, self.pins.get(path) or self.ref, path, line)
 
@@ -147,7 +161,7 @@ _TABLES: dict[str, Any] = {
 _TABLE_KEYS: dict[str, Any] = {"keys": tuple[str, ...]}
 
 _PLAIN = {
-    "source": tuple[str, str, str, str, tuple[str, ...]],
+    "source": tuple[str, str, str, str, tuple[str, ...], tuple[tuple[str, str, str], ...]],
     "called_by": dict[str, tuple[str, ...]],  # callee -> its callers, sorted
     "nodes": dict[str, str],
     "exports": tuple[tuple[str, str, str], ...],
@@ -423,7 +437,14 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
 
     return CodeModel(
         {
-            "source": (info.package, info.version, info.commit, info.repo_url, info.companions),
+            "source": (
+                info.package,
+                info.version,
+                info.commit,
+                info.repo_url,
+                info.companions,
+                info.companion_links,
+            ),
             "symbols": {name: as_tuple(symbols[name]) for name in sorted(symbols)},
             "calls": {caller: tuple(rows) for caller, rows in calls.items()},
             "called_by": {callee: tuple(callers) for callee, callers in sorted(called_by.items())},

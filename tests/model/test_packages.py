@@ -105,7 +105,7 @@ def test_a_companion_installed_elsewhere_is_found_without_import_and_gets_no_lin
     assert tree.absolute("app/agent.py") == checkout.resolve() / "app" / "agent.py"
     model = load_model(tree, Cache.disabled(), jobs=1).model
     assert model.find_member("app.agent.Agent", "prepare") == "lib.core.Base.prepare"
-    # no link into a file the repository does not hold
+    # no link into a file the repository does not hold (lib has no known repository of its own)
     assert model.source.permalink("lib/core.py", 1) == ""
     assert model.source.permalink("app/agent.py", 1).startswith("https://example.org/app/blob/")
 
@@ -171,7 +171,12 @@ def test_torchrl_resolves_into_tensordict(torchrl_model: CodeModel) -> None:
     assert "torchrl.modules.tensordict_module.sequence.SafeSequential.__init__" in {
         edge.caller for edge in model.callers(sequential_init)
     }
-    # never documented: not among the symbols pages go through, no link into pytorch/rl
+    # never documented: not among the symbols pages go through; linked in its own repository
     assert not any(symbol.path.startswith("tensordict/") for symbol in model.symbols())
     assert model.symbol("tensordict.base.TensorDictBase").path == "tensordict/base.py"  # type: ignore[union-attr]
-    assert model.source.permalink("tensordict/base.py", 10) == ""
+    name, version, url = model.source.companion_links[0]
+    assert (name, url) == ("tensordict", "https://github.com/pytorch/tensordict")
+    assert version[:1].isdigit()
+    link = model.source.permalink("tensordict/base.py", 10)
+    assert link == f"https://github.com/pytorch/tensordict/blob/v{version}/tensordict/base.py#L10"
+    assert model.source.permalink("torchrl/envs/common.py", 10).startswith("https://github.com/pytorch/rl/blob/")
