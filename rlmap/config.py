@@ -33,6 +33,9 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, rename="kebab"):
 
     source: _PathText | None = None
     package: Annotated[str, msgspec.Meta(pattern=PACKAGE_PATTERN)] = "torchrl"
+    # the packages indexed together (calls and inherited members resolve into them); default:
+    # the documented package and its usual companions (torchrl: tensordict)
+    packages: list[Annotated[str, msgspec.Meta(pattern=PACKAGE_PATTERN)]] | None = None
     out: _PathText | None = None
     formats: list[str] | None = None
     templates: _PathText | None = None
@@ -51,6 +54,7 @@ _KEYS = tuple(sorted(field.encode_name for field in msgspec.structs.fields(_Tabl
 class Config:
     source: Path | None = None
     package: str = "torchrl"
+    packages: tuple[str, ...] | None = None  # None: the package's default companions
     out: Path = Path("generated_docs")
     formats: tuple[str, ...] = ("rst", "md")
     templates: Path | None = None
@@ -113,6 +117,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
     config = Config(
         source=relative(parsed.source),
         package=parsed.package,
+        packages=tuple(parsed.packages) if parsed.packages is not None else None,
         out=_confined(base, parsed.out, f"{path.name}: [tool.rlmap] out") or base / "generated_docs",
         formats=tuple(parsed.formats) if parsed.formats is not None else ("rst", "md"),
         templates=relative(parsed.templates),

@@ -225,7 +225,9 @@ def load_model_of(
     from rlmap.model.session import load_model
 
     extensions = profile.extensions if profile is not None else ()
-    tree = locate_source(settings.source, package=settings.package, repo_url=settings.repo_url)
+    tree = locate_source(
+        settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
+    )
     for warning in tree.warnings:
         say_warning(warning)
     if not tree.version and not tree.commit and tree.repo_url:

@@ -24,7 +24,9 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     try:
         settings = common.settings_of(params.get("config"), params.get("source"), params.get("package"))
         chosen = common.profile_of(params.get("profile") or settings.profile, settings.package)
-        tree = locate_source(settings.source, package=settings.package, repo_url=settings.repo_url)
+        tree = locate_source(
+            settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
+        )
         cache_dir = params.get("cache_dir") or default_cache_dir()
         model = cached_model(tree, Cache(cache_dir), chosen.extensions if chosen is not None else ())
     except Exception:  # completion must never print a traceback into the shell

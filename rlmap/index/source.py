@@ -21,6 +21,12 @@ from rlmap.errors import SourceError
 
 DEFAULT_PACKAGE = "torchrl"
 DEFAULT_REPO_URL = "https://github.com/pytorch/rl"
+# The packages indexed with a documented package when the configuration names none: torchrl's
+# classes derive from tensordict's and call into it, so calls and inherited members resolve there.
+DEFAULT_COMPANIONS = {"torchrl": ("tensordict",)}
+# Where a companion's files are linked (at its ``v<version>`` tag); a companion not named here
+# gets no links.
+COMPANION_REPO_URLS = {"tensordict": "https://github.com/pytorch/tensordict"}
 
 _VERSION_ASSIGN = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"\n]{1,200})['"]""", re.M)
 # PEP 440 and the looser spellings of local builds (``0.14.1+cpu``, ``2.1.0a0+git1a2b``): no
@@ -46,6 +52,10 @@ class SourceTree:
     # ``.`` for every module and package under ``root`` (a plain source directory).  Empty: the
     # package alone.
     tops: tuple[str, ...] = ()
+    # The other packages indexed with it (resolved into, never documented): (package, the
+    # directory holding it).  Their files are named relative to that directory
+    # (``tensordict/base.py``), so names never collide with the documented package's.
+    companions: tuple[tuple[str, Path], ...] = ()
 
     @property
     def package_dir(self) -> Path:
@@ -57,10 +67,40 @@ class SourceTree:
         return "." in self.tops
 
     def top_dirs(self) -> list[Path]:
-        """The directories walked: the package's, each extra package's, or the root."""
-        if not self.tops:
-            return [self.package_dir]
-        return [self.root if top == "." else self.root.joinpath(*top.split(".")) for top in self.tops]
+        """The directories walked: the package's, each extra package's, or the root; then the
+        companions'."""
+        own = (
+            [self.package_dir]
+            if not self.tops
+            else [self.root if top == "." else self.root.joinpath(*top.split(".")) for top in self.tops]
+        )
+        return own + [root.joinpath(*name.split(".")) for name, root in self.companions]
+
+    @property
+    def companion_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.companions)
+
+    def companion_links(self) -> tuple[tuple[str, str, str], ...]:
+        """(name, version, repository URL) of each companion: its files link to ``v<version>``
+        of that repository (``""`` when either is unknown: no links)."""
+        found = []
+        for name, root in self.companions:
+            version = _detect_version(root, name)
+            if not _VERSION.fullmatch(version):
+                version = ""
+            found.append((name, version, COMPANION_REPO_URLS.get(name, "")))
+        return tuple(found)
+
+    def is_companion_path(self, relative: str) -> bool:
+        """Whether a repo-relative path is a companion package's file (indexed, not documented)."""
+        return companion_path(self.companion_names, relative)
+
+    def absolute(self, relative: str) -> Path:
+        """The file a repo-relative path names (a companion's lives under its own directory)."""
+        for name, root in self.companions:
+            if companion_path((name,), relative):
+                return root / relative
+        return self.root / relative
 
     @property
     def is_checkout(self) -> bool:
@@ -72,12 +112,13 @@ class SourceTree:
         return git_ref(self.commit, self.version)
 
     def python_files(self) -> list[Path]:
-        """Every ``.py`` file of the package that can be read, sorted by repo-relative path.
+        """Every ``.py`` file of the documented package that can be read, sorted by repo-relative
+        path (not the companions': see :meth:`scan_files`).
 
         Only regular files inside the package tree: what :meth:`scan_files` skips is left out,
         so that reading every returned path terminates.
         """
-        return self.scan_files()[0]
+        return [path for path in self.scan_files()[0] if not self.is_companion_path(self.relpath(path))]
 
     def scan_files(self) -> tuple[list[Path], list[tuple[str, str]]]:
         """The readable ``.py`` files, and ``(repo-relative path, why)`` of every entry that may
@@ -198,6 +239,9 @@ class SourceTree:
         return next((kind for test, kind in kinds if test(mode)), "not a file")
 
     def relpath(self, path: Path) -> str:
+        for name, root in self.companions:
+            if root != self.root and path.is_relative_to(root.joinpath(*name.split("."))):
+                return path.relative_to(root).as_posix()
         return path.relative_to(self.root).as_posix()
 
     def permalink(self, path: str, line: int | None = None) -> str:
@@ -234,15 +278,24 @@ def source_stamp(package: str, version: str, commit: str) -> str:
     return f"{package} {version or '(unknown version)'}"
 
 
+def companion_path(companions: tuple[str, ...], relative: str) -> bool:
+    """Whether ``relative`` (a repo-relative path) is in one of the ``companions`` packages."""
+    return any(relative.startswith(name.replace(".", "/") + "/") for name in companions)
+
+
 def locate_source(
     path: Path | None = None,
     package: str = DEFAULT_PACKAGE,
     repo_url: str | None = None,
+    packages: tuple[str, ...] | None = None,
 ) -> SourceTree:
-    """Find the tree to document.
+    """Find the tree to document, and the packages indexed with it.
 
     ``path`` may be a checkout (a directory holding ``<package>/``), the package directory
     itself, or ``None`` for the installed package.  ``package`` may be dotted (``a.b``).
+    ``packages`` lists the packages indexed together (the documented one is always among them);
+    ``None`` for the default (:data:`DEFAULT_COMPANIONS`), where a companion that is not found
+    is a warning, not an error.
     """
     if not _PACKAGE.fullmatch(package):
         raise SourceError(f"'{package}' is not a package name", "pass --package a dotted Python name, e.g. torchrl")
@@ -264,6 +317,7 @@ def locate_source(
     if commit and not _COMMIT.fullmatch(commit):
         warnings.append(f"ignored a git HEAD that is not a commit id: {commit[:40]!r}")
         commit = ""
+    companions = _locate_companions(root, package, packages, warnings, whole=bool(tops))
     return SourceTree(
         root=root,
         package=package,
@@ -272,7 +326,50 @@ def locate_source(
         repo_url=url if not tops else (repo_url or ""),
         warnings=tuple(warnings),
         tops=tops,
+        companions=companions,
     )
+
+
+def _locate_companions(
+    root: Path, package: str, packages: tuple[str, ...] | None, warnings: list[str], whole: bool = False
+) -> tuple[tuple[str, Path], ...]:
+    """(name, directory holding it) of every package indexed beside ``package``: in the same
+    directory as it (a checkout holding both), else installed (found by looking, never by importing).
+
+    A package named in the configuration that is not found is an error; a default one, a warning.
+    """
+    explicit = packages is not None
+    wanted = packages if packages is not None else DEFAULT_COMPANIONS.get(package, ())
+    found: list[tuple[str, Path]] = []
+    for name in dict.fromkeys(wanted):
+        if not _PACKAGE.fullmatch(name):
+            raise SourceError(
+                f"'{name}' in packages is not a package name", "list dotted Python names in [tool.rlmap] packages"
+            )
+        if name == package:
+            continue
+        if name.startswith(package + ".") or package.startswith(name + "."):
+            raise SourceError(
+                f"packages lists '{name}', which contains or is inside the documented package '{package}'",
+                "list top-level packages other than the documented one",
+            )
+        if (root.joinpath(*name.split(".")) / "__init__.py").is_file():
+            if not whole:  # a plain source directory indexes it already
+                found.append((name, root))
+            continue
+        try:
+            found.append((name, _installed_root(name)))
+        except SourceError:
+            if explicit:
+                raise SourceError(
+                    f"package '{name}' (listed in packages) was not found beside {package} nor installed",
+                    f"install it (pip install {name.split('.')[0]}) or remove it from [tool.rlmap] packages",
+                ) from None
+            warnings.append(
+                f"{name} is not installed: calls into it stay unresolved - install it, "
+                f'or set [tool.rlmap] packages = ["{package}"] to index {package} alone'
+            )
+    return tuple(found)
 
 
 def _installed_root(package: str) -> Path:

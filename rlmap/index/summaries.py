@@ -51,6 +51,9 @@ class _Scope:
     lambdas: int = 0
 
 
+METACLASS = "<metaclass>"  # the variable holding a class's ``metaclass=``: ``pkg.mod.C.<metaclass>``
+
+
 def summarize(tree: ast.Module, module: str, is_package: bool) -> tuple[FlowRow, ...]:
     """The value-flow statements of one parsed module, as :class:`~rlmap.index.records.Flow` rows
     (empty when it nests too deep to walk)."""
@@ -405,7 +408,9 @@ class _Summary:
         for base in node.bases:
             self.expression(base)
         for keyword in node.keywords:
-            self.expression(keyword.value)
+            value = self.expression(keyword.value)
+            if keyword.arg == "metaclass" and value:  # what ``C(...)`` runs first: the metaclass's ``__call__``
+                self.emit("copy", f"{qualname}.{METACLASS}", value)
         decorators = [self.expression(decorator) for decorator in node.decorator_list]
         local = _bound_names(node.body)[0]
         self.scopes.append(_Scope(qualname, "class", local))

@@ -21,6 +21,7 @@ from rlmap.index.records import (
     ReturnSite,
     Symbol,
 )
+from rlmap.index.source import companion_path
 from rlmap.model.resolve import Resolver, Target
 from rlmap.model.valueflow import ValueFlow
 
@@ -59,14 +60,22 @@ class CallEdges:
         return [(*pair, tuple(sorted(self._lines[pair])), tuple(sorted(self._how[pair]))) for pair in pairs]
 
 
-def resolve_sites(resolver: Resolver, index: ProjectIndex, edges: CallEdges) -> dict[str, list[SiteRow]]:
+def resolve_sites(
+    resolver: Resolver, index: ProjectIndex, edges: CallEdges, companions: tuple[str, ...] = ()
+) -> dict[str, list[SiteRow]]:
     """Resolve every call site into ``edges``; the calls written in each function, as rows.
 
     Each site's targets are the resolver's (by name and type), joined by what the whole-program
     value flow (:mod:`rlmap.model.valueflow`) finds reaching its callee; the calls only the value
     flow sees (a decorator applied, ``__enter__``, a property setter) become edges of their own.
+
+    A companion package (tensordict beside torchrl) takes part through its definitions, classes
+    and annotations, not its value flow: its functions' bodies are library code, whose
+    flow-insensitive merge (tensorclass's generated methods, ``__getattr__`` fallbacks) would
+    reach every receiver that passes through them.  A value it returns is typed by its annotation.
     """
-    flow = ValueFlow(resolver, index.modules).targets()
+    documented = [module for module in index.modules if not companion_path(companions, module.path)]
+    flow = ValueFlow(resolver, documented, companions).targets()
     used: set[tuple[str, int, str]] = set()
     sites: dict[str, list[SiteRow]] = defaultdict(list)
     for module in index.modules:
@@ -105,10 +114,18 @@ def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:
     return kept + [target for target in found if target.qualname not in known]
 
 
-def group_keys(resolver: Resolver, index: ProjectIndex) -> dict[tuple[str, ...], list[KeyAccess]]:
-    """Key accesses by key; a key written as an expression under each constant it can hold."""
+def group_keys(
+    resolver: Resolver, index: ProjectIndex, companions: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], list[KeyAccess]]:
+    """Key accesses by key; a key written as an expression under each constant it can hold.
+
+    Only the documented package's: a companion package's own key accesses (tensordict's) are
+    not what the package's key flows are about.
+    """
     keys: dict[tuple[str, ...], list[KeyAccess]] = defaultdict(list)
     for module in index.modules:
+        if companions and companion_path(companions, module.path):
+            continue
         for key_access in module.keys:
             if key_access.key:
                 keys[key_access.key].append(key_access)

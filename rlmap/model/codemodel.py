@@ -21,7 +21,7 @@ import msgspec
 
 from rlmap.errors import CacheError
 from rlmap.index.records import AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
-from rlmap.index.source import SourceTree, git_ref, permalink_url, source_stamp
+from rlmap.index.source import SourceTree, companion_path, git_ref, permalink_url, source_stamp
 from rlmap.model.mro import descendants, nearest_in_bases
 
 if TYPE_CHECKING:
@@ -65,6 +65,11 @@ class SourceInfo:
     version: str
     commit: str
     repo_url: str
+    # The packages indexed with it, never documented: no link into them (they are not in the
+    # repository), and :meth:`CodeModel.symbols` leaves their symbols out.
+    companions: tuple[str, ...] = ()
+    # (name, version, repository URL) of each: its files link to its own repository's tag
+    companion_links: tuple[tuple[str, str, str], ...] = ()
     # Per-file link refs (the last commit that changed each file) and the files no commit holds
     # as they are (see rlmap.index.history); empty: every link uses ``ref``.
     pins: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -72,7 +77,18 @@ class SourceInfo:
 
     @classmethod
     def of(cls, source: SourceTree) -> SourceInfo:
-        return cls(source.package, source.version, source.commit, source.repo_url)
+        return cls(
+            source.package,
+            source.version,
+            source.commit,
+            source.repo_url,
+            source.companion_names,
+            source.companion_links(),
+        )
+
+    def is_companion_path(self, path: str) -> bool:
+        """Whether ``path`` is a file of a companion package (indexed, not documented)."""
+        return bool(self.companions) and companion_path(self.companions, path)
 
     @property
     def ref(self) -> str:
@@ -82,6 +98,11 @@ class SourceInfo:
         """The link to ``path`` (at ``line``); ``""`` without a repository URL or a path, or for a
         file whose worktree lines no commit holds."""
         if not path or path in self.unlinked:
+            return ""
+        if self.is_companion_path(path):  # a companion's file: at its own tag, in its own repository
+            for name, version, url in self.companion_links:
+                if companion_path((name,), path):
+                    return permalink_url(url, f"v{version}", path, line) if url and version else ""
             return ""
         return permalink_url(self.repo_url, self.pins.get(path) or self.ref, path, line)
 
@@ -140,7 +161,7 @@ _TABLES: dict[str, Any] = {
 _TABLE_KEYS: dict[str, Any] = {"keys": tuple[str, ...]}
 
 _PLAIN = {
-    "source": tuple[str, str, str, str],
+    "source": tuple[str, str, str, str, tuple[str, ...], tuple[tuple[str, str, str], ...]],
     "called_by": dict[str, tuple[str, ...]],  # callee -> its callers, sorted
     "nodes": dict[str, str],
     "exports": tuple[tuple[str, str, str], ...],
@@ -285,9 +306,19 @@ class CodeModel:
         return qualname in self._symbols
 
     def qualnames(self) -> Iterator[str]:
+        """Every symbol's name, the companion packages' too (``show`` and ``graph`` reach them)."""
         return iter(self._symbols)
 
     def symbols(self) -> Iterator[Symbol]:
+        """The documented package's symbols: what pages and the audit go through (a companion
+        package's, such as tensordict's for torchrl, are reached by name only)."""
+        source = self.source
+        for raw in self._symbols.values():
+            if not source.is_companion_path(raw[2]):
+                yield Symbol(*raw)
+
+    def all_symbols(self) -> Iterator[Symbol]:
+        """Every symbol, the companion packages' too."""
         for raw in self._symbols.values():
             yield Symbol(*raw)
 
@@ -386,7 +417,7 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
-    sites = assemble.resolve_sites(resolver, index, edges)
+    sites = assemble.resolve_sites(resolver, index, edges, info.companions)
     attributes, property_reads = assemble.group_attributes(resolver, index)
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)
@@ -394,7 +425,7 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
         if qualname not in symbols:
             symbols[qualname] = assemble.attribute_symbol(qualname, accesses, symbols)
     edges.mark_unknown(symbols)
-    keys = assemble.group_keys(resolver, index)
+    keys = assemble.group_keys(resolver, index, info.companions)
     calls: dict[str, list[tuple[str, tuple[int, ...], tuple[str, ...]]]] = defaultdict(list)
     called_by: dict[str, list[str]] = defaultdict(list)
     for caller, callee, call_lines, hows in edges.rows():  # sorted by (caller, callee)
@@ -406,7 +437,14 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
 
     return CodeModel(
         {
-            "source": (info.package, info.version, info.commit, info.repo_url),
+            "source": (
+                info.package,
+                info.version,
+                info.commit,
+                info.repo_url,
+                info.companions,
+                info.companion_links,
+            ),
             "symbols": {name: as_tuple(symbols[name]) for name in sorted(symbols)},
             "calls": {caller: tuple(rows) for caller, rows in calls.items()},
             "called_by": {callee: tuple(callers) for callee, callers in sorted(called_by.items())},

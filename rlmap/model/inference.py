@@ -22,6 +22,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _ANNOTATION_NOISE = frozenset(
     {"None", "Optional", "Union", "typing", "type", "Type", "ClassVar", "Final", "Any", "str", "int"}
 )
+_CLASS_NAME = re.compile(r"_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")  # CapWords, not a CONSTANT
+_SELF = frozenset({"Self", "typing.Self", "typing_extensions.Self"})
 _ISINSTANCE = re.compile(r"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)")
 _MAX_CALL_DEPTH = 12  # deep chains of inferred types are not worth following
 _UNTYPED = frozenset({"override", "unique-name", "attribute"})  # targets too uncertain to type by
@@ -48,9 +50,15 @@ class TypeInference(ClassHierarchy):
 
         A ``Callable[...]`` annotation types nothing: the value is a function, whose result
         the annotation's arguments describe, not an instance of ``Callable`` or of them.
+        ``Self`` (``typing.Self``) in a method is the method's class.
         """
         external: Target | None = None
         for name in _IDENTIFIER.findall(text):
+            if name in _SELF:
+                cls = self.enclosing_class(scope)
+                if cls:
+                    return Target(cls, "annotation")
+                continue
             if name.split(".")[0] in _ANNOTATION_NOISE:
                 continue
             if name.rsplit(".", 1)[-1] == "Callable":
@@ -139,6 +147,10 @@ class TypeInference(ClassHierarchy):
         finally:
             self._depth -= 1
         for target in targets:
+            if target.external and target.how == "external" and _CLASS_NAME.match(target.qualname.rpartition(".")[2]):
+                # ``threading.Thread(...)``: an instance of the outside class (by its CapWords name), so
+                # that ``self._thread.start()`` is ``threading.Thread.start``, not a same-named method here
+                return Target(target.qualname, "assignment", external=True)
             if target.external or target.how in _UNTYPED:
                 continue
             symbol = self.symbols.get(target.qualname)

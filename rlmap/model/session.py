@@ -42,6 +42,7 @@ def _project_key(source: SourceTree, extensions: tuple[str, ...]) -> tuple[str, 
     # what the commit changes (links) is attached fresh on every load.
     parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.repo_url]
     parts.append("extensions:" + ",".join(extensions))
+    parts.append("companions:" + ",".join("|".join(link) for link in source.companion_links()))
     files, skipped = source.scan_files()
     for path in files:
         relative = source.relpath(path)

@@ -18,9 +18,11 @@ subclass       the receiver's declared type lacks the method: a subclass that de
 flow           whole-program value flow: a function, class or bound method reaching the callee
                (:mod:`rlmap.model.valueflow`)
 callback       a function passed to a builtin or library that calls it (``map``, ``sorted(key=)``,
-               ``threading.Thread(target=)``)
+               ``threading.Thread(target=)``, ``threading.Timer``, ``atexit.register``)
 implicit       a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,
-               ``forward`` of a called ``nn.Module``) on a receiver the value flow knows
+               ``forward`` of a called ``nn.Module``) on a receiver the value flow knows; a
+               metaclass's ``__call__`` run by ``C(...)``, and ``C.__init__`` run by its
+               ``super().__call__(...)``
 setter         ``obj.p = v`` -> the property setter of ``p``
 decorator      applying a decorator to a definition (the module or class defining it calls it)
 external       resolved to a name outside the package (``torch.cat``)

@@ -234,6 +234,9 @@ EXPECTED_STALE_REFS = {
     ("torchrl/collectors/_async_batched.py", 552, "torchrl.modules.InferenceServer"): True,
     ("torchrl/collectors/_async_batched.py", 682, "torchrl.modules.InferenceServer"): True,
     ("torchrl/collectors/_multi_base.py", 345, "torchrl.collectors.MultiProcessWeightSyncScheme"): True,
+    # in the docstring of the implementation that follows update_policy_weights_'s overloads
+    ("torchrl/collectors/_base.py", 1052, "torchrl.collectors.LocalWeightsUpdaterBase"): True,
+    ("torchrl/collectors/_base.py", 1053, "torchrl.collectors.RemoteWeightsUpdaterBase"): True,
     ("torchrl/collectors/distributed/_ray_eval_runtime.py", 17, "torchrl.collectors.RayEvalWorker"): True,
     ("torchrl/collectors/weight_update.py", 33, "torchrl.collector.BaseCollector.update_policy_weights_"): True,
     # no module torchrl.modules.rnn (it is torchrl.modules.tensordict_module.rnn)

@@ -65,7 +65,8 @@ def test_lstm_forward_calls_lstm(torchrl_model: CodeModel) -> None:
     assert "self" in edge.how
     mode = torchrl_model.edge(f"{RNN}.LSTMModule.forward", f"{RNN}.LSTMModule.recurrent_mode")
     assert mode is not None
-    assert mode.how == ("property",)
+    assert "property" in mode.how  # certain; the value flow reads the same getter through ``self``
+    assert set(mode.how) <= {"property", "flow"}
 
 
 def test_init_tracker_writes_is_init(torchrl_model: CodeModel) -> None:
