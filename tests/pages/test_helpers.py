@@ -30,6 +30,14 @@ PACKAGE = {
             def _documented(self):
                 '''Build the output batch.'''
                 return []
+
+            def __iter__(self):
+                yield self.rollout(1)
+
+            def _run(self):
+                for _ in self:
+                    if self.done:
+                        return
         """,
 }
 
@@ -47,4 +55,6 @@ def test_a_helper_says_what_its_code_does_or_its_docstring_says(
             False,
         ),
         "Collector._documented": ("Build the output batch.", True),
+        # iterating self runs __iter__, a call no site writes; a bare return gives back None
+        "Collector._run": ("calls Collector.__iter__() (implicit); returns None", False),
     }

@@ -102,7 +102,17 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
             continue
         guard = f" (under {site.guards[-1]})" if site.guards else ""
         calls.append(f"{text}(){guard}")
-    returns = [r.value for r in model.returns(function) if r.value and (span is None or r.line in span)]
+    for edge in model.callees(function):
+        # ``for _ in self`` runs ``__iter__``, ``with x`` runs ``__enter__``: calls no site writes
+        in_span = span is None or any(line in span for line in edge.lines)
+        if in_span and "implicit" in edge.how and edge.callee.rsplit(".", 1)[-1].startswith("__"):
+            text = edge.callee.rsplit(".", 2)[-2] + "." + edge.callee.rsplit(".", 1)[-1]
+            if f"{text}() (implicit)" not in calls:
+                calls.append(f"{text}() (implicit)")
+    all_returns = [r for r in model.returns(function) if span is None or r.line in span]
+    returns = [r.value for r in all_returns if r.value]
+    if all_returns and not returns:
+        returns = ["None"]  # only bare ``return`` statements
     parts = []
     if written:
         parts.append("assigns " + ", ".join(f"self.{name}" for name in sorted(written)[:_LIMIT]) + _more(written))
