@@ -249,10 +249,13 @@ class CallsByName:
             self._last = defaultdict(list)
             for function in sorted(self.model.qualnames()):
                 for site in self.model.call_sites(function):
-                    text = site.callee_text.split("(", 1)[0]
+                    # ``step_mdp(td).select(...)`` calls ``select``: the name a call is written with
+                    # is the last of its callee, and a first name followed by ``(`` is a call's result
+                    text = site.callee_text
                     self._last[text.rsplit(".", 1)[-1]].append((function, site.line, site.targets))
-                    if "." in text:
-                        self._first[text.split(".", 1)[0]].add((function, site.line))
+                    first, dot, _ = text.partition(".")
+                    if dot and "(" not in first:
+                        self._first[first].add((function, site.line))
         return self._last
 
     def unresolved(self, qualname: str) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlmap.index.records import AUGMENTED, WRITE
+from rlmap.model.codemodel import CodeModel
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Body, Context
 from rlmap.pages.sections.code import Helper, build_inventory
@@ -98,14 +99,18 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
         if span is not None and site.line not in span:
             continue
         text = site.callee_text
-        if not text or text.rsplit(".", 1)[-1] in _PLAIN_CALLS or text in calls:
+        if not text or text in _PLAIN_CALLS or text in calls:  # ``set(x)`` is plain, ``td.set(k, v)`` is not
             continue
         guard = f" (under {site.guards[-1]})" if site.guards else ""
         calls.append(f"{text}(){guard}")
+    own = _own_classes(model, function)
     for edge in model.callees(function):
-        # ``for _ in self`` runs ``__iter__``, ``with x`` runs ``__enter__``: calls no site writes
+        # ``for _ in self`` runs ``__iter__``: a call no site writes.  Only a dunder of the
+        # function's own class or its bases is named; one the value flow guesses on another
+        # object (a loop over a list it thinks may be a tensordict) is not
         in_span = span is None or any(line in span for line in edge.lines)
-        if in_span and "implicit" in edge.how and edge.callee.rsplit(".", 1)[-1].startswith("__"):
+        owner = edge.callee.rpartition(".")[0]
+        if in_span and "implicit" in edge.how and owner in own and edge.callee.rsplit(".", 1)[-1].startswith("__"):
             text = edge.callee.rsplit(".", 2)[-2] + "." + edge.callee.rsplit(".", 1)[-1]
             if f"{text}() (implicit)" not in calls:
                 calls.append(f"{text}() (implicit)")
@@ -122,6 +127,19 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
         shown = list(dict.fromkeys(returns))
         parts.append("returns " + " or ".join(_clip(value) for value in shown[:2]) + _more(shown, 2))
     return "; ".join(parts) or "no assignment, call or return rlmap sees"
+
+
+def _own_classes(model: CodeModel, function: str) -> set[str]:
+    """The class a method belongs to and every class it derives from."""
+    cls = function.rpartition(".")[0]
+    found: set[str] = set()
+    pending = [cls] if model.node_kind(cls) == "class" else []
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            pending.extend(model.bases.get(current, ()))
+    return found
 
 
 def _more(items: list[str], limit: int = _LIMIT) -> str:
