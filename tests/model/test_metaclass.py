@@ -84,6 +84,10 @@ def test_torchrl_env_construction_goes_through_env_post_init(torchrl_model: Code
     callees = {edge.callee: edge.how for edge in torchrl_model.callees(post_init)}
     assert callees.get("torchrl.envs.libs.gym.GymEnv.__init__") == ("implicit",)
     callers = {edge.caller: edge.how for edge in torchrl_model.callers(post_init)}
-    assert callers.get("torchrl.envs.llm.libs.mlgym.make_mlgym") == ("implicit",)
+    assert callers.get("torchrl.envs.llm.envs.LLMEnv.from_dataloader") == ("implicit",)
+    # MLGymWrapper is a GymWrapper: the nearest metaclass in its MRO, _GymAsyncMeta, runs first
+    gym_meta = "torchrl.envs.libs.gym._GymAsyncMeta.__call__"
+    assert _how(torchrl_model, "torchrl.envs.llm.libs.mlgym.make_mlgym", gym_meta) == ("implicit",)
+    assert post_init not in {edge.callee for edge in torchrl_model.callees("torchrl.envs.llm.libs.mlgym.make_mlgym")}
     # a metaclass deriving from it reaches it through super().__call__
     assert "super" in callers.get("torchrl.envs.libs.gym._GymAsyncMeta.__call__", ())
