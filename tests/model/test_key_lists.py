@@ -127,3 +127,28 @@ def test_lstm_and_gru_hidden_state_keys_through_their_key_lists(torchrl_model: C
     assert ("read", gru_read) in sites(("recurrent_state",), "GRUModule.forward")
     gru_written = line_of("tensordict_shaped.set(self.out_keys[1]", "class GRUModule(")
     assert ("write", gru_written) in sites(("next", "recurrent_state"), "GRUModule.forward")
+
+
+COPIES = """
+    class Estimator:
+        def value(self, data):
+            part = data.get("next").select("obs")
+            part["is_init"] = data["is_init"]
+            data.set("advantage", 1)
+            out_keys = {}
+            out_keys[("next", "reward")] = "r"
+            part = data  # rebound to the caller's data: writes go there again
+            part["done"] = 0
+"""
+
+
+def test_writes_into_a_copy_say_so_and_key_name_maps_are_no_tensordicts(make_package) -> None:  # type: ignore[no-untyped-def]
+    model = model_of(make_package({"kp/__init__.py": "", "kp/est.py": COPIES}), "kp")
+
+    def writes(key: tuple[str, ...]) -> list[tuple[int, str]]:
+        return [(a.line, a.how) for a in model.key_accesses(key) if a.kind == "write"]
+
+    assert writes(("is_init",)) == [(4, "[] on a copy")]  # ``part`` is a selected copy
+    assert writes(("advantage",)) == [(5, "set")]
+    assert writes(("next", "reward")) == []  # ``out_keys[k] = "name"``: a dict of key names
+    assert writes(("done",)) == [(9, "[]")]
