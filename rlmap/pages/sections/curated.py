@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmap.errors import ConfigError
-from rlmap.index.records import format_key
+from rlmap.index.records import CLASS, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.curated import check_markup
@@ -293,7 +293,8 @@ def usage(model: CodeModel, ref: Ref, named: CallsByName | None = None) -> Symbo
     qualname = ref.qualname
     calls = 0
     files: set[str] = set()
-    is_class = model.node_kind(qualname) == "class"
+    kind = model.node_kind(qualname)
+    is_class = kind == CLASS
     if is_class:
         init = model.find_member(qualname, "__init__") or ""
         name = qualname.rsplit(".", 1)[-1]
@@ -310,8 +311,7 @@ def usage(model: CodeModel, ref: Ref, named: CallsByName | None = None) -> Symbo
     files.update(model.path_of(access.function) for access in accesses)
     files.discard("")
     subclasses = len(model.subclasses_of(qualname)) if is_class else 0
-    kind = model.node_kind(qualname)
-    is_instance = kind == "variable"
+    is_instance = kind == VARIABLE
     by_name = 0
     if named is not None and not is_class:
         by_name = named.methods_of(qualname) if is_instance else named.unresolved(qualname)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlmap.index.records import AUGMENTED, WRITE
+from rlmap.index.records import AUGMENTED, CLASS, WRITE
 from rlmap.model.codemodel import CodeModel
+from rlmap.model.mro import mro
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Body, Context
 from rlmap.pages.sections.code import Helper, build_inventory
@@ -66,13 +67,12 @@ class HelpersBody(Body):
 
 def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
     inventory = build_inventory(spec, ctx)
-    wanted = {helper.ref.qualname for helper in inventory.helpers}
+    spans = {helper.ref.qualname: _span(ctx.model, helper.ref.qualname) for helper in inventory.helpers}
     writes: dict[str, list[str]] = {}  # function -> attributes it assigns, read in one pass
     for name in ctx.model.attribute_names():
         for access in ctx.model.attribute_accesses(name):
-            symbol = ctx.model.symbol(access.function) if access.function in wanted else None
-            in_body = symbol is not None and symbol.line <= access.line <= symbol.end_line
-            if in_body and access.kind in (WRITE, AUGMENTED):
+            span = spans.get(access.function)
+            if span is not None and access.line in span and access.kind in (WRITE, AUGMENTED):
                 found = writes.setdefault(access.function, [])
                 if access.attribute not in found:
                     found.append(access.attribute)
@@ -90,13 +90,10 @@ def _explain(ctx: Context, helper: Helper, written: list[str]) -> ExplainedHelpe
 def summarize(ctx: Context, function: str, written: list[str]) -> str:
     """``assigns self._carrier; calls self.env.close() (if ...); returns True``, from the code."""
     model = ctx.model
-    symbol = model.symbol(function)
-    # a function defined twice (a version stub, then the implementation) is described by the
-    # definition its symbol names: the lines of the other one are left out
-    span = range(symbol.line, symbol.end_line + 1) if symbol is not None else None
+    span = _span(model, function)
     calls: list[str] = []
     for site in model.call_sites(function):
-        if span is not None and site.line not in span:
+        if site.line not in span:
             continue
         text = site.callee_text
         if not text or text in _PLAIN_CALLS or text in calls:  # ``set(x)`` is plain, ``td.set(k, v)`` is not
@@ -108,13 +105,13 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
         # ``for _ in self`` runs ``__iter__``: a call no site writes.  Only a dunder of the
         # function's own class or its bases is named; one the value flow guesses on another
         # object (a loop over a list it thinks may be a tensordict) is not
-        in_span = span is None or any(line in span for line in edge.lines)
+        in_span = any(line in span for line in edge.lines)
         owner = edge.callee.rpartition(".")[0]
         if in_span and "implicit" in edge.how and owner in own and edge.callee.rsplit(".", 1)[-1].startswith("__"):
             text = edge.callee.rsplit(".", 2)[-2] + "." + edge.callee.rsplit(".", 1)[-1]
             if f"{text}() (implicit)" not in calls:
                 calls.append(f"{text}() (implicit)")
-    all_returns = [r for r in model.returns(function) if span is None or r.line in span]
+    all_returns = [r for r in model.returns(function) if r.line in span]
     returns = [r.value for r in all_returns if r.value]
     if all_returns and not returns:
         returns = ["None"]  # only bare ``return`` statements
@@ -129,17 +126,17 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
     return "; ".join(parts) or "no assignment, call or return rlmap sees"
 
 
+def _span(model: CodeModel, function: str) -> range:
+    """The lines of ``function``'s definition.  A function defined twice (a version stub, then the
+    implementation) is described by the definition its symbol names, not the other one."""
+    symbol = model.symbol(function)
+    return range(symbol.line, symbol.end_line + 1) if symbol is not None else range(1 << 30)
+
+
 def _own_classes(model: CodeModel, function: str) -> set[str]:
     """The class a method belongs to and every class it derives from."""
     cls = function.rpartition(".")[0]
-    found: set[str] = set()
-    pending = [cls] if model.node_kind(cls) == "class" else []
-    while pending:
-        current = pending.pop()
-        if current not in found:
-            found.add(current)
-            pending.extend(model.bases.get(current, ()))
-    return found
+    return set(mro(model.bases, cls)) if model.node_kind(cls) == CLASS else set()
 
 
 def _more(items: list[str], limit: int = _LIMIT) -> str:
