@@ -20,7 +20,8 @@ params         function ``target`` takes the parameters ``args`` (``*a``, ``**k`
 decorated      ``target`` may hold what decorating ``name`` gave (``source``), or ``name`` itself
 =============  ===========================================================================
 
-Call arguments are variables, ``k=var`` for a keyword, ``*var`` / ``**var`` for unpacking and
+Call arguments are variables, ``k=var`` for a keyword, ``*var`` and ``**var`` for unpacking
+(``var`` holds the sequence or the mapping: the solver reads it by position or by name) and
 ``=s:text`` for a string literal (``getattr(obj, "name")``).  Nothing is resolved here: names
 that are neither local nor assigned at module level are ``ref`` facts, resolved by the model.
 The ``ast`` tree is walked (the summary needs no source text); lambdas are functions named
@@ -582,8 +583,11 @@ class _Summary:
         if isinstance(node, ast.Tuple) and all(type(element) is ast.Constant for element in node.elts):
             return None  # ``(1, 2)``: an immutable container of constants carries nothing
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            # an element's index is known up to the first ``*xs`` (after it, any index)
+            starred = next((i for i, e in enumerate(node.elts) if isinstance(e, ast.Starred)), len(node.elts))
             return self.container(
-                node, [(str(i) if not isinstance(node, ast.Set) else "", e) for i, e in enumerate(node.elts)]
+                node,
+                [(str(i) if i < starred and not isinstance(node, ast.Set) else "", e) for i, e in enumerate(node.elts)],
             )
         if isinstance(node, ast.Dict):
             return self.dictionary(node)
@@ -704,25 +708,16 @@ class _Summary:
         func = self.expression(node.func)
         args: list[str] = []
         for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                inner = self.expression(arg.value)
-                part = ""
-                if inner:
-                    part = self.temp()
-                    self.emit("elem_load", part, inner, "")
-                args.append("*" + part)
+            if isinstance(arg, ast.Starred):  # ``*xs``: the sequence itself (read by position)
+                args.append("*" + (self.expression(arg.value) or ""))
             elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 args.append("=s:" + arg.value)
             else:
                 args.append(self.expression(arg) or "")
         for keyword in node.keywords:
             value = self.expression(keyword.value) or ""
-            if keyword.arg is None:
-                part = ""
-                if value:
-                    part = self.temp()
-                    self.emit("elem_load", part, value, "")
-                args.append("**" + part)
+            if keyword.arg is None:  # ``**d``: the mapping itself (the solver reads it by each name)
+                args.append("**" + value)
             else:
                 args.append(f"{keyword.arg}={value}")
         if not func:

@@ -22,6 +22,7 @@ from rlmap.index.records import (
     Symbol,
 )
 from rlmap.index.source import companion_path
+from rlmap.model.admission import admitted
 from rlmap.model.resolve import Resolver, Target
 from rlmap.model.valueflow import ValueFlow
 
@@ -88,7 +89,7 @@ def resolve_sites(
                 found = flow.get(key)
                 if found:
                     used.add(key)
-                    targets = merge_targets(targets, found)
+                    targets = merge_targets(targets, admitted(resolver, site, targets, found))
             for target in targets:
                 edges.add(site.caller, target, site.line)
             if not site.attribute_read:

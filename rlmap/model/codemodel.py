@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 MODEL_MODULES = (
     "model.target",
     "model.mro",
+    "model.annotations",
+    "model.admission",
     "model.symbols",
     "model.hierarchy",
     "model.inference",

@@ -39,6 +39,14 @@ setter        a property setter run by an attribute store
 decorator     a decorator applied to a definition
 ============  =======================================================================
 
+What keeps merged calls apart (each rule has a synthetic case in
+``tests/model/test_valueflow_precision.py``): a parameter returned as is gives each call its own
+argument (:meth:`ValueFlow._returned_parameters`); an annotated parameter holds only instances
+of its classes (:mod:`rlmap.model.annotations`); ``**d``/``*xs`` bind by name and by position;
+``__getattr__`` answers only where no object the receiver may hold has the attribute
+(:meth:`ValueFlow.targets`); and :mod:`rlmap.model.admission` drops the callees a site's own
+receiver type or ``isinstance`` guard contradicts.
+
 Nothing is imported or run.  Sets are capped (:data:`_CAP` values per variable) so that a
 variable that may hold anything does not make the solve quadratic: a variable keeps the first
 values that reach it (of those arriving together, the smallest in sort order) and drops the rest,
@@ -46,20 +54,22 @@ and what it dropped flows nowhere.  Which values those are depends on the order 
 them, and that order is fixed by the input alone: modules in path order, facts in source order,
 the worklist in insertion order, every set walked sorted.  So the result is the same whatever the
 hash seed, the working directory or the number of parser processes, but it is not the result of
-another order: on torchrl 0.14.1, 13,899 of 117,665 variables reach the cap, and solving the
-modules in reverse path order changes 8,810 of 36,608 flow edges.  A capped set is a truncated
+another order: on torchrl 0.14.1, 759 of 104,998 variables reach the cap, and solving the
+modules in reverse path order changes 22 of 25,673 flow edges.  A capped set is a truncated
 one, never a proof that a call does not happen.
 """
 
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
 from rlmap.index.summaries import METACLASS
+from rlmap.model.annotations import CONTAINER, Declared, declared_types
 from rlmap.model.mro import first_in_mro
 from rlmap.model.target import Target
 
@@ -67,6 +77,8 @@ if TYPE_CHECKING:
     from rlmap.model.resolve import Resolver
 
 RETURN = "<return>"
+OWN = "<own>"  # a returned parameter: what the function itself assigns to it
+DEFAULT = "<default>"  # a returned parameter: its default value
 _CAP = 64  # values kept per variable (the first to arrive; see the module's docstring)
 _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
@@ -140,6 +152,15 @@ class ValueFlow:
         self.decorated: list[Flow] = []
         self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
         self._subclass_memo: dict[str, dict[str, bool | None]] = {}
+        self._fits_memo: dict[Declared, dict[str, bool]] = {}
+        # ``__getattr__`` answering a load: the load's result -> the variable of what it returned;
+        # the results of loads that found the member on some value; each site's receiver variable
+        self.via_getattr: dict[str, str] = {}
+        self.member_found: set[str] = set()
+        self.by_getattr: set[tuple[SiteKey, str]] = set()  # edges found only through ``__getattr__``
+        self.site_source: dict[SiteKey, str] = {}
+        self._through_getattr = False
+        self._unpacked: set[tuple[str, str, str]] = set()  # (source, target, key) of ``*xs``/``**d`` bound
         self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
         self._keep: list[Flow] = []
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
@@ -159,7 +180,10 @@ class ValueFlow:
             if fact.op == "params":
                 self.params[fact.target] = fact.args
                 self._receiver_of(fact.target, fact.args)
-        for fact in facts:
+        # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
+        self.declared = declared_types(resolver, self.params)
+        self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
+        for fact in self._returned_parameters(facts):
             self.fact(fact)
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
@@ -177,6 +201,41 @@ class ValueFlow:
             if not self.points.get(variable):
                 self.add(variable, ("i:" + self.receivers[variable],))
         self.solve()
+
+    def _returned_parameters(self, facts: list[Flow]) -> list[Flow]:
+        """The facts, with ``return p`` of a parameter ``p`` made per call.
+
+        A function that returns a parameter (``return self``, ``return policy`` of a wrapper that
+        may wrap it) would, merged over every call, return at each call what any call passed.
+        So ``return p`` does not flow into the function's return: each call's result receives
+        its own argument for ``p`` (the receiver for ``self``; ``p``'s default when the call
+        omits it), plus what the function itself assigns to ``p`` (``<own>``).
+        """
+        returned: dict[str, list[str]] = defaultdict(list)
+        for fact in facts:
+            if fact.op == "copy" and fact.target == f"{fact.scope}.{RETURN}":
+                names = self.params.get(fact.scope, ())
+                bare = fact.source.removeprefix(fact.scope + ".")
+                is_parameter = any(_bare(name) == bare and not name.startswith("*") for name in names)
+                if bare != fact.source and is_parameter and bare not in returned[fact.scope]:
+                    returned[fact.scope].append(bare)
+        if not returned:
+            return facts
+        self.passthrough = dict(returned)
+        variables = {f"{function}.{name}": function for function, names in returned.items() for name in names}
+        result = []
+        for fact in facts:
+            function = variables.get(fact.source) if fact.op == "copy" else None
+            if function is not None and fact.target == f"{function}.{RETURN}":
+                result.append(dataclasses.replace(fact, source=fact.source + OWN))
+                continue
+            result.append(fact)
+            owner = variables.get(fact.target)
+            if owner is not None and fact.op not in ("store", "elem_store", "params"):
+                # an assignment to the parameter: in the function itself, or its default
+                suffix = OWN if fact.scope == owner else DEFAULT
+                result.append(dataclasses.replace(fact, target=fact.target + suffix))
+        return result
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
         """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
@@ -201,6 +260,21 @@ class ValueFlow:
 
         return bool(first_in_mro(self.resolver.bases, cls, self._metaclass_memo, own))
 
+    def _fits(self, value: str, declared: Declared) -> bool:
+        """Whether ``value`` may be held by a parameter annotated with ``declared``: an instance of
+        one of its classes (or of a subclass); an outside object always may."""
+        if value.startswith("ext:"):
+            return True
+        if value.startswith(("new:", "pairs:")):
+            return CONTAINER in declared.classes
+        if not value.startswith("i:"):
+            return False
+        memo = self._fits_memo.setdefault(declared, {})
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = declared.admits(self.resolver.bases, value[2:])
+        return found
+
     def _instance_of(self, value: str, cls: str) -> bool:
         if not value.startswith("i:"):
             return True
@@ -215,6 +289,9 @@ class ValueFlow:
         cls = self.receivers.get(variable)
         if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
             values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
+        declared = self.declared.get(variable)
+        if declared is not None:
+            values = [value for value in values if self._fits(value, declared)]
         new = sorted({value for value in values if value not in current})  # which values a cap keeps: fixed
         if new:
             kept = dict.fromkeys(new[: _CAP - len(current)])
@@ -289,7 +366,10 @@ class ValueFlow:
                 if value.startswith("cls:"):
                     self.add(fact.target, (f"super:{fact.name}|{value}",))
             elif op == "call":
+                side = self.via_getattr.get(fact.source)
+                self._through_getattr = side is not None and value in self.points.get(side, ())
                 self.call(fact, value)
+                self._through_getattr = False
             elif op == "load":
                 self.load(value, fact.name, fact.target, fact)
             elif op == "store":
@@ -363,14 +443,12 @@ class ValueFlow:
             if name == "__dict__":
                 self.add(target, (f"attrs:{cls}",))
                 return
-            if (
-                not cls.startswith(self.library or ("\0",))
-                and self.resolver.member(cls, name) is None
-                and not self.resolver.attribute_owner(cls, name)
-            ):
+            if self.resolver.member(cls, name) is not None or self.resolver.attribute_owner(cls, name):
+                self.member_found.add(target)
+            elif not cls.startswith(self.library or ("\0",)):
                 # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
                 # (not a library class: what it generates, tensorclass's methods, is not visible)
-                self.call_method(fact, cls, "__getattr__", receiver, "implicit")
+                self.getattr_fallback(fact, cls, receiver)
         fields, getter = self.member_path(cls, name)
         if getter and receiver.startswith("i:"):
             self.edge(fact, getter, "flow")
@@ -379,6 +457,21 @@ class ValueFlow:
             return
         for field in fields:
             self.bind_copy(field, target, receiver)
+
+    def getattr_fallback(self, fact: Flow, cls: str, receiver: str) -> None:
+        """``obj.name`` answered by ``__getattr__``; what it returns is kept apart (``<getattr>``)
+        so that the edges it leads to are known (``by_getattr``) when :meth:`targets` decides."""
+        member = self.resolver.member(cls, "__getattr__")
+        if member is None or self.symbols[member].kind not in (METHOD, FUNCTION):
+            return
+        self._through_getattr = True
+        self.edge(fact, member, "implicit")
+        self._through_getattr = False
+        self.bind(member, fact, receiver, result=False)
+        side = fact.target + "<getattr>"
+        self.via_getattr[fact.target] = side
+        self.copy(f"{member}.{RETURN}", side)
+        self.copy(side, fact.target)
 
     def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
         """The variables ``obj.name`` reads for an instance of ``cls`` (the field of the class that
@@ -441,7 +534,11 @@ class ValueFlow:
                         cls = "cls:" + receiver.partition(":")[2]
                         found.append(f"b:{cls}|{qualname}")
                         continue
-                    if receiver.startswith("i:"):
+                    if receiver.startswith("i:") or (
+                        # a class is the instance of its metaclass: ``super().__call__`` in a
+                        # metaclass's method is bound to the class being made
+                        receiver.startswith("cls:") and self._is_metaclass(qualname.rpartition(".")[0])
+                    ):
                         found.append(f"b:{receiver}|{qualname}")
                         continue
             found.append(value)
@@ -475,7 +572,13 @@ class ValueFlow:
     def edge(self, fact: Flow, callee: str, how: str) -> None:
         key = (fact.scope, fact.line, fact.name)
         how = self.hows.get(id(fact), how)
+        self.site_source.setdefault(key, fact.target if fact.op == "load" else fact.source)
         known = self.edges[key].get(callee)
+        if self._through_getattr:
+            if known is None:
+                self.by_getattr.add((key, callee))
+        else:
+            self.by_getattr.discard((key, callee))
         self.edges[key][callee] = min(how, known) if known else how  # the same label in any order
 
     def call(self, fact: Flow, value: str) -> None:
@@ -576,32 +679,41 @@ class ValueFlow:
         names = self.params.get(function)
         if names is None:
             return
+        given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
         if not arguments:
             positional = [name for name in names if not name.startswith(("*", "kw:"))]
             if receiver is not None and positional:
                 self.add(f"{function}.{positional[0]}", (receiver,))
+            if result:
+                self.returned(function, fact, receiver, positional[:1], None)
             return
         positional = [name for name in names if not name.startswith(("*", "kw:"))]
         keywords = {name.removeprefix("kw:") for name in names if not name.startswith("*")}
         star = next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), "")
         double = next((name[2:] for name in names if name.startswith("**")), "")
+        first = positional[:1]
         if receiver is not None and positional:
             self.add(f"{function}.{positional[0]}", (receiver,))
             positional = positional[1:]
         index = 0
         for arg in fact.args:
-            if arg.startswith("**"):
+            if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
                 for name in sorted(keywords):
-                    self.copy(arg[2:], f"{function}.{name}")
-            elif arg.startswith("*"):
-                for name in positional[index:]:
-                    self.copy(arg[1:], f"{function}.{name}")
+                    self.elements(arg[2:], f"{function}.{name}", repr(name), fact)
+                    given.setdefault(name, "")
+                if double:
+                    self.elements(arg[2:], f"{function}.<**{double}>[]", "", fact)
+            elif arg.startswith("*"):  # ``*xs`` (the variable holds ``xs``): its elements by position
+                for offset, name in enumerate(positional[index:]):
+                    self.elements(arg[1:], f"{function}.{name}", str(offset), fact)
+                    given[name] = ""
                 if star:
-                    self.copy(arg[1:], f"{function}.<*{star}>[]")
+                    self.elements(arg[1:], f"{function}.<*{star}>[]", "", fact)
             elif "=" in arg and not arg.startswith("=s:"):
                 name, _, variable = arg.partition("=")
                 if name in keywords:
                     self.copy(variable, f"{function}.{name}")
+                    given[name] = variable
                 elif double:
                     self.copy(variable, f"{function}.<**{double}>[]")
                     self.copy(variable, f"{function}.<**{double}>['{name}']")
@@ -609,10 +721,38 @@ class ValueFlow:
                 if index < len(positional):
                     if not arg.startswith("=s:"):
                         self.copy(arg, f"{function}.{positional[index]}")
+                        given[positional[index]] = arg
                 elif star and not arg.startswith("=s:"):
                     self.copy(arg, f"{function}.<*{star}>[]")
                     self.copy(arg, f"{function}.<*{star}>[{index - len(positional)}]")
                 index += 1
+        if result:
+            self.returned(function, fact, receiver, first, given)
+
+    def returned(
+        self, function: str, fact: Flow, receiver: str | None, first: list[str], given: dict[str, str] | None
+    ) -> None:
+        """What a call gets back of the parameters the function returns as is (see
+        :meth:`_returned_parameters`): its receiver, its own arguments, else the defaults
+        (``given`` ``None``: the arguments are not this call's, every one is possible)."""
+        for name in self.passthrough.get(function, ()):
+            variable = f"{function}.{name}"
+            self.copy(variable + OWN, fact.target)
+            if receiver is not None and first == [name]:
+                self.add(fact.target, (receiver,))
+            elif given is None or given.get(name) == "":
+                self.copy(variable, fact.target)
+            elif name in given:
+                self.copy(given[name], fact.target)
+            else:
+                self.copy(variable + DEFAULT, fact.target)
+
+    def elements(self, source: str, target: str, key: str, fact: Flow) -> None:
+        """``target`` holds the elements of what ``source`` holds (at constant ``key``, or any)."""
+        if (source, target, key) in self._unpacked:
+            return
+        self._unpacked.add((source, target, key))
+        self.watch(source, Flow("elem_load", target, source, key, (), fact.line, fact.scope))
 
     def container_call(self, fact: Flow, rest: str) -> None:
         container, _, method = rest.partition("|")
@@ -690,10 +830,15 @@ class ValueFlow:
             if not function:
                 continue
             call_args: tuple[str, ...] = ()
-            if elements:
+            if elements and elements_at == "args":  # ``Thread(target=f, args=xs)`` calls ``f(*xs)``
+                call_args = ("*" + elements,)
+            elif elements:  # ``map(f, xs)`` calls ``f(x)`` for each element ``x``
                 element = f"{fact.target}.<element{elements_at}>"
                 self.watch(elements, Flow("elem_load", element, elements, "", (), fact.line, fact.scope))
                 call_args = (element,)
+            mapping = self._argument(fact.args, "kwargs") if elements_at == "args" else ""
+            if mapping:  # ``Thread(..., kwargs=d)`` calls ``f(..., **d)``
+                call_args += ("**" + mapping,)
             synthetic = Flow("call", result, function, fact.name, call_args, fact.line, fact.scope)
             self._keep.append(synthetic)  # ``hows`` is keyed by id: the fact must outlive the solve
             self.hows[id(synthetic)] = "callback"
@@ -720,5 +865,19 @@ class ValueFlow:
         """Every call site's callees found by value flow, each with how (sorted)."""
         found: dict[SiteKey, list[Target]] = {}
         for key, callees in self.edges.items():
-            found[key] = [Target(callee, how) for callee, how in sorted(callees.items())]
+            # ``__getattr__`` runs only when the attribute is missing: where some object the
+            # receiver may hold has it, what ``__getattr__`` would give is not kept
+            fallback_only = self.site_source.get(key) not in self.member_found
+            targets = [
+                Target(callee, how)
+                for callee, how in sorted(callees.items())
+                if fallback_only or (key, callee) not in self.by_getattr
+            ]
+            if targets:
+                found[key] = targets
         return found
+
+
+def _bare(name: str) -> str:
+    """A parameter's name without its ``kw:`` mark."""
+    return name.removeprefix("kw:")
