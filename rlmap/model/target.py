@@ -37,6 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CERTAIN = frozenset({"direct", "constructor", "self", "super", "property", "external"})
+# Found only because a value reaches the callee (a function passed around, a ``functools.partial``,
+# an object called): not a call that names its callee.
+BY_VALUE = frozenset({"flow", "callback", "implicit", "setter", "decorator"})
 
 
 @dataclass(frozen=True, slots=True)

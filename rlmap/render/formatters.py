@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlmap.errors import RlmapError
+from rlmap.index.records import ATTRIBUTE, PROPERTY, VARIABLE
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.refs import Anchor, Ref
 
@@ -18,6 +19,7 @@ from rlmap.pages.refs import Anchor, Ref
 # page: a hostile file cannot break out of its line or inflate the pages.
 MAX_TEXT = 500
 MAX_CODE = 2000
+_HOLDERS = {PROPERTY: "a property", ATTRIBUTE: "an attribute", VARIABLE: "a variable"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
@@ -89,7 +91,14 @@ class Formatter:
         return f"{self.code(anchor.name)} ({self.src(anchor)})"
 
     def target(self, value: Ref | str) -> str:
-        return self.sym(value) if isinstance(value, Ref) else self.code(value)
+        """A call's target; a property or an attribute says that its value is what is called."""
+        return self.sym(value) + self.called_value(value) if isinstance(value, Ref) else self.code(value)
+
+    @staticmethod
+    def called_value(ref: Ref) -> str:
+        """`` (a property: what it returns is called)`` for a target that is not a function."""
+        kind = _HOLDERS.get(ref.kind)
+        return f" ({kind}: {'what it returns' if ref.kind == PROPERTY else 'what it holds'} is called)" if kind else ""
 
     def symbol_name(self, ref: Ref) -> str:
         raise NotImplementedError

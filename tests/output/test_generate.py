@@ -76,7 +76,11 @@ def test_fixture_page_snapshot(fixture_pages: Path, page: str) -> None:
 
 def test_fixture_pages_state_the_code_facts(fixture_pages: Path) -> None:
     page = (fixture_pages / "md" / "collectors_internals.md").read_text()
-    assert "- **3** `self._sync` -> `BaseCollector._sync` (`L18`) at `L53` - only if `self._cast`" in page
+    # an attribute holding a callable: the row says that what it holds is what runs
+    assert (
+        "- **3** `self._sync` -> `BaseCollector._sync` (`L18`) (an attribute: what it holds is called)"
+        " at `L53` - only if `self._cast`"
+    ) in page
     assert (
         '- write at `_carrier` (`pkg/collector.py:49`): `self.env.reset()` - only `if self.mode == "recurrent"`' in page
     )

@@ -97,6 +97,34 @@ def test_recurrent_mode_restarts_from_stored_hidden(make) -> None:
     assert not torch.allclose(stored[:, 2:], zero[:, 2:]), "the restart at is_init uses the stored hidden state"
 
 
+@pytest.mark.parametrize("make", [_lstm, _gru])
+def test_recurrent_mode_returns_each_trajectorys_last_hidden_state(make) -> None:
+    """Two trajectories of different lengths in one padded row: in recurrent mode the hidden state
+    written at each trajectory's last step is the one a step-by-step run reaches there (the
+    docstring's "0-filled input" caveat no longer holds: the sequences are packed)."""
+    from torchrl.modules import set_recurrent_mode
+
+    module = make(recurrent_backend="pad")
+    keys = _hidden_keys(module)
+    steps, ends = 6, (2, 5)  # trajectories 0-2 and 3-5
+    obs = torch.randn(1, steps, 3, generator=torch.Generator().manual_seed(1))
+    is_init = torch.zeros(1, steps, 1, dtype=torch.bool)
+    is_init[0, 0] = is_init[0, 3] = True
+    td = TensorDict({"obs": obs, "is_init": is_init}, batch_size=[1, steps])
+    for key in keys:
+        td[key] = torch.zeros(1, steps, 1, 4)
+    with set_recurrent_mode(True):
+        whole = module(td.clone())
+    hidden = {key: torch.zeros(1, 1, 4) for key in keys}
+    for t in range(steps):
+        step = TensorDict({"obs": obs[:, t], "is_init": is_init[:, t], **hidden}, batch_size=[1])
+        out = module(step)
+        hidden = {key: out["next", key] for key in keys}
+        if t in ends:
+            for key in keys:
+                assert torch.allclose(whole["next", key][:, t], hidden[key], atol=1e-5), (key, t)
+
+
 def test_recurrent_mode_is_a_context_variable_defaulting_to_none() -> None:
     import contextvars
 

@@ -58,3 +58,67 @@ def test_a_helper_says_what_its_code_does_or_its_docstring_says(
         # iterating self runs __iter__, a call no site writes; a bare return gives back None
         "Collector._run": ("calls Collector.__iter__() (implicit); returns None", False),
     }
+
+
+RANKED = {
+    "rk/__init__.py": "",
+    "rk/m.py": """
+        import functools
+
+        try:
+            from outside_lib import fast as _fast
+        except ImportError:
+
+            def _fast(x):
+                return x
+
+
+        def _named(x):
+            return x
+
+
+        def _passed(x):
+            return x
+
+
+        def _abstract(self):
+            raise NotImplementedError
+
+
+        def _checked(x):
+            if x:
+                return x
+            raise ValueError("no x")
+
+
+        def one():
+            _named(1)
+            _fast(1)
+
+
+        def two():
+            _named(2)
+
+
+        def three():
+            fn = functools.partial(_passed)
+            fn(3)
+            fn(4)
+        """,
+}
+
+
+def test_helpers_are_ranked_by_callers_that_name_them(make_package: Callable[[dict[str, str | bytes]], Path]) -> None:
+    """A call through a value (a ``partial``) is not counted; an import fallback is no helper; a
+    ``raise`` that is the body's first or last statement is said."""
+    root = make_package(RANKED)
+    model = model_of(root, "rk")
+    assert model.edge("rk.m.three", "rk.m._passed") is not None  # the value flow does see it
+    body = build_helpers(Helpers(scope=["rk"]), Context(model, Refs(model, root), "test"))
+    rows = {row.helper.ref.qualname: row for row in body.helpers}
+    assert "rk.m._fast" not in rows  # defined only when the import fails
+    assert rows["rk.m._named"].helper.count == 2
+    assert rows["rk.m._passed"].helper.count == 0
+    assert next(iter(rows)) == "rk.m._named"
+    assert rows["rk.m._abstract"].summary == "always raises NotImplementedError"
+    assert rows["rk.m._checked"].summary.endswith("ends raising ValueError")

@@ -46,3 +46,30 @@ def test_counts_separate_resolved_unresolved_and_instance_calls(
     manager = usage(model, refs.ref("pkg.m.manager"), named)
     assert manager.is_instance
     assert manager.by_name == 1  # manager.get_mode()
+
+
+def test_a_class_without_an_init_counts_its_constructions(
+    make_package: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A dataclass's ``__init__`` is generated: its constructions resolve to the class itself."""
+    root = make_package(
+        {
+            "dc/__init__.py": "",
+            "dc/m.py": """
+                from dataclasses import dataclass
+
+
+                class Loss:
+                    @dataclass
+                    class _AcceptedKeys:
+                        value: str = "value"
+
+                    def __init__(self):
+                        self._keys = self._AcceptedKeys()
+                """,
+        }
+    )
+    model = model_of(root, "dc")
+    keys = usage(model, Refs(model, root).ref("dc.m.Loss._AcceptedKeys"))
+    assert keys.is_class
+    assert keys.calls == 1

@@ -13,6 +13,8 @@ from typing import Any
 from rlmap.errors import ConfigError
 from rlmap.index.records import ATTRIBUTE, CHECK, READ, WRITE, format_key
 from rlmap.model.codemodel import CodeModel
+from rlmap.model.mro import mro
+from rlmap.model.target import BY_VALUE
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.refs import Anchor, Ref, Refs
 
@@ -222,6 +224,26 @@ def primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:
 
 def overrides(hows: tuple[str, ...]) -> int:
     return sum(1 for how in hows if how == "override")
+
+
+def method_family(model: CodeModel, targets: tuple[str, ...], hows: tuple[str, ...]) -> tuple[str, int] | None:
+    """For a call the value flow alone resolves to several methods of one name (``t._step`` over
+    a list of transforms): the most general class among their common bases that defines it, and
+    how many classes of its hierarchy define it, when that is more than were found.  The flow
+    finds the classes it sees reach the call; any subclass may."""
+    if len(targets) < 2 or not set(hows) <= BY_VALUE:
+        return None
+    name = targets[0].rpartition(".")[2]
+    owners = [target.rpartition(".")[0] for target in targets]
+    if any(target.rpartition(".")[2] != name for target in targets) or not all(map(model.has_symbol, owners)):
+        return None
+    common = [cls for cls in mro(model.bases, owners[0]) if model.has_symbol(f"{cls}.{name}")]
+    common = [cls for cls in common if all(cls == owner or cls in mro(model.bases, owner) for owner in owners)]
+    if not common:
+        return None
+    base = common[-1]
+    defining = [cls for cls in (base, *model.subclasses_of(base)) if model.has_symbol(f"{cls}.{name}")]
+    return (f"{base}.{name}", len(defining)) if len(defining) > len(targets) else None
 
 
 READERS = (READ, CHECK)

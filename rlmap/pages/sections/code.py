@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from rlmap.index.records import FUNCTION, METHOD, PROPERTY
+from rlmap.model.target import BY_VALUE
 from rlmap.pages.diagrams import call_diagram, diagram_from_edges
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
@@ -198,7 +199,7 @@ def build_subclasses(spec: specs.Subclasses, ctx: Context) -> SubclassesBody:
 class Helper:
     ref: Ref
     callers: tuple[Ref, ...]  # the callers rlmap knows as symbols
-    count: int  # every distinct caller
+    count: int  # distinct callers (a package's ranking: those that call it by name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +233,11 @@ def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
             continue
         if not _private(symbol.qualname.rsplit(".", 1)[-1]):
             continue
-        count = len({edge.caller for edge in ctx.model.callers(symbol.qualname)})
+        if ctx.refs.fallback_of(symbol):  # a stand-in defined only when an import fails: not what runs
+            continue
+        # callers that name it: one only a value reaches it from (a ``partial``, a function
+        # handed around) is not counted (a flow-insensitive merge may invent it)
+        count = len({edge.caller for edge in ctx.model.callers(symbol.qualname) if set(edge.how) - BY_VALUE})
         rows.append(Helper(ctx.ref(symbol.qualname), (), count))
     rows.sort(key=lambda row: (-row.count, row.ref.qualname))
     return InventoryBody(None, scope, tuple(rows[: spec.limit]), len(rows))

@@ -296,11 +296,12 @@ def usage(model: CodeModel, ref: Ref, named: CallsByName | None = None) -> Symbo
     kind = model.node_kind(qualname)
     is_class = kind == CLASS
     if is_class:
-        init = model.find_member(qualname, "__init__") or ""
+        # a class with no ``__init__`` in the source (a dataclass's is generated) is the target
+        constructor = model.find_member(qualname, "__init__") or qualname
         name = qualname.rsplit(".", 1)[-1]
-        for edge in model.callers(init) if init else ():
+        for edge in model.callers(constructor):
             for site in model.call_sites(edge.caller):
-                if init in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
+                if constructor in site.targets and site.callee_text.rsplit(".", 1)[-1] == name:
                     calls += 1
                     files.add(model.path_of(edge.caller))
     else:

@@ -21,7 +21,7 @@ from rlmap.pages.diagrams import Diagram
 from rlmap.pages.flowchart import flowchart
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, overrides, primary
+from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, method_family, overrides, primary
 from rlmap.pages.sections.runs import (
     DEPENDS,
     RUNS,
@@ -52,6 +52,7 @@ class Item:
     anchor: Anchor | None = None
     targets: tuple[Ref | str, ...] = ()
     overrides: int = 0
+    family: tuple[Ref, int] | None = None  # flow-found methods: their base's method, how many define it
     condition: str = ""  # what must also hold, inside its block, for it to run
     number: int = 0  # calls: the step's number in the outline
     arms: tuple[Branch, ...] = ()  # choice
@@ -389,12 +390,15 @@ class _Builder:
 
     def call_item(self, site: ResolvedCall) -> Item:
         targets = [t for t in primary(site.targets, site.how) if not t.startswith(BUILTIN_NOISE)]
+        hows = tuple(h for t, h in zip(site.targets, site.how, strict=False) if t in targets)
+        family = method_family(self.ctx.model, tuple(targets), hows)
         item = Item(
             CALL,
             text=site.callee_text,
             anchor=self.ctx.anchor(self.function, site.callee_text.rsplit(".", 1)[-1], site.line),
             targets=self.ctx.targets(targets),
             overrides=overrides(site.how),
+            family=(self.ctx.ref(family[0]), family[1]) if family else None,
             condition=self.short_circuit(site),
             number=len(self.numbered) + 1,
             status=self.runs.status(self.site_path(site), site),

@@ -2,11 +2,14 @@
 
 The line is the docstring's first line when there is one; otherwise it is read off the code:
 the attributes the helper assigns, the calls it makes (with the condition of a guarded one),
-and what it returns, as written.  Facts only: nothing here guesses an intent.
+what it returns, as written, and the exception its body raises whatever happens.  Facts only:
+nothing here guesses an intent.
 """
 
 from __future__ import annotations
 
+import ast
+import textwrap
 from dataclasses import dataclass
 
 from rlmap.index.records import AUGMENTED, CLASS, WRITE
@@ -123,7 +126,34 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
     if returns:
         shown = list(dict.fromkeys(returns))
         parts.append("returns " + " or ".join(_clip(value) for value in shown[:2]) + _more(shown, 2))
+    raised = _raises(ctx, function)
+    if raised:
+        parts.append(raised)
     return "; ".join(parts) or "no assignment, call or return rlmap sees"
+
+
+def _raises(ctx: Context, function: str) -> str:
+    """``always raises X`` when the body's first statement is ``raise X``; ``ends raising X`` when
+    its last one is (it raises whenever no earlier statement returned)."""
+    symbol = ctx.model.symbol(function)
+    if symbol is None:
+        return ""
+    lines = ctx.refs.source_lines(symbol.path)[symbol.line - 1 : symbol.end_line]
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(lines)))
+    except (SyntaxError, ValueError):
+        return ""
+    definition = next((node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if definition is None:
+        return ""
+    body = definition.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    for statement, wording in ((body[:1], "always raises "), (body[-1:], "ends raising ")):
+        if statement and isinstance(statement[0], ast.Raise) and statement[0].exc is not None:
+            exc = statement[0].exc
+            return wording + ast.unparse(exc.func if isinstance(exc, ast.Call) else exc)
+    return ""
 
 
 def _span(model: CodeModel, function: str) -> range:
