@@ -18,7 +18,7 @@ annotates it; other local bindings of the dropped ``def``s stay (see :func:`_loc
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import FUNCTION, METHOD, FlowRow, LocalBinding, ModuleIndex, Symbol
@@ -79,8 +79,16 @@ def chosen_module(module: ModuleIndex) -> ModuleIndex:
     if not found:
         return module
 
+    memo: dict[str, list[Redefined]] = {}
+
+    def around(scope: str) -> list[Redefined]:
+        if scope not in memo:
+            memo[scope] = _around(scope, found)
+        return memo[scope]
+
     def elsewhere(scope: str, line: int) -> bool:
-        return any(redefined.outside(line) for redefined in _around(scope, found))
+        enclosing = around(scope)
+        return bool(enclosing) and any(redefined.outside(line) for redefined in enclosing)
 
     return dataclasses.replace(
         module,
@@ -91,7 +99,7 @@ def chosen_module(module: ModuleIndex) -> ModuleIndex:
         imports=tuple(i for i in module.imports if not elsewhere(i.scope, i.line)),
         returns=tuple(r for r in module.returns if not elsewhere(r.function, r.line)),
         locals=_locals(module.locals, found),
-        flow=_flow(module.flow, found),
+        flow=_flow(module.flow, found, around),
     )
 
 
@@ -135,7 +143,9 @@ def _locals(bindings: tuple[LocalBinding, ...], found: dict[str, Redefined]) -> 
     )
 
 
-def _flow(rows: tuple[FlowRow, ...], found: dict[str, Redefined]) -> tuple[FlowRow, ...]:
+def _flow(
+    rows: tuple[FlowRow, ...], found: dict[str, Redefined], around: Callable[[str], list[Redefined]]
+) -> tuple[FlowRow, ...]:
     """The value-flow facts of the chosen ``def``s.
 
     Each ``def`` of a function starts with its ``params`` fact, then binds its defaults (in the
@@ -157,12 +167,14 @@ def _flow(rows: tuple[FlowRow, ...], found: dict[str, Redefined]) -> tuple[FlowR
             walking[target] += 1
             if walking[target] != chosen[target]:
                 continue
-        around = _around(scope, found)
-        if op == "copy":
-            around += _around(target.rpartition(".")[0], found)  # a default bound to a parameter
-        if any(walking.get(r.qualname, -1) not in (-1, chosen.get(r.qualname)) for r in around):
+        enclosing = around(scope)
+        bound = around(target.rpartition(".")[0]) if op == "copy" else []  # a default bound to a parameter
+        if not enclosing and not bound:
+            kept.append(row)  # most facts: outside every function defined twice
+            continue
+        if any(walking.get(r.qualname, -1) not in (-1, chosen.get(r.qualname)) for r in (*enclosing, *bound)):
             continue  # the body of an unchosen ``def``, or a default it binds
-        if line and any(r.outside(line) for r in _around(scope, found)):
+        if line and any(r.outside(line) for r in enclosing):
             continue
         kept.append(row)
     return tuple(kept)
