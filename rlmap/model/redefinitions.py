@@ -3,9 +3,11 @@
 A function defined twice in one file (``@implement_for`` version stubs and their implementation,
 ``@overload`` signatures, a ``def`` under each branch of an ``if``) is indexed under one qualname:
 every call site, return, attribute and key access, import and value-flow fact of each ``def``.
-Python binds the name to one of them, the one :func:`rlmap.model.symbols.replaces` picks (the
-later ``def``); :func:`keep_chosen_definitions` drops the records of the others, so that the
-call graph, the flows and the pages describe the function that runs, not a stub that raises.
+The model anchors the name on one of them, the one :func:`rlmap.model.symbols.replaces` picks
+(the later ``def``, the one a plain redefinition binds); :func:`keep_chosen_definitions` drops
+the records of the others, so that the call graph, the flows and the pages describe that one
+definition, not a mixture of it and a stub that raises.  (``implement_for``'s other variants run
+under other versions of their dependency: their calls are left out with them.)
 
 Only modules that define a function more than once are rebuilt.  A record belongs to another
 ``def`` when it is written in the function (or a scope nested in it) at a line outside the chosen
