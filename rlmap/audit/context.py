@@ -17,9 +17,10 @@ from rlmap.audit.docscan import DocsScan, printable_path
 from rlmap.audit.spelling import SPELLING_BUDGET, Speller
 from rlmap.index.cache import Cache
 from rlmap.index.records import CLASS, FUNCTION, MODULE, Symbol
+from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
-from rlmap.pages.refs import public_paths
+from rlmap.pages.refs import public_paths, source_file
 
 CODE_REF_KINDS = frozenset(
     {"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example", "autodoc"}
@@ -40,7 +41,7 @@ def is_private(dotted: str) -> bool:
 class AuditContext:
     model: CodeModel
     docs: DocsScan
-    root: Path  # the source tree's root (files are read from here)
+    root: Path  # the source tree's root
     package: str
     focus: tuple[str, ...]
     terms: tuple[Term, ...] = ()
@@ -69,6 +70,7 @@ class AuditContext:
     history: dict[str, str] = field(default_factory=dict)  # old qualified name -> new one (--since)
     history_rev: str = ""
     cache: Cache | None = None  # parsed docstring pages (rlmap.audit.pagecache); None: parse them all
+    source_tree: SourceTree | None = None  # where the model's files are read from (None: under ``root``)
     _members_used: dict[str, set[str]] | None = None
     _classes: list[str] | None = None
     _modules_by_path: dict[str, str] | None = None
@@ -214,7 +216,7 @@ class AuditContext:
     def source(self, path: str) -> bytes | None:
         if path not in self._sources:
             try:
-                self._sources[path] = (self.root / path).read_bytes()
+                self._sources[path] = source_file(self.source_tree or self.root, path).read_bytes()
             except OSError:
                 self._sources[path] = None
         return self._sources[path]

@@ -214,6 +214,7 @@ def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path], cache:
         model=loaded.model,
         docs=scan,
         root=loaded.source.root,
+        source_tree=loaded.source,
         package=settings.package,
         focus=(profile.focus if profile is not None else ()) or (settings.package,),
         terms=profile.glossary if profile is not None else (),

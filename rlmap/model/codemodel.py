@@ -41,6 +41,7 @@ MODEL_MODULES = (
     "model.calls",
     "model.resolve",
     "model.valueflow",
+    "model.redefinitions",
     "model.assemble",
     "model.codemodel",
 )
@@ -413,9 +414,11 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
     """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`."""
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
+    from rlmap.model.redefinitions import keep_chosen_definitions
     from rlmap.model.resolve import Resolver, Target
 
     info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
+    index = keep_chosen_definitions(index)  # a function defined twice: the records of the def Python binds
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()

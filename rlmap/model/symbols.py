@@ -37,6 +37,15 @@ def _rebinds(existing: Symbol, symbol: Symbol) -> bool:
     )
 
 
+def replaces(existing: Symbol, symbol: Symbol) -> bool:
+    """Whether ``symbol``, met after ``existing`` under the same qualname, is the one the name
+    denotes: a definition wins over a same-named annotation (``tensor_keys: T`` + ``@property``),
+    and a function redefined in the same file is the later ``def``, the one Python binds."""
+    if existing.kind in (ATTRIBUTE, VARIABLE):
+        return symbol.kind in (FUNCTION, METHOD, PROPERTY, CLASS)
+    return _rebinds(existing, symbol)
+
+
 class SymbolTable:
     """Definitions, members, imports and local bindings of one package, and name lookup over them."""
 
@@ -76,13 +85,8 @@ class SymbolTable:
         self.modules[module.module] = module
         for symbol in module.symbols:
             existing = self.symbols.get(symbol.qualname)
-            if existing is not None and not (
-                (existing.kind in (ATTRIBUTE, VARIABLE) and symbol.kind in (FUNCTION, METHOD, PROPERTY, CLASS))
-                or _rebinds(existing, symbol)
-            ):
+            if existing is not None and not replaces(existing, symbol):
                 continue  # a property setter or deleter, or a redefinition of another kind
-            # a definition wins over a same-named annotation (``tensor_keys: T`` + ``@property``), and a
-            # function redefined in the same file is the later ``def``, the one Python binds the name to
             self.symbols[symbol.qualname] = symbol
             if symbol.kind != MODULE:
                 parent, _, name = symbol.qualname.rpartition(".")

@@ -60,7 +60,7 @@ class Job:
 
 def build_output(job: Job) -> Output:
     model, source, profile = job.model, job.source, job.profile
-    refs = Refs(model, source.root, job.docs)
+    refs = Refs(model, source, job.docs)
     pages = build_pages(model, refs, profile)
     environment = make_environment(job.templates, profile.templates)
     listed = listed_pages(profile)

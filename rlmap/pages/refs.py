@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rlmap.errors import RlmapError
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
+from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.docstree import DocsTree
 from rlmap.query.lookup import find_symbols
@@ -60,6 +61,14 @@ class Ref:
     summary: str  # first docstring line
 
 
+def source_file(tree: SourceTree | Path, path: str) -> Path:
+    """The file a path of the model names: every reader of the model's source files (pages, claim
+    checks, the audit) goes through here.  Under a :class:`SourceTree`, a companion package's file
+    (``tensordict/base.py`` beside torchrl) is found in the directory that package is installed
+    in, wherever that is (:meth:`SourceTree.absolute`); under a bare directory, below it."""
+    return tree.absolute(path) if isinstance(tree, SourceTree) else tree / path
+
+
 class Refs:
     """Builds :class:`Ref` and :class:`Anchor` values for one model and source tree.
 
@@ -69,9 +78,9 @@ class Refs:
     shortest public path.
     """
 
-    def __init__(self, model: CodeModel, root: Path, docs: DocsTree | None = None) -> None:
+    def __init__(self, model: CodeModel, root: SourceTree | Path, docs: DocsTree | None = None) -> None:
         self.model = model
-        self.root = root
+        self.root = root  # the source tree (or a directory) the model's files are read from
         self.docs = docs
         self._lines: dict[str, list[str]] = {}
         paths = public_paths(model)
@@ -138,7 +147,7 @@ class Refs:
     def source_lines(self, path: str) -> list[str]:
         if path not in self._lines:
             try:
-                text = (self.root / path).read_text(encoding="utf-8")
+                text = source_file(self.root, path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 text = ""
             self._lines[path] = text.split("\n")

@@ -97,7 +97,7 @@ def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None
     return BuildState(
         model=loaded.model,
         source=tree,
-        refs=Refs(loaded.model, tree.root, _documented(srcdir)),
+        refs=Refs(loaded.model, tree, _documented(srcdir)),
         profile=profile,
         # the commit too: links change with it, even where the files do not
         key=f"{project_key(tree, extensions)}@{tree.commit}",

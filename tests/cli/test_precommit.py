@@ -15,11 +15,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, write_package
+from tests.model.test_packages import APP, NOTED_LIB
 
 REPO = Path(__file__).parent.parent.parent  # the checkout whose hook is tested
 PYPROJECT = """\
@@ -60,11 +62,11 @@ def _env(pre_commit_home: Path) -> dict[str, str]:
     return env
 
 
-def _run(cwd: Path, home: Path, *command: str) -> tuple[int, str]:
+def _run(cwd: Path, home: Path, *command: str, extra_env: dict[str, str] | None = None) -> tuple[int, str]:
     done = subprocess.run(
         command,
         cwd=cwd,
-        env=_env(home),
+        env={**_env(home), **(extra_env or {})},
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -211,3 +213,56 @@ def test_a_commit_of_nothing_the_pages_are_made_of_skips_the_hook(repo: Path, ho
     code, output = _run(repo, home, "git", "commit", "-m", "notes")
     assert code == 0, output
     assert "(no files to check)Skipped" in output
+
+
+COMPANION_PYPROJECT = """\
+[tool.rlmap]
+source = "."
+package = "app"
+packages = ["app", "lib"]
+profile = "profile.toml"
+out = "docs/internals"
+"""
+CAVEATS_PROFILE = """\
+[pages.notes]
+title = "Notes"
+slug = "notes"
+summary = "caveats"
+
+[[pages.notes.sections]]
+kind = "caveats"
+id = "caveats"
+title = "Caveats"
+symbols = ["lib.core.Base.prepare"]
+"""
+
+
+def test_pages_indexing_a_companion_pass_the_system_hook_where_it_is_installed(tmp_path: Path, home: Path) -> None:
+    """A page quoting a companion package (``lib``, installed outside the repository, as
+    tensordict is beside torchrl) is checked by ``rlmap-check-system`` in the environment the
+    commit runs in; ``rlmap-check``'s own environment holds no ``lib`` and says so."""
+    root = write_package(tmp_path / "repo", APP)
+    site = write_package(tmp_path / "site", NOTED_LIB)
+    (root / "pyproject.toml").write_text(COMPANION_PYPROJECT, encoding="utf-8")
+    (root / "profile.toml").write_text(CAVEATS_PROFILE, encoding="utf-8")
+    bin_dir = tmp_path / "bin"  # ``rlmap`` where the commit runs: this checkout's, with lib importable
+    bin_dir.mkdir()
+    (bin_dir / "rlmap").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rlmap "$@"\n', encoding="utf-8")
+    (bin_dir / "rlmap").chmod(0o755)
+    here = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": f"{REPO}{os.pathsep}{site}"}
+    code, output = _run(root, home, "rlmap", "generate", "-q", extra_env=here)
+    assert code == 0, output
+    page = (root / "docs/internals/md/notes.md").read_text(encoding="utf-8")
+    assert "prepare marks the data in place, never a copy." in page
+    _git(root, home, "init", "-q", "-b", "main")
+    _git(root, home, "add", ".")
+    _git(root, home, "commit", "-q", "-m", "the package and its pages")
+    code, output = _run(
+        root, home, _pre_commit(), "try-repo", str(REPO), "rlmap-check-system", "--all-files", extra_env=here
+    )
+    assert code == 0, output
+    assert "rlmap internals pages match the code (your environment)" in output
+    assert "Passed" in output
+    code, output = _run(root, home, _pre_commit(), "try-repo", str(REPO), "rlmap-check", "--all-files")
+    assert code == 1, output
+    assert "package 'lib' (listed in packages) was not found" in output

@@ -180,3 +180,51 @@ def test_torchrl_resolves_into_tensordict(torchrl_model: CodeModel) -> None:
     link = model.source.permalink("tensordict/base.py", 10)
     assert link == f"https://github.com/pytorch/tensordict/blob/v{version}/tensordict/base.py#L10"
     assert model.source.permalink("torchrl/envs/common.py", 10).startswith("https://github.com/pytorch/rl/blob/")
+
+
+NOTED_LIB = {
+    **LIB,
+    "lib/core.py": '''
+        class Base:
+            def prepare(self, data):
+                """Mark the data.
+
+                .. note:: prepare marks the data in place, never a copy.
+                """
+                data.set("prepared", True)
+
+
+        class Result:
+            def finish(self):
+                pass
+
+
+        def make() -> Result:
+            return Result()
+    ''',
+}
+
+
+def test_pages_read_a_companion_installed_outside_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
+) -> None:
+    """A page that quotes a companion's source (a docstring's caveat) reads it from the directory
+    the companion is installed in, not from the checkout, which has no ``lib/``."""
+    checkout = write_package(tmp_path / "checkout", APP)
+    site = write_package(tmp_path / "site", NOTED_LIB)
+    monkeypatch.syspath_prepend(str(site))
+    config = tmp_path / "rlmap.toml"
+    config.write_text('[tool.rlmap]\npackage = "app"\npackages = ["app", "lib"]\n', encoding="utf-8")
+    profile = tmp_path / "profile.toml"
+    profile.write_text(
+        '[pages.notes]\ntitle = "Notes"\nslug = "notes"\nsummary = "caveats"\n'
+        '[[pages.notes.sections]]\nkind = "caveats"\nid = "caveats"\ntitle = "Caveats"\n'
+        'symbols = ["lib.core.Base.prepare"]\n',
+        encoding="utf-8",
+    )
+    common = ["--source", str(checkout), "--config", str(config), "--profile", str(profile), "--no-cache", "-q"]
+    code, _, err = run("generate", *common, "--out", str(tmp_path / "out"), "--format", "md")
+    assert code == 0, err
+    page = (tmp_path / "out" / "md" / "notes.md").read_text(encoding="utf-8")
+    assert "prepare marks the data in place, never a copy." in page
+    assert not (checkout / "lib").exists()

@@ -50,3 +50,118 @@ def test_later_def_wins_and_setters_do_not(make_package) -> None:  # type: ignor
     assert size.kind == "property"
     assert size.line == 16
     assert "pkg.m.scan" in {edge.callee for edge in model.callees("pkg.m.Box.run")}
+
+
+# Two definitions of one function with different bodies: a version stub that raises, then the
+# implementation; the stub's calls, returns, attribute writes, defaults and nested function are
+# not the function's.
+TWICE = """
+    from pkg.dispatch import implement_for
+
+
+    def helper_a():
+        return 1
+
+
+    def helper_b():
+        return 2
+
+
+    class A:
+        def run(self):
+            return "a"
+
+
+    class B:
+        def run(self):
+            return "b"
+
+
+    class Holder:
+        @implement_for("torch", None, "2.6.0")
+        def scan(self, td, pick=helper_a):
+            def inner():
+                return helper_a()
+
+            self.stub_state = inner
+            td.set("stub_key", 1)
+            raise NotImplementedError("needs torch 2.6")
+
+        @implement_for("torch", "2.6.0")
+        def scan(self, td, pick=helper_b):
+            self.state = td.get("real_key")
+            return pick()
+
+
+    if helper_a():
+        def branch(x: A):
+            return x.run()
+    else:
+        def branch(x: B):
+            return x.run()
+"""
+
+
+def _twice_model(make_package):  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "pkg/__init__.py": "",
+            "pkg/dispatch.py": "def implement_for(*a):\n    return lambda f: f\n",
+            "pkg/m.py": TWICE,
+        }
+    )
+    return root, model_of(root, "pkg")
+
+
+def test_only_the_bound_definition_has_edges_and_records(make_package) -> None:  # type: ignore[no-untyped-def]
+    _, model = _twice_model(make_package)
+    scan = "pkg.m.Holder.scan"
+    callees = {edge.callee for edge in model.callees(scan)}
+    # the stub's raise, its nested function and the default it binds (helper_a) are gone
+    assert "builtins.NotImplementedError" not in callees
+    assert "pkg.m.helper_a" not in callees
+    assert "pkg.m.helper_b" in callees  # ``pick()``: the chosen def's default, found by the value flow
+    assert model.symbol(scan + ".inner") is None
+    assert [site.line for site in model.returns(scan)] == [35]
+    assert {site.line for site in model.call_sites(scan)} <= {34, 35}
+    assert not model.attribute_accesses("pkg.m.Holder.stub_state")
+    assert model.attribute_accesses("pkg.m.Holder.state")
+    assert not model.key_accesses(("stub_key",))
+    assert model.key_accesses(("real_key",))
+
+
+def test_a_def_under_each_branch_is_the_later_one(make_package) -> None:  # type: ignore[no-untyped-def]
+    _, model = _twice_model(make_package)
+    callees = {edge.callee for edge in model.callees("pkg.m.branch")}
+    assert "pkg.m.B.run" in callees
+    assert "pkg.m.A.run" not in callees  # the first def's parameter annotation types nothing
+
+
+def test_show_lists_only_the_bound_definition(make_package, run) -> None:  # type: ignore[no-untyped-def]
+    root, _ = _twice_model(make_package)
+    code, out, err = run("show", "Holder.scan", "--source", str(root), "--package", "pkg", "--no-cache", "-q")
+    assert code == 0, err
+    assert "helper_b" in out
+    assert "NotImplementedError" not in out
+    assert "helper_a" not in out
+    code, out, err = run("graph", "--source", str(root), "--package", "pkg", "--no-cache", "-q")
+    assert code == 0, err
+    assert "NotImplementedError" not in out
+
+
+def test_torchrl_scan_keeps_only_its_implementation(torchrl_model, torchrl_source) -> None:  # type: ignore[no-untyped-def]
+    """``rnn._scan``: an ``implement_for`` stub that raises NotImplementedError, then the
+    implementation; the call graph and the call sites are the implementation's alone."""
+    scan = "torchrl.modules.tensordict_module.rnn._scan"
+    symbol = torchrl_model.symbol(scan)
+    assert symbol is not None
+    lines = torchrl_source.absolute(symbol.path).read_text(encoding="utf-8").splitlines()
+    defs = [number for number, text in enumerate(lines, 1) if text.startswith("def _scan(")]
+    assert len(defs) == 2
+    assert symbol.line == defs[1]
+    stub = range(defs[0], symbol.line)
+    assert any("NotImplementedError" in lines[number - 1] for number in stub)
+    assert "builtins.NotImplementedError" not in {edge.callee for edge in torchrl_model.callees(scan)}
+    sites = torchrl_model.call_sites(scan)
+    assert sites
+    assert all(symbol.line <= site.line <= symbol.end_line for site in sites)

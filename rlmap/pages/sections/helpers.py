@@ -70,12 +70,11 @@ class HelpersBody(Body):
 
 def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
     inventory = build_inventory(spec, ctx)
-    spans = {helper.ref.qualname: _span(ctx.model, helper.ref.qualname) for helper in inventory.helpers}
+    helpers = {helper.ref.qualname for helper in inventory.helpers}
     writes: dict[str, list[str]] = {}  # function -> attributes it assigns, read in one pass
     for name in ctx.model.attribute_names():
         for access in ctx.model.attribute_accesses(name):
-            span = spans.get(access.function)
-            if span is not None and access.line in span and access.kind in (WRITE, AUGMENTED):
+            if access.function in helpers and access.kind in (WRITE, AUGMENTED):
                 found = writes.setdefault(access.function, [])
                 if access.attribute not in found:
                     found.append(access.attribute)
@@ -93,11 +92,8 @@ def _explain(ctx: Context, helper: Helper, written: list[str]) -> ExplainedHelpe
 def summarize(ctx: Context, function: str, written: list[str]) -> str:
     """``assigns self._carrier; calls self.env.close() (if ...); returns True``, from the code."""
     model = ctx.model
-    span = _span(model, function)
     calls: list[str] = []
     for site in model.call_sites(function):
-        if site.line not in span:
-            continue
         text = site.callee_text
         if not text or text in _PLAIN_CALLS or text in calls:  # ``set(x)`` is plain, ``td.set(k, v)`` is not
             continue
@@ -108,13 +104,12 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
         # ``for _ in self`` runs ``__iter__``: a call no site writes.  Only a dunder of the
         # function's own class or its bases is named; one the value flow guesses on another
         # object (a loop over a list it thinks may be a tensordict) is not
-        in_span = any(line in span for line in edge.lines)
         owner = edge.callee.rpartition(".")[0]
-        if in_span and "implicit" in edge.how and owner in own and edge.callee.rsplit(".", 1)[-1].startswith("__"):
+        if "implicit" in edge.how and owner in own and edge.callee.rsplit(".", 1)[-1].startswith("__"):
             text = edge.callee.rsplit(".", 2)[-2] + "." + edge.callee.rsplit(".", 1)[-1]
             if f"{text}() (implicit)" not in calls:
                 calls.append(f"{text}() (implicit)")
-    all_returns = [r for r in model.returns(function) if r.line in span]
+    all_returns = model.returns(function)
     returns = [r.value for r in all_returns if r.value]
     if all_returns and not returns:
         returns = ["None"]  # only bare ``return`` statements
@@ -154,13 +149,6 @@ def _raises(ctx: Context, function: str) -> str:
             exc = statement[0].exc
             return wording + ast.unparse(exc.func if isinstance(exc, ast.Call) else exc)
     return ""
-
-
-def _span(model: CodeModel, function: str) -> range:
-    """The lines of ``function``'s definition.  A function defined twice (a version stub, then the
-    implementation) is described by the definition its symbol names, not the other one."""
-    symbol = model.symbol(function)
-    return range(symbol.line, symbol.end_line + 1) if symbol is not None else range(1 << 30)
 
 
 def _own_classes(model: CodeModel, function: str) -> set[str]:
