@@ -49,7 +49,10 @@ def normalize(text: str) -> str:
 
 def parse_fact(text: str) -> Any:
     """A fact's value as written in the profile: a Python literal (``None``, ``True``, ``0``,
-    ``'cpu'``, ``()``) or ``...`` for an object; ``ValueError`` otherwise."""
+    ``'cpu'``, ``()``), ``...`` for an object, or ``?`` for a value the configuration does not
+    decide (an inherited fact withdrawn: what depends on it "depends"); ``ValueError`` otherwise."""
+    if text.strip() == "?":
+        return UNKNOWN
     return ast.literal_eval(text.strip())
 
 

@@ -108,7 +108,9 @@ def call_diagram(model: CodeModel, name: str, root: str, scope: tuple[str, ...],
                     continue
                 if "override" in edge.how and len(edge.how) == 1:
                     continue  # keep the diagram to the definitions the code names
-                edges[(caller, edge.callee)] = "L" + ",".join(str(line) for line in edge.lines[:3])
+                more = len(edge.lines) - 3
+                shown = "L" + ",".join(str(line) for line in edge.lines[:3])
+                edges[(caller, edge.callee)] = shown + (f" and {more} more" if more > 0 else "")
                 if edge.callee not in seen:
                     seen.add(edge.callee)
                     following.append(edge.callee)

@@ -256,3 +256,20 @@ def test_a_vanished_phase_anchor_or_loop_fails_generation(run: Run, tmp_path: Pa
     assert "phases[1] (Prepare the item)" in err
     code, err, _ = _generate(run, tmp_path / "c", PHASES + "\n[pages.x]\n")
     assert code == 2
+
+
+def test_a_call_in_a_conditional_expression_runs_only_under_its_test() -> None:
+    from rlmap.pages.sections.runs import ternary_conditions
+
+    header = "with hold_out_net(self.value_network) if (params is None and target_params is None) else nullcontext():"
+    assert ternary_conditions(header, "hold_out_net") == ["params is None and target_params is None"]
+    assert ternary_conditions(header, "nullcontext") == ["not (params is None and target_params is None)"]
+    assert ternary_conditions("x = f(y) + g(y)", "f") == []
+
+
+def test_a_withdrawn_fact_is_not_decided() -> None:
+    """``?`` in a configuration withdraws an inherited fact: what depends on it "depends"."""
+    from rlmap.pages.conditions import UNKNOWN, parse_fact
+
+    assert parse_fact("?") is UNKNOWN
+    assert parse_fact(" True ") is True

@@ -33,6 +33,7 @@ from rlmap.pages.sections.runs import (
     fact_rows,
     header_test,
     preceding_operands,
+    ternary_conditions,
 )
 
 CALL = "call"
@@ -442,7 +443,10 @@ class _Builder:
         if not path or path[-1].arm is not None:
             return ""
         test = header_test(path)
-        return " and ".join(preceding_operands(test, site.callee_text)) if test else ""
+        operands = preceding_operands(test, site.callee_text) if test else []
+        # ``f() if c else g()``: the arm of a conditional expression that holds the call
+        operands += ternary_conditions(path[-1].node.text, site.callee_text)
+        return " and ".join(operands)
 
     def every_call(self) -> list[Call]:
         """Every call in code order with the condition of the block that holds it (the

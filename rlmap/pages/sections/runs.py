@@ -154,7 +154,7 @@ class Runs:
         except (ValueError, SyntaxError):
             raise self.ctx.fail(
                 f"configuration '{config}': fact {expression} = {value!r} is not a Python literal",
-                "write None, True, False, a number, a quoted string, () or ... (an object)",
+                "write None, True, False, a number, a quoted string, () or ... (an object), or ? (not decided)",
             ) from None
 
     def status(self, path: tuple[cf.Step, ...], site: ResolvedCall | None) -> tuple[str, ...]:
@@ -164,6 +164,10 @@ class Runs:
         values = [self._step_truth(evaluator, path[i], i, path) for i in range(len(path))]
         if site is not None:
             values.extend(truth_of(evaluator, text) for text in preceding_operands(header_test(path), site.callee_text))
+            if path:
+                values.extend(
+                    truth_of(evaluator, text) for text in ternary_conditions(path[-1].node.text, site.callee_text)
+                )
         line = site.line if site is not None else (path[-1].node.line if path else 0)
         if self.loop is not None and line > self.loop.end_line:
             values.append(self._loop_completes(evaluator))
@@ -300,6 +304,35 @@ def preceding_operands(test: str, callee: str) -> list[str]:
             return before
         before.append(text if isinstance(node.op, ast.And) else f"not ({text})")
     return []
+
+
+def ternary_conditions(statement: str, callee: str) -> list[str]:
+    """``f() if c else g()`` in ``statement`` (a simple statement, or a ``with``/``if`` header):
+    the call ``callee`` runs only when ``c`` holds (in the ``else`` part, when it fails)."""
+    text = statement.strip()
+    tree = None
+    for candidate in (text, text.rstrip(":") + ":\n    pass"):
+        try:
+            tree = ast.parse(candidate)
+            break
+        except SyntaxError:
+            continue
+    if tree is None:
+        return []
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.IfExp):
+            continue
+        test = ast.unparse(node.test)
+        if _calls(node.body, callee):
+            found.append(test)
+        elif _calls(node.orelse, callee):
+            found.append(f"not ({test})")
+    return found
+
+
+def _calls(node: ast.expr, callee: str) -> bool:
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == callee for n in ast.walk(node))
 
 
 def show_value(value: object) -> str:
