@@ -277,6 +277,8 @@ class _Summary:
         self.facts: list[FlowRow] = []
         self.scopes: list[_Scope] = []
         self.temps = 0
+        # names a comprehension binds (its own scope in Python 3): name -> (scope depth, variable)
+        self.comprehended: list[dict[str, tuple[int, str]]] = []
 
     # -- facts -------------------------------------------------------------------------------
     def emit(
@@ -304,6 +306,9 @@ class _Summary:
         """The variable ``name`` reads here; ``None`` when the model must resolve it (a ``ref``)."""
         scopes = self.scopes
         current = scopes[-1]
+        bound = self._comprehended(name)
+        if bound is not None and not (name in current.local and len(scopes) > bound[0]):
+            return bound[1]
         if name in current.globals:
             return f"{self.module_name}.{name}" if name in scopes[0].local else None
         if name in current.local:
@@ -313,8 +318,17 @@ class _Summary:
                 return f"{scope.qualname}.{name}"
         return f"{self.module_name}.{name}" if name in scopes[0].local else None
 
+    def _comprehended(self, name: str) -> tuple[int, str] | None:
+        for names in reversed(self.comprehended):
+            if name in names:
+                return names[name]
+        return None
+
     def assigned(self, name: str) -> str:
         """The variable an assignment to ``name`` here writes."""
+        bound = self._comprehended(name)
+        if bound is not None and bound[0] == len(self.scopes):
+            return bound[1]
         current = self.scope
         if name in current.globals or len(self.scopes) == 1:
             return f"{self.module_name}.{name}"
@@ -687,21 +701,30 @@ class _Summary:
         return found
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> str:
-        for generator in node.generators:
-            iterable = self.expression(generator.iter)
-            self.scope.local.update(_target_names(generator.target))  # read in the comprehension
-            self.assign(generator.target, self.element(iterable, generator.iter))
-            for condition in generator.ifs:
-                self.expression(condition)
-        found = self.temp()
-        self.emit("value", found, f"new:{self.module_name}:{node.lineno}:{node.col_offset}")
-        results = [node.value] if isinstance(node, ast.DictComp) else [node.elt]
-        if isinstance(node, ast.DictComp):
-            self.expression(node.key)
-        for result in results:
-            value = self.expression(result)
-            if value:
-                self.emit("elem_store", found, value, "")
+        """A comprehension's targets are its own variables (``<name>@line:col``): two comprehensions
+        of one function reusing ``x`` do not share it, nor does the function's own ``x``."""
+        owner = self.scope.qualname if len(self.scopes) > 1 else self.module_name
+        names: dict[str, tuple[int, str]] = {}
+        self.comprehended.append(names)
+        try:
+            for generator in node.generators:
+                iterable = self.expression(generator.iter)
+                for name in _target_names(generator.target):
+                    names[name] = (len(self.scopes), f"{owner}.{name}@{node.lineno}:{node.col_offset}")
+                self.assign(generator.target, self.element(iterable, generator.iter))
+                for condition in generator.ifs:
+                    self.expression(condition)
+            found = self.temp()
+            self.emit("value", found, f"new:{self.module_name}:{node.lineno}:{node.col_offset}")
+            results = [node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            if isinstance(node, ast.DictComp):
+                self.expression(node.key)
+            for result in results:
+                value = self.expression(result)
+                if value:
+                    self.emit("elem_store", found, value, "")
+        finally:
+            self.comprehended.pop()
         return found
 
     def call(self, node: ast.Call) -> str | None:

@@ -135,6 +135,12 @@ SOURCE = {
 
         def remote_only():
             return Remote().anything()
+
+
+        def comprehensions():
+            first = [item for item in [Data()]]
+            second = [item for item in [Env()]]
+            return [item.run() for item in second], first
     """,
     "pr/guards.py": """
         from pr.kinds import Data, Env
@@ -236,3 +242,10 @@ def test_an_isinstance_guard_narrows_the_receiver(model: CodeModel) -> None:
     assert "pr.kinds.Env.run" not in calls[lines[0]]
     assert "pr.kinds.Env.run" in calls[lines[1]]
     assert "pr.kinds.Data.run" not in calls[lines[1]]
+
+
+def test_each_comprehension_binds_its_own_variables(model: CodeModel) -> None:
+    """``item`` of one comprehension is not ``item`` of another (Python 3 scopes them)."""
+    callees = _callees(model, "pr.rules.comprehensions", "item.run()")
+    assert "pr.kinds.Env.run" in callees
+    assert "pr.kinds.Data.run" not in callees
