@@ -54,8 +54,8 @@ and what it dropped flows nowhere.  Which values those are depends on the order 
 them, and that order is fixed by the input alone: modules in path order, facts in source order,
 the worklist in insertion order, every set walked sorted.  So the result is the same whatever the
 hash seed, the working directory or the number of parser processes, but it is not the result of
-another order: on torchrl 0.14.1, 759 of 104,998 variables reach the cap, and solving the
-modules in reverse path order changes 22 of 25,673 flow edges.  A capped set is a truncated
+another order: on torchrl 0.14.1, 757 of 104,937 variables reach the cap, and solving the
+modules in reverse path order changes 22 of 25,672 flow edges.  A capped set is a truncated
 one, never a proof that a call does not happen.
 """
 
