@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rlmap.index.cache import Cache, code_version, content_key
+from rlmap.index.cache import Cache, Sections, code_version, content_key
 from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_key, paused_gc, read_file
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
-from rlmap.model.codemodel import LAZY_STATE, MODEL_MODULES, CodeModel, SourceInfo, build_model, named_files
+from rlmap.model.codemodel import MODEL_MODULES, CodeModel, ModelHead, SourceInfo, build_model, model_sections
 
 MODELS = "models"
 
@@ -64,12 +64,11 @@ def load_model(
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
     enabled = enabled_extensions(extensions)
     key, paths = _project_key(source, enabled)
-    cached = cache.get(MODELS, key, LAZY_STATE)
+    cached: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
     if cached is not None:
         # Later stages read the files a model names: an entry (valid checksum or not) that names
         # anything but the files just hashed is not ours.
-        named = named_files(cached)
-        if named is not None and named <= paths:
+        if set(cached.head.files) <= paths:
             model = CodeModel.from_cache(cached)
             model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
             return LoadedModel(model, None, source)
@@ -81,7 +80,7 @@ def load_model(
         model = build_model(index, source)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
-        cache.put(MODELS, key, model.state)
+        cache.put_sections(MODELS, key, *model_sections(model.state))
     return LoadedModel(model, index.stats, source)
 
 
@@ -89,11 +88,10 @@ def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = (
     """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
     (for shell completion, which must answer at once or not at all)."""
     key, paths = _project_key(source, enabled_extensions(extensions))
-    cached = cache.get(MODELS, key, LAZY_STATE)
+    cached: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
     if cached is None:
         return None
-    named = named_files(cached)
-    return CodeModel.from_cache(cached) if named is not None and named <= paths else None
+    return CodeModel.from_cache(cached) if set(cached.head.files) <= paths else None
 
 
 def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:

@@ -99,6 +99,9 @@ def test_a_cached_model_reads_rows_lazily_and_answers_like_the_built_one(tmp_pat
     built = load_model(source, cache, jobs=1).model
     warm = load_model(source, cache, jobs=1).model
     assert isinstance(warm._symbols, codemodel.LazyRows)  # from the cache: rows decode on demand
+    assert warm.symbol("pkg.collector.Collector.rollout") == built.symbol("pkg.collector.Collector.rollout")
+    decoded = [shard for shard in warm._symbols._shards if shard is not None]
+    assert len(decoded) == 1 < len(warm._symbols._shards)  # one shard of the table read, no more
     assert (codemodel.EXTERNAL, codemodel.UNRESOLVED) == (assemble.EXTERNAL, assemble.UNRESOLVED)
     for name in built.qualnames():
         assert warm.symbol(name) == built.symbol(name)
