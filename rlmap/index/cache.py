@@ -25,7 +25,7 @@ import os
 import stat
 import tempfile
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -107,15 +107,20 @@ def _framed(payload: bytes) -> bytes:
 
 def encode_sections(head: Any, sections: Mapping[str, bytes]) -> bytes:
     """A sectioned entry: ``head`` (plain data) and each named section (MessagePack bytes)."""
+    return b"".join(_section_parts(head, sections))
+
+
+def _section_parts(head: Any, sections: Mapping[str, bytes]) -> Iterator[bytes]:
+    """The bytes of a sectioned entry, in order (written one after the other: a torch model's
+    sections are hundreds of MB, not worth a second copy joined in memory)."""
     toc: dict[str, tuple[int, int, bytes]] = {}
     offset = 0
     for name, payload in sections.items():
         toc[name] = (offset, len(payload), hashlib.sha256(payload).digest())
         offset += len(payload)
     index = msgspec.msgpack.encode((head, toc))
-    return b"".join(
-        (_SECTIONED, hashlib.sha256(index).digest(), len(index).to_bytes(8, "little"), index, *sections.values())
-    )
+    yield from (_SECTIONED, hashlib.sha256(index).digest(), len(index).to_bytes(8, "little"), index)
+    yield from sections.values()
 
 
 def decode_sections(data: bytes) -> tuple[Any, dict[str, bytes]] | None:
@@ -275,14 +280,14 @@ class Cache:
     def put_payload(self, namespace: str, key: str, payload: bytes) -> None:
         """:meth:`put` of a value already encoded (``msgspec.msgpack.encode(value)``)."""
         if self.directory is not None:
-            self._write(namespace, key, _framed(payload))
+            self._write(namespace, key, (_framed(payload),))
 
     def put_sections(self, namespace: str, key: str, head: Any, sections: Mapping[str, bytes]) -> None:
         """Store a sectioned entry (see :func:`encode_sections`)."""
         if self.directory is not None:
-            self._write(namespace, key, encode_sections(head, sections))
+            self._write(namespace, key, _section_parts(head, sections))
 
-    def _write(self, namespace: str, key: str, data: bytes) -> None:
+    def _write(self, namespace: str, key: str, parts: Iterable[bytes]) -> None:
         assert self.directory is not None
         target = self._path(namespace, key)
         try:
@@ -290,7 +295,8 @@ class Cache:
             handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
+                    for part in parts:
+                        stream.write(part)
                 os.replace(temporary, target)
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)

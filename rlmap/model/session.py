@@ -130,8 +130,10 @@ def load_model(
         model = build_model(index, source)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
+        stats = index.stats
+        del index  # the records are the model's now: not kept while the model is written
         cache.put_sections(MODELS, key, *model_sections(model.state))
-    return LoadedModel(model, index.stats, source)
+    return LoadedModel(model, stats, source)
 
 
 def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = ()) -> CodeModel | None:
