@@ -39,8 +39,9 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 COMPACT_BYTES = 32 * 1024 * 1024
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total): the indexer reports "index"
-# What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions.
-Job = tuple[bytes, str, tuple[str, ...]]
+# What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions, and
+# whether it is a companion package's file (see ``extract_module``'s ``library``).
+Job = tuple[bytes, str, tuple[str, ...], bool]
 # What a worker is handed: the job, its cache key, and the cache directory it writes the entry to.
 Work = tuple[Job, str, Path | None]
 # What it hands back: the MessagePack of the file's ModuleIndex (the very payload of its cache
@@ -72,8 +73,11 @@ class ProjectIndex:
         return tuple(sorted(found, key=lambda d: (d.path, d.line, d.message)))
 
 
-def file_key(path: str, data: bytes | str, extensions: tuple[str, ...]) -> str:
-    """The cache key of one file's records: its path, its bytes and the enabled extensions."""
+def file_key(path: str, data: bytes | str, extensions: tuple[str, ...], library: bool = False) -> str:
+    """The cache key of one file's records: its path, its bytes, the enabled extensions, and
+    whether it was indexed as a companion package's file."""
+    if library:
+        return content_key(path, data, "extensions:" + ",".join(extensions), "library")
     return content_key(path, data, "extensions:" + ",".join(extensions))
 
 
@@ -81,9 +85,9 @@ def _extract(job: Job) -> ModuleIndex:
     """Index one file (in a worker process or not); never raises."""
     from rlmap.index.extract import extract_module, internal_error  # libcst is imported only where it is used
 
-    source, path, extensions = job
+    source, path, extensions, library = job
     try:
-        return extract_module(source, path, extensions=extensions)
+        return extract_module(source, path, extensions=extensions, library=library)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # extract_module catches everything; this is the last line
@@ -171,7 +175,8 @@ def build_index(
     compact = _compact if _source_bytes(files) > COMPACT_BYTES else _as_is
     for absolute in files:
         path = source.relpath(absolute)
-        key, found = _cached_or_job(cache, path, absolute, enabled, pending)
+        library = source.is_companion_path(path)
+        key, found = _cached_or_job(cache, (path, library), absolute, enabled, pending)
         keys.append(key)
         if found is not None:
             results[path] = compact(found)
@@ -252,24 +257,30 @@ def _interned(value: Any) -> Any:
 
 
 def _cached_or_job(
-    cache: Cache, path: str, absolute: os.PathLike[str], extensions: tuple[str, ...], pending: list[tuple[Job, str]]
+    cache: Cache,
+    file: tuple[str, bool],
+    absolute: os.PathLike[str],
+    extensions: tuple[str, ...],
+    pending: list[tuple[Job, str]],
 ) -> tuple[str, ModuleIndex | None]:
     """A file's key and its index when it is known without parsing (cached, or unreadable).
 
-    Otherwise the file becomes a job appended to ``pending``, and the index is ``None``.
+    ``file`` is its repo-relative path, and whether it is a companion package's.  Otherwise the
+    file becomes a job appended to ``pending``, and the index is ``None``.
     """
+    path, library = file
     data, problem = read_file(path, absolute)
     if data is None:
         from rlmap.index.extract import module_name_for
 
         name, is_package = module_name_for(path)
         unreadable = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
-        return file_key(path, "<unreadable>", extensions), unreadable
-    key = file_key(path, data, extensions)
+        return file_key(path, "<unreadable>", extensions, library), unreadable
+    key = file_key(path, data, extensions, library)
     cached = cache.get(FILES, key, ModuleIndex)
     if isinstance(cached, ModuleIndex):
         return key, cached
-    pending.append(((data, path, extensions), key))
+    pending.append(((data, path, extensions, library), key))
     return key, None
 
 

@@ -180,3 +180,29 @@ def test_torchrl_resolves_into_tensordict(torchrl_model: CodeModel) -> None:
     link = model.source.permalink("tensordict/base.py", 10)
     assert link == f"https://github.com/pytorch/tensordict/blob/v{version}/tensordict/base.py#L10"
     assert model.source.permalink("torchrl/envs/common.py", 10).startswith("https://github.com/pytorch/rl/blob/")
+
+
+def test_a_companion_file_is_indexed_without_its_value_flow_and_keys(make_package: MakePackage, tmp_path: Path) -> None:
+    """The model reads a companion's definitions, calls, attributes, imports, locals and returns,
+    never its value-flow summary nor its key accesses: those are not extracted.  The same file
+    indexed as the documented package (one cache for both) has them."""
+    from rlmap.index.indexer import build_index
+
+    root = make_package({**APP, **LIB})
+    cache = Cache.at(tmp_path / "cache")
+    beside = build_index(
+        locate_source(root, package="app", packages=("app", "lib")), cache, jobs=1, extensions=("tensordict",)
+    )
+    alone = build_index(
+        locate_source(root, package="lib", packages=("lib",)), cache, jobs=1, extensions=("tensordict",)
+    )
+    agent = next(module for module in beside.modules if module.path == "app/agent.py")
+    companion = next(module for module in beside.modules if module.path == "lib/core.py")
+    documented = next(module for module in alone.modules if module.path == "lib/core.py")
+    assert agent.flow
+    assert agent.keys
+    assert (companion.flow, companion.keys) == ((), ())
+    assert documented.flow  # not the companion's records, from the shared cache
+    assert documented.keys
+    for table in ("symbols", "calls", "attributes", "imports", "locals", "returns"):
+        assert getattr(companion, table) == getattr(documented, table), table
