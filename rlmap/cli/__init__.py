@@ -57,9 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except DamagedEntry as damaged:
         # A cached model is read a section at a time, each checked when a query reads it: a
-        # damaged one is found after the command started.  It prints nothing before its answer
-        # is whole, so it runs once more, without the entry (which rebuilds it).
-        damaged.discard()
+        # damaged one is found (and removed) after the command started.  It prints nothing
+        # before its answer is whole, so it runs once more, without the entry (which rebuilds it).
         say_note(f"removed a damaged cache entry ({damaged.path.name}) and rebuilt it")
         return _main(argv, retried=True)
 

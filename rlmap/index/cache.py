@@ -141,8 +141,8 @@ def decode_sections(data: bytes) -> tuple[Any, dict[str, bytes]] | None:
 
 
 class DamagedEntry(CacheError):
-    """A section of a sectioned entry failed its checksum when it was read: the entry is
-    removed (:meth:`discard`) and the command can run again, which rebuilds it."""
+    """A section of a sectioned entry failed its checksum when it was read: the entry has been
+    removed, and the command can run again, which rebuilds it."""
 
     def __init__(self, path: Path, section: str) -> None:
         super().__init__(
@@ -150,10 +150,6 @@ class DamagedEntry(CacheError):
             "run the command again: the damaged entry has been removed and will be rebuilt",
         )
         self.path = path
-
-    def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            self.path.unlink()
 
 
 class Sections(Generic[T]):
@@ -184,6 +180,8 @@ class Sections(Generic[T]):
         except OSError:
             data = b""
         if len(data) != length or hashlib.sha256(data).digest() != digest:
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # found wherever it is read (a render child too): never read again
             raise DamagedEntry(self.path, name)
         return data
 
