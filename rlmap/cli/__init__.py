@@ -20,8 +20,9 @@ from rlmap.cli import audit as _audit  # noqa: F401  (registers the command)
 from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
-from rlmap.cli.common import app, say_error
+from rlmap.cli.common import app, say_error, say_note
 from rlmap.errors import ExitCode, RlmapError
+from rlmap.index.cache import DamagedEntry
 
 __all__ = ["app", "main", "run"]
 
@@ -52,11 +53,27 @@ def _click_exceptions() -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the command, map every error to a message and an exit code."""
+    try:
+        return _main(argv)
+    except DamagedEntry as damaged:
+        # A cached model is read a section at a time, each checked when a query reads it: a
+        # damaged one is found (and removed) after the command started.  It prints nothing
+        # before its answer is whole, so it runs once more, without the entry (which rebuilds it).
+        say_note(f"removed a damaged cache entry ({damaged.path.name}) and rebuilt it")
+        return _main(argv, retried=True)
+
+
+def _main(argv: list[str] | None, retried: bool = False) -> int:
     command = typer.main.get_command(app)
     errors = _click_exceptions()
     no_args = getattr(errors, "NoArgsIsHelpError", ())
     try:
         result = command.main(args=argv, prog_name="rlmap", standalone_mode=False)
+    except DamagedEntry as error:
+        if retried:  # damaged again: not a stale entry but a cache directory something writes into
+            say_error(str(error))
+            return int(error.exit_code)
+        raise
     except RlmapError as error:
         say_error(str(error))
         return int(error.exit_code)

@@ -9,17 +9,25 @@ SHA-256 of what they were computed from (the code of rlmap that computed them, t
 and bytes), so a stale entry is never looked up, only left behind.  Writes go to a temporary
 file that is renamed into place, so two processes racing on one directory each read either
 nothing or a whole entry.
+
+A large entry (a resolved model) is *sectioned*: a head (plain data and a table of its
+sections, behind its own SHA-256) and sections that are read, checked against their own SHA-256
+and decoded only when a query needs them (:meth:`Cache.get_sections`), so that a warm ``show``
+reads a few hundred kilobytes of a 30 MB model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
 import stat
 import tempfile
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -30,6 +38,11 @@ T = TypeVar("T")
 
 _MAGIC = b"rlmap-cache 1\n"
 _DIGEST = 32  # SHA-256 of the payload, stored right after the magic line
+# A sectioned entry: magic, SHA-256 of the head, the head's length (8 bytes), the head (MessagePack
+# of ``(value, {section: (offset, length, SHA-256)})``), then the sections, offsets counted from
+# the end of the head.
+_SECTIONED = b"rlmap-sections 1\n"
+_HEAD_LIMIT = 16 << 20
 # A file's records are a fraction of its source (sources over 16 MB are not indexed); a resolved
 # torchrl model is ~25 MB, torch's a few hundred.  A larger entry is rejected unread.
 MAX_ENTRY_BYTES = {"files": 32 << 20, "models": 768 << 20}
@@ -90,6 +103,87 @@ def encode_entry(value: Any) -> bytes:
 
 def _framed(payload: bytes) -> bytes:
     return _MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+def encode_sections(head: Any, sections: Mapping[str, bytes]) -> bytes:
+    """A sectioned entry: ``head`` (plain data) and each named section (MessagePack bytes)."""
+    return b"".join(_section_parts(head, sections))
+
+
+def _section_parts(head: Any, sections: Mapping[str, bytes]) -> Iterator[bytes]:
+    """The bytes of a sectioned entry, in order (written one after the other: a torch model's
+    sections are hundreds of MB, not worth a second copy joined in memory)."""
+    toc: dict[str, tuple[int, int, bytes]] = {}
+    offset = 0
+    for name, payload in sections.items():
+        toc[name] = (offset, len(payload), hashlib.sha256(payload).digest())
+        offset += len(payload)
+    index = msgspec.msgpack.encode((head, toc))
+    yield from (_SECTIONED, hashlib.sha256(index).digest(), len(index).to_bytes(8, "little"), index)
+    yield from sections.values()
+
+
+def decode_sections(data: bytes) -> tuple[Any, dict[str, bytes]] | None:
+    """The head (plain data) and sections of a whole sectioned entry, every checksum checked;
+    ``None`` for anything else."""
+    start = len(_SECTIONED) + _DIGEST + 8
+    if len(data) < start or not data.startswith(_SECTIONED):
+        return None
+    length = int.from_bytes(data[start - 8 : start], "little")
+    index = data[start : start + length]
+    if hashlib.sha256(index).digest() != data[len(_SECTIONED) : len(_SECTIONED) + _DIGEST]:
+        return None
+    head, toc = msgspec.msgpack.decode(index)
+    sections = {name: data[start + length + offset :][:size] for name, (offset, size, _) in toc.items()}
+    if any(hashlib.sha256(sections[name]).digest() != digest for name, (_, _, digest) in toc.items()):
+        return None
+    return head, sections
+
+
+class DamagedEntry(CacheError):
+    """A section of a sectioned entry failed its checksum when it was read: the entry has been
+    removed, and the command can run again, which rebuilds it."""
+
+    def __init__(self, path: Path, section: str) -> None:
+        super().__init__(
+            f"the cache entry {path.name} is damaged (its section {section} fails its checksum)",
+            "run the command again: the damaged entry has been removed and will be rebuilt",
+        )
+        self.path = path
+
+
+class Sections(Generic[T]):
+    """An intact sectioned entry: its head, and its sections read one at a time (each checked
+    against its own SHA-256 when read).  The entry's file stays open, so that a later writer
+    (who replaces it, never rewrites it) cannot change what is read."""
+
+    def __init__(self, path: Path, handle: int, base: int, head: T, toc: dict[str, tuple[int, int, bytes]]) -> None:
+        self.path = path
+        self.head = head
+        self._handle = handle
+        self._base = base
+        self._toc = toc
+        weakref.finalize(self, os.close, handle)
+
+    def names(self) -> list[str]:
+        return list(self._toc)
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of section ``name``; ``None`` when the entry has none.  A section that
+        fails its checksum raises :class:`DamagedEntry`."""
+        place = self._toc.get(name)
+        if place is None:
+            return None
+        offset, length, digest = place
+        try:
+            data = os.pread(self._handle, length, self._base + offset)
+        except OSError:
+            data = b""
+        if len(data) != length or hashlib.sha256(data).digest() != digest:
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # found wherever it is read (a render child too): never read again
+            raise DamagedEntry(self.path, name)
+        return data
 
 
 def decode_entry(data: bytes, decoder: msgspec.msgpack.Decoder[T]) -> T | None:
@@ -160,27 +254,105 @@ class Cache:
             self.rejected += 1
         return value
 
+    def get_sections(self, namespace: str, key: str, head: type[T] | Any) -> Sections[T] | None:
+        """The sectioned entry under ``key`` with its head decoded as ``head``, or ``None``
+        (missing or unusable); its sections are read when asked for (:meth:`Sections.read`)."""
+        if self.directory is None:
+            return None
+        path = self._path(namespace, key)
+        handle = _open_regular_file(path, MAX_ENTRY_BYTES.get(namespace, 32 << 20))
+        if handle is None:
+            return None
+        found = _read_head(path, handle[0], handle[1], head) if handle[0] >= 0 else None
+        if found is None:
+            if handle[0] >= 0:
+                os.close(handle[0])
+            self.rejected += 1
+            return None
+        return found
+
     def put(self, namespace: str, key: str, value: Any) -> None:
         if self.directory is not None:
             self.put_payload(namespace, key, msgspec.msgpack.encode(value))
 
     def put_payload(self, namespace: str, key: str, payload: bytes) -> None:
         """:meth:`put` of a value already encoded (``msgspec.msgpack.encode(value)``)."""
-        if self.directory is None:
-            return
+        if self.directory is not None:
+            self._write(namespace, key, (_framed(payload),))
+
+    def put_sections(self, namespace: str, key: str, head: Any, sections: Mapping[str, bytes]) -> None:
+        """Store a sectioned entry (see :func:`encode_sections`)."""
+        if self.directory is not None:
+            self._write(namespace, key, _section_parts(head, sections))
+
+    def _write(self, namespace: str, key: str, parts: Iterable[bytes]) -> None:
+        assert self.directory is not None
         target = self._path(namespace, key)
         try:
             _make_real_directories(self.directory, target.parent)
             handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    stream.write(_framed(payload))
+                    for part in parts:
+                        stream.write(part)
                 os.replace(temporary, target)
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
         except OSError:
             self.write_failed = True
+
+
+def _open_regular_file(path: Path, limit: int) -> tuple[int, int] | None:
+    """``(descriptor, size)`` of ``path`` opened for reading if it is a regular file (not a link,
+    FIFO or device) of sane size; ``None`` when it does not exist; ``(-1, 0)`` for anything else."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        handle = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError:  # a symlink (ELOOP), no permission, ...
+        return -1, 0
+    try:
+        info = os.fstat(handle)
+    except OSError:
+        os.close(handle)
+        return -1, 0
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(handle)
+        return -1, 0
+    return handle, info.st_size
+
+
+def _read_head(path: Path, handle: int, size: int, kind: Any) -> Sections[Any] | None:
+    """The :class:`Sections` of an open sectioned entry whose head is intact and of type ``kind``,
+    and whose sections fill the rest of the file exactly (a truncated entry is refused here)."""
+    start = len(_SECTIONED) + _DIGEST + 8
+    try:
+        prefix = os.pread(handle, start, 0)
+        if len(prefix) < start or not prefix.startswith(_SECTIONED):
+            return None
+        length = int.from_bytes(prefix[-8:], "little")
+        if length > min(_HEAD_LIMIT, size - start):
+            return None
+        index = os.pread(handle, length, start)
+    except OSError:
+        return None
+    if len(index) != length or hashlib.sha256(index).digest() != prefix[len(_SECTIONED) : len(_SECTIONED) + _DIGEST]:
+        return None
+    decoder = msgspec.msgpack.Decoder(tuple[kind, dict[str, tuple[int, int, bytes]]])
+    try:
+        head, toc = decoder.decode(index)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, RecursionError):
+        return None
+    end = 0
+    for offset, extent, _ in toc.values():  # laid end to end, from 0, in order
+        if offset != end or extent < 0:
+            return None
+        end += extent
+    if start + length + end != size:
+        return None
+    return Sections(path, handle, start + length, head, toc)
 
 
 def _read_regular_file(path: Path, limit: int) -> bytes | None:

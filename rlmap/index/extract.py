@@ -150,6 +150,7 @@ def extract_module(
     *,
     extensions: Sequence[str] = (),
     position_provider: bool = False,
+    library: bool = False,
 ) -> ModuleIndex:
     """Index one file's bytes; ``path`` is repo-relative (``torchrl/collectors/_single.py``).
 
@@ -160,6 +161,11 @@ def extract_module(
 
     ``position_provider=True`` takes lines from libcst's ``PositionProvider`` instead of the
     paired ``ast`` tree (the slow path; the tests use it to check that both agree).
+
+    ``library=True`` for a file of a companion package (tensordict beside torchrl): the model
+    reads its definitions, calls, attributes, imports, locals and returns, never its value-flow
+    summary (its bodies are library code: ``rlmap.model.assemble.resolve_sites``) nor its key
+    accesses (``group_keys``), so neither is extracted.
     """
     vocabulary = vocabulary_for(extensions)
     module_name, is_package = module_name_for(path)
@@ -168,7 +174,7 @@ def extract_module(
             # ``ast.parse`` and libcst's ``evaluated_value`` warn on ``"\\d"``; under ``-W error``
             # the warning would be raised in the middle of the walk
             warnings.simplefilter("ignore")
-            return _extract(source, path, vocabulary, position_provider)
+            return _extract(source, path, vocabulary, position_provider, library)
     except Skip as skip:
         return ModuleIndex(module_name, path, is_package, diagnostics=(Diagnostic(path, skip.line, skip.message),))
     except (KeyboardInterrupt, SystemExit):
@@ -177,7 +183,9 @@ def extract_module(
         return internal_error(path, error)
 
 
-def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, position_provider: bool) -> ModuleIndex:
+def _extract(
+    source: bytes, path: str, vocabulary: KeyVocabulary | None, position_provider: bool, library: bool = False
+) -> ModuleIndex:
     module_name, is_package = module_name_for(path)
     text = decode_source(source)
     positions, deepest_line, tree = ast_index(text, path)
@@ -194,7 +202,7 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
         if position_provider:
             raise L.PositionMismatch("requested")
         extractor = Extractor(module, module_name, path, L.PairedPositions(positions), vocabulary)
-        return dataclasses.replace(_run(extractor, is_package, line_count, lines), flow=_flow(tree, path))
+        return _finished(_run(extractor, is_package, line_count, lines), tree, library)
     except L.PositionMismatch:
         pass
     except RecursionError:
@@ -203,7 +211,7 @@ def _extract(source: bytes, path: str, vocabulary: KeyVocabulary | None, positio
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         provided = _Provided(wrapper.module, wrapper.resolve(PositionProvider))
         extractor = Extractor(wrapper.module, module_name, path, provided, vocabulary)
-        return dataclasses.replace(_run(extractor, is_package, line_count, lines), flow=_flow(tree, path))
+        return _finished(_run(extractor, is_package, line_count, lines), tree, library)
     except RecursionError:
         raise too_deep(deepest_line) from None
 
@@ -232,6 +240,13 @@ def unvalidated_nodes() -> Iterator[None]:
         yield
     finally:
         base.__post_init__ = saved  # type: ignore[method-assign]
+
+
+def _finished(index: ModuleIndex, tree: ast.Module, library: bool) -> ModuleIndex:
+    """The walk's records with the value-flow summary; a companion's with neither it nor its keys."""
+    if library:
+        return dataclasses.replace(index, keys=())
+    return dataclasses.replace(index, flow=_flow(tree, index.path))
 
 
 def _flow(tree: ast.Module, path: str) -> tuple[FlowRow, ...]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import gc
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -32,10 +33,15 @@ FILES = "files"
 _PARALLEL_THRESHOLD = 8
 # A source file larger than this is not read (torchrl's largest is ~0.2 MB).
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# Above this much source, each file's records are compacted as they are decoded (see _compact):
+# torch (60 MB) decodes 11 M strings, 1.7 M of them distinct.  Below it (torchrl and tensordict:
+# 13 MB), compacting costs more time than the memory it saves is worth.
+COMPACT_BYTES = 32 * 1024 * 1024
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total): the indexer reports "index"
-# What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions.
-Job = tuple[bytes, str, tuple[str, ...]]
+# What a worker indexes: a file's bytes, its repo-relative path, the enabled extensions, and
+# whether it is a companion package's file (see ``extract_module``'s ``library``).
+Job = tuple[bytes, str, tuple[str, ...], bool]
 # What a worker is handed: the job, its cache key, and the cache directory it writes the entry to.
 Work = tuple[Job, str, Path | None]
 # What it hands back: the MessagePack of the file's ModuleIndex (the very payload of its cache
@@ -67,8 +73,11 @@ class ProjectIndex:
         return tuple(sorted(found, key=lambda d: (d.path, d.line, d.message)))
 
 
-def file_key(path: str, data: bytes | str, extensions: tuple[str, ...]) -> str:
-    """The cache key of one file's records: its path, its bytes and the enabled extensions."""
+def file_key(path: str, data: bytes | str, extensions: tuple[str, ...], library: bool = False) -> str:
+    """The cache key of one file's records: its path, its bytes, the enabled extensions, and
+    whether it was indexed as a companion package's file."""
+    if library:
+        return content_key(path, data, "extensions:" + ",".join(extensions), "library")
     return content_key(path, data, "extensions:" + ",".join(extensions))
 
 
@@ -76,9 +85,9 @@ def _extract(job: Job) -> ModuleIndex:
     """Index one file (in a worker process or not); never raises."""
     from rlmap.index.extract import extract_module, internal_error  # libcst is imported only where it is used
 
-    source, path, extensions = job
+    source, path, extensions, library = job
     try:
-        return extract_module(source, path, extensions=extensions)
+        return extract_module(source, path, extensions=extensions, library=library)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # extract_module catches everything; this is the last line
@@ -163,12 +172,14 @@ def build_index(
     results: dict[str, ModuleIndex] = {}
     pending: list[tuple[Job, str]] = []  # (job, key)
     keys: list[str] = []
+    compact = _compact if _source_bytes(files) > COMPACT_BYTES else _as_is
     for absolute in files:
         path = source.relpath(absolute)
-        key, found = _cached_or_job(cache, path, absolute, enabled, pending)
+        library = source.is_companion_path(path)
+        key, found = _cached_or_job(cache, (path, library), absolute, enabled, pending)
         keys.append(key)
         if found is not None:
-            results[path] = found
+            results[path] = compact(found)
 
     done = len(results)
     if progress:
@@ -176,7 +187,7 @@ def build_index(
     decoder = msgspec.msgpack.Decoder(ModuleIndex)
     with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
         for payload, write_failed in _parse_all(pending, jobs, cache.directory):
-            parsed = decoder.decode(payload)
+            parsed = compact(decoder.decode(payload))
             results[parsed.path] = parsed
             cache.write_failed |= write_failed
             done += 1
@@ -194,25 +205,82 @@ def build_index(
     return ProjectIndex(modules=modules, key=project_key, stats=stats, skipped=skipped)
 
 
+def _source_bytes(files: list[Path]) -> int:
+    total = 0
+    for path in files:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            continue  # reported when it is read
+    return total
+
+
+def _as_is(module: ModuleIndex) -> ModuleIndex:
+    return module
+
+
+def _compact(module: ModuleIndex) -> ModuleIndex:
+    """``module`` with every string of its records interned: one object per distinct text in the
+    whole run (a qualname is written in every flow row, call and access of its body).  The
+    records are changed in place, before anything else holds them."""
+    tables: tuple[tuple[object, ...], ...] = (
+        module.symbols,
+        module.calls,
+        module.attributes,
+        module.keys,
+        module.imports,
+        module.locals,
+        module.returns,
+    )
+    for records in tables:
+        for record in records:
+            _intern_fields(record)
+    object.__setattr__(module, "flow", tuple([_interned(row) for row in module.flow]))
+    return module
+
+
+def _intern_fields(record: object) -> None:
+    for name in record.__slots__:  # type: ignore[attr-defined]
+        value = getattr(record, name)
+        kind = type(value)
+        if kind is str or kind is tuple:
+            object.__setattr__(record, name, _interned(value))
+
+
+def _interned(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value)
+    if kind is tuple:
+        return tuple([_interned(item) for item in value])
+    return value
+
+
 def _cached_or_job(
-    cache: Cache, path: str, absolute: os.PathLike[str], extensions: tuple[str, ...], pending: list[tuple[Job, str]]
+    cache: Cache,
+    file: tuple[str, bool],
+    absolute: os.PathLike[str],
+    extensions: tuple[str, ...],
+    pending: list[tuple[Job, str]],
 ) -> tuple[str, ModuleIndex | None]:
     """A file's key and its index when it is known without parsing (cached, or unreadable).
 
-    Otherwise the file becomes a job appended to ``pending``, and the index is ``None``.
+    ``file`` is its repo-relative path, and whether it is a companion package's.  Otherwise the
+    file becomes a job appended to ``pending``, and the index is ``None``.
     """
+    path, library = file
     data, problem = read_file(path, absolute)
     if data is None:
         from rlmap.index.extract import module_name_for
 
         name, is_package = module_name_for(path)
         unreadable = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
-        return file_key(path, "<unreadable>", extensions), unreadable
-    key = file_key(path, data, extensions)
+        return file_key(path, "<unreadable>", extensions, library), unreadable
+    key = file_key(path, data, extensions, library)
     cached = cache.get(FILES, key, ModuleIndex)
     if isinstance(cached, ModuleIndex):
         return key, cached
-    pending.append(((data, path, extensions), key))
+    pending.append(((data, path, extensions, library), key))
     return key, None
 
 

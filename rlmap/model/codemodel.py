@@ -4,14 +4,17 @@
 and groups attribute and key accesses.  The model keeps its records as plain tuples keyed by
 qualified name (``state``/``STATE``, plain typed data); the accessors turn them back into the
 frozen records of :mod:`rlmap.index.records` one query at a time, and the networkx graph is built
-only when a caller asks for it.  A model from the cache is decoded lazily (:data:`LAZY_STATE`,
-:meth:`CodeModel.from_cache`): the names of every table at once, each row the first time a query
-reads it, so that ``rlmap show`` decodes a few hundred rows of a 25 MB entry.
+only when a caller asks for it.  A model from the cache is read lazily (:func:`model_sections`,
+:meth:`CodeModel.from_cache`): a small head at once, then each table's shard of ~128 rows (read,
+checked and decoded) the first time a query reads one of its rows, so that ``rlmap show`` reads a
+few hundred kilobytes of a 30 MB entry.
 """
 
 from __future__ import annotations
 
+import gc
 import typing
+import zlib
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from rlmap.index.source import SourceTree, companion_path, git_ref, permalink_ur
 from rlmap.model.mro import descendants, nearest_in_bases
 
 if TYPE_CHECKING:
+    from rlmap.index.cache import Sections
     from rlmap.index.indexer import ProjectIndex
 
 # Every module the resolved model is computed by: the model cache must be keyed on all of them
@@ -48,15 +52,16 @@ MODEL_MODULES = (
 
 __all__ = [
     "EXTERNAL",
-    "LAZY_STATE",
     "MODEL_MODULES",
     "STATE",
     "UNRESOLVED",
     "CodeModel",
     "Edge",
+    "ModelHead",
     "ResolvedCall",
     "SourceInfo",
     "build_model",
+    "model_sections",
 ]
 
 
@@ -151,106 +156,218 @@ def _row(record: type) -> Any:
 
 _EDGE_OUT = tuple[str, tuple[int, ...], tuple[str, ...]]  # callee, lines, hows (of one caller)
 
-# The tables of the model: each maps a name to its rows, typed to the last field, so that the
-# cache decodes (and validates) them into exactly what ``CodeModel`` expects.
+# The tables of the model: each maps a name to its row, typed, so that the cache decodes (and
+# validates) them into exactly what ``CodeModel`` expects.
 _TABLES: dict[str, Any] = {
     "symbols": _row(Symbol),
     "calls": tuple[_EDGE_OUT, ...],  # caller -> its edges, sorted by callee
+    "called_by": tuple[str, ...],  # callee -> its callers, sorted
     "attributes": tuple[_row(AttributeAccess), ...],  # type: ignore[misc]
     "keys": tuple[_row(KeyAccess), ...],  # type: ignore[misc]
     "sites": tuple[_row(ResolvedCall), ...],  # type: ignore[misc]
     "returns": tuple[_row(ReturnSite), ...],  # type: ignore[misc]
 }
 _TABLE_KEYS: dict[str, Any] = {"keys": tuple[str, ...]}
+# A cached symbol row holds the index of its file in the head's list of files, not the path:
+# every path a cached model can show is one of the files the head names (and the session checks).
+_STORED_SYMBOL = tuple.__class_getitem__(  # type: ignore[attr-defined]
+    tuple(int if name == "path" else kind for name, kind in zip(Symbol.__slots__, _row(Symbol).__args__, strict=True))
+)
 
+# What the model holds beyond its tables, each decoded whole (a table decodes a shard at a time).
 _PLAIN = {
-    "source": tuple[str, str, str, str, tuple[str, ...], tuple[tuple[str, str, str], ...]],
-    "called_by": dict[str, tuple[str, ...]],  # callee -> its callers, sorted
-    "nodes": dict[str, str],
+    "nodes": dict[str, str],  # external / unresolved node -> its kind
     "exports": tuple[tuple[str, str, str], ...],
     "external_exports": tuple[tuple[str, str, str], ...],
     "bases": dict[str, tuple[str, ...]],
     "subclasses": dict[str, tuple[str, ...]],
-    "diagnostics": tuple[tuple[str, int, str], ...],
 }
+_SOURCE = tuple[str, str, str, str, tuple[str, ...], tuple[tuple[str, str, str], ...]]
+_DIAGNOSTICS = tuple[tuple[str, int, str], ...]
 
-# The model's state: plain typed data, all of it decoded (what build_model makes, what the cache
-# stores) ...
+# The model's state: plain typed data, all of it decoded (what build_model makes, what
+# :func:`model_sections` stores).
 STATE = typing.TypedDict(  # type: ignore[operator]
     "STATE",
-    {**_PLAIN, **{name: dict[_TABLE_KEYS.get(name, str), row] for name, row in _TABLES.items()}},  # type: ignore[misc]
+    {
+        "source": _SOURCE,
+        "diagnostics": _DIAGNOSTICS,
+        **_PLAIN,  # type: ignore[misc]
+        **{name: dict[_TABLE_KEYS.get(name, str), row] for name, row in _TABLES.items()},  # type: ignore[misc]
+    },
 )
-# ... and the same bytes decoded lazily: each table kept as MessagePack until a query reads it, then
-# its names, then each row the first time it is read.
-LAZY_STATE = msgspec.defstruct("LAZY_STATE", [*_PLAIN.items(), *((name, msgspec.Raw) for name in _TABLES)])
+
+# Rows per shard of a cached table: a query that reads one row decodes ~64.
+_SHARD_ROWS = 64
 
 
-class _SymbolHead(msgspec.Struct, array_like=True):
-    """The first fields of a symbol's row (the rest is skipped unread)."""
+class ModelHead(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """The head of a cached model (decoded whole on load): the rest is in sections, decoded
+    when a query reads them (see :meth:`CodeModel.from_cache`)."""
 
-    qualname: str
-    kind: str
-    path: str
+    source: _SOURCE  # type: ignore[valid-type]
+    diagnostics: _DIAGNOSTICS  # type: ignore[valid-type]
+    files: tuple[str, ...]  # every file a symbol is in, sorted
+    rows: dict[str, int]  # table -> its number of rows
+    shards: dict[str, int]  # table -> its number of shards
 
 
-def named_files(state: Any) -> set[str] | None:
-    """The files the symbols of a :data:`LAZY_STATE` are in (the rest of each row is skipped);
-    ``None`` when the table is malformed."""
+def _shard_of(key: Any, shards: int) -> int:
+    return zlib.crc32(msgspec.msgpack.encode(key)) % shards if shards > 1 else 0
+
+
+def model_sections(state: dict[str, Any]) -> tuple[ModelHead, dict[str, bytes]]:
+    """A built model's state as a :class:`ModelHead` and its sections (MessagePack each): for
+    every table its names in order (``symbols:names``) and its shards (``symbols:0``...), rows
+    spread by a CRC of their name; the symbols' kinds in the order of their names
+    (``symbols:kinds``: what the kind of a call's target needs); each plain value whole
+    (``bases``)."""
+    encode = msgspec.msgpack.encode
+    files = sorted({row[2] for row in state["symbols"].values()})
+    position = {path: number for number, path in enumerate(files)}
+    sections: dict[str, bytes] = {}
+    rows: dict[str, int] = {}
+    shards: dict[str, int] = {}
+    for table in _TABLES:
+        values: Mapping[Any, Any] = state[table]
+        if table == "symbols":
+            values = {name: (*row[:2], position[row[2]], *row[3:]) for name, row in values.items()}
+        count = rows[table] = len(values)
+        parts = shards[table] = max(1, -(-count // _SHARD_ROWS))
+        buckets: list[dict[Any, Any]] = [{} for _ in range(parts)]
+        for key, row in values.items():
+            buckets[_shard_of(key, parts)][key] = row
+        sections[f"{table}:names"] = encode(list(values))
+        if table == "symbols":
+            sections["symbols:kinds"] = encode([row[1] for row in values.values()])
+        for number, bucket in enumerate(buckets):
+            sections[f"{table}:{number}"] = encode(bucket)
+    for name in _PLAIN:
+        sections[name] = encode(state[name])
+    head = ModelHead(tuple(state["source"]), tuple(state["diagnostics"]), tuple(files), rows, shards)
+    return head, sections
+
+
+def _malformed(table: str, problem: str) -> CacheError:
+    return CacheError(
+        f"the cached model's {table} table is malformed ({problem})",
+        "delete the cache directory (or run with --no-cache): it was not written by this rlmap",
+    )
+
+
+def _decode(entry: Sections[ModelHead], section: str, kind: Any, table: str) -> Any:
+    data = entry.read(section)  # a damaged section raises rlmap.index.cache.DamagedEntry
+    if data is None:
+        raise _malformed(table, f"it has no section {section}")
+    enabled = gc.isenabled()
+    gc.disable()  # rows are tuples without a cycle: a collection during decoding only costs time
     try:
-        heads = msgspec.msgpack.decode(state.symbols, type=dict[str, _SymbolHead])
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return {head.path for head in heads.values()}
+        return msgspec.msgpack.decode(data, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise _malformed(table, str(error)) from None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class LazyRows(Mapping[K, V], Generic[K, V]):
-    """A table whose rows are decoded (and validated) the first time they are read."""
+    """A cached table: a row is read, checked and decoded with its shard the first time it is
+    read; the names (for iteration) only when the table is iterated."""
 
-    __slots__ = ("_decoded", "_encoded", "_index", "_key", "_row", "_table")
+    __slots__ = ("_count", "_entry", "_files", "_key", "_names", "_row", "_shards", "_table")
 
-    def __init__(self, table: str, encoded: msgspec.Raw, key: Any, row: Any) -> None:
+    def __init__(self, entry: Sections[ModelHead], table: str) -> None:
+        self._entry = entry
         self._table = table
-        self._encoded = encoded
-        self._key = key
-        self._row = row
-        self._index: dict[K, msgspec.Raw] | None = None  # name -> the row's MessagePack
-        self._decoded: dict[K, V] = {}
+        self._key = _TABLE_KEYS.get(table, str)
+        self._row = _STORED_SYMBOL if table == "symbols" else _TABLES[table]
+        self._files = entry.head.files if table == "symbols" else None
+        self._count = entry.head.rows.get(table, 0)
+        self._shards: list[dict[K, V] | None] = [None] * max(1, entry.head.shards.get(table, 1))
+        self._names: list[K] | None = None
 
-    def _malformed(self, error: Exception) -> CacheError:
-        return CacheError(
-            f"the cached model's {self._table} table is malformed ({error})",
-            "delete the cache directory (or run with --no-cache): it was not written by this rlmap",
-        )
+    def _shard(self, number: int) -> dict[K, V]:
+        shard = self._shards[number]
+        if shard is None:
+            shard = _decode(self._entry, f"{self._table}:{number}", dict[self._key, self._row], self._table)  # type: ignore[name-defined]
+            if self._files is not None:
+                shard = self._with_paths(shard)
+            self._shards[number] = shard
+        return shard
 
-    @property
-    def _rows(self) -> dict[K, msgspec.Raw]:
-        if self._index is None:
-            try:
-                self._index = msgspec.msgpack.decode(self._encoded, type=dict[self._key, msgspec.Raw])  # type: ignore[name-defined]
-            except (msgspec.DecodeError, msgspec.ValidationError) as error:
-                raise self._malformed(error) from None
-        return self._index
+    def _with_paths(self, shard: dict[Any, Any]) -> dict[K, V]:
+        files = self._files
+        assert files is not None
+        try:
+            return {name: (*row[:2], files[row[2]], *row[3:]) for name, row in shard.items()}  # type: ignore[misc]
+        except IndexError:
+            raise _malformed(self._table, "a symbol's file is not one the model names") from None
 
     def __getitem__(self, key: K) -> V:
-        try:
-            return self._decoded[key]
-        except KeyError:
-            raw = self._rows[key]
-        try:
-            value: V = msgspec.msgpack.decode(raw, type=self._row)
-        except (msgspec.DecodeError, msgspec.ValidationError) as error:
-            raise self._malformed(error) from None
-        self._decoded[key] = value
-        return value
+        return self._shard(_shard_of(key, len(self._shards)))[key]
 
     def __contains__(self, key: object) -> bool:
-        return key in self._rows
+        try:
+            return key in self._shard(_shard_of(key, len(self._shards)))
+        except TypeError:  # not a name of this table's kind
+            return False
 
     def __iter__(self) -> Iterator[K]:
-        return iter(self._rows)
+        return iter(self.names())
+
+    def names(self) -> list[K]:
+        if self._names is None:
+            self._names = _decode(self._entry, f"{self._table}:names", list[self._key], self._table)  # type: ignore[name-defined]
+        return self._names
+
+    def kinds(self) -> dict[K, str]:
+        """Name -> kind (the second field of each row) of the symbols table, from its own section."""
+        names = self.names()
+        kinds = _decode(self._entry, f"{self._table}:kinds", list[str], self._table)
+        if len(kinds) != len(names):
+            raise _malformed(self._table, "kinds and names differ in number")
+        return dict(zip(names, kinds, strict=True))
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._count
+
+    def values(self) -> Any:
+        return [self._row_of(name) for name in self]
+
+    def items(self) -> Any:
+        return [(name, self._row_of(name)) for name in self]
+
+    def _row_of(self, name: K) -> V:
+        try:
+            return self[name]
+        except KeyError:
+            raise _malformed(self._table, "a name without a row") from None
+
+
+class _LazyPlain(Mapping[K, V], Generic[K, V]):
+    """A cached plain mapping (``bases``), decoded whole the first time it is read."""
+
+    __slots__ = ("_entry", "_name", "_value")
+
+    def __init__(self, entry: Sections[ModelHead], name: str) -> None:
+        self._entry = entry
+        self._name = name
+        self._value: dict[K, V] | None = None
+
+    @property
+    def value(self) -> dict[K, V]:
+        if self._value is None:
+            self._value = _decode(self._entry, self._name, _PLAIN[self._name], self._name)
+        return self._value
+
+    def __getitem__(self, key: K) -> V:
+        return self.value[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
 
 
 class CodeModel:
@@ -261,27 +378,30 @@ class CodeModel:
         self.source = SourceInfo(*state["source"])
         self._symbols: Mapping[str, tuple[Any, ...]] = state["symbols"]
         self._calls: Mapping[str, tuple[tuple[str, tuple[int, ...], tuple[str, ...]], ...]] = state["calls"]
-        self._called_by: dict[str, tuple[str, ...]] = state["called_by"]
-        self._nodes: dict[str, str] = state["nodes"]  # external / unresolved node kinds
+        self._called_by: Mapping[str, tuple[str, ...]] = state["called_by"]
+        self._nodes: Mapping[str, str] = state["nodes"]  # external / unresolved node kinds
         self._attributes: Mapping[str, tuple[tuple[Any, ...], ...]] = state["attributes"]
         self._keys: Mapping[tuple[str, ...], tuple[tuple[Any, ...], ...]] = state["keys"]
         self._sites: Mapping[str, tuple[tuple[Any, ...], ...]] = state["sites"]
         self._returns: Mapping[str, tuple[tuple[Any, ...], ...]] = state["returns"]
-        self._exports: tuple[tuple[str, str, str], ...] = state["exports"]
-        self._external_exports: tuple[tuple[str, str, str], ...] = state["external_exports"]
-        self.bases: dict[str, tuple[str, ...]] = state["bases"]
-        self.subclasses: dict[str, tuple[str, ...]] = state["subclasses"]
+        self._exports: tuple[tuple[str, str, str], ...] | _LazyPlain[Any, Any] = state["exports"]
+        self._external_exports: tuple[tuple[str, str, str], ...] | _LazyPlain[Any, Any] = state["external_exports"]
+        self.bases: Mapping[str, tuple[str, ...]] = state["bases"]
+        self.subclasses: Mapping[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
+        self._kinds: Mapping[str, str] | None = None  # symbol -> kind (a cached model reads them apart)
         self._graph: Any = None  # networkx.DiGraph, imported only when a caller asks for it
         self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
         self._descendants: dict[str, list[str]] = {}
 
     @classmethod
-    def from_cache(cls, state: Any) -> CodeModel:
-        """The model of a :data:`LAZY_STATE`: its tables decode row by row as queries read them."""
-        lazy = msgspec.structs.asdict(state)
-        for table, row in _TABLES.items():
-            lazy[table] = LazyRows(table, lazy[table], _TABLE_KEYS.get(table, str), row)
+    def from_cache(cls, entry: Sections[ModelHead]) -> CodeModel:
+        """The model of a cached entry (:func:`model_sections`): its tables are read shard by
+        shard, its other values whole, as queries read them."""
+        head = entry.head
+        lazy: dict[str, Any] = {"source": head.source, "diagnostics": head.diagnostics}
+        lazy.update({table: LazyRows(entry, table) for table in _TABLES})
+        lazy.update({name: _LazyPlain(entry, name) for name in _PLAIN})
         return cls(lazy)
 
     # -- persistence -----------------------------------------------------------------------
@@ -326,10 +446,11 @@ class CodeModel:
             yield Symbol(*raw)
 
     def node_kind(self, qualname: str) -> str:
-        raw = self._symbols.get(qualname)
-        if raw is not None:
-            return str(raw[1])
-        return self._nodes.get(qualname, "")
+        if self._kinds is None:
+            symbols = self._symbols
+            self._kinds = symbols.kinds() if isinstance(symbols, LazyRows) else {n: r[1] for n, r in symbols.items()}
+        kind = self._kinds.get(qualname)
+        return kind if kind is not None else self._nodes.get(qualname, "")
 
     # -- calls -----------------------------------------------------------------------------
     def callees(self, qualname: str) -> list[Edge]:
@@ -373,11 +494,15 @@ class CodeModel:
 
     def exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, qualname): names modules bind by import to the package's symbols."""
-        return self._exports
+        if isinstance(self._exports, _LazyPlain):
+            self._exports = self._exports.value  # type: ignore[assignment]
+        return self._exports  # type: ignore[return-value]
 
     def external_exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, dotted): names modules bind by import to other packages' objects."""
-        return self._external_exports
+        if isinstance(self._external_exports, _LazyPlain):
+            self._external_exports = self._external_exports.value  # type: ignore[assignment]
+        return self._external_exports  # type: ignore[return-value]
 
     def returns(self, function: str) -> tuple[ReturnSite, ...]:
         return tuple(ReturnSite(*raw) for raw in self._returns.get(function, ()))

@@ -7,15 +7,20 @@ A run after a change re-parses only the changed files and re-resolves the model.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from rlmap.index.cache import Cache, code_version, content_key
+import msgspec
+
+from rlmap.index.cache import Cache, Sections, code_version, content_key
 from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_key, paused_gc, read_file
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
-from rlmap.model.codemodel import LAZY_STATE, MODEL_MODULES, CodeModel, SourceInfo, build_model, named_files
+from rlmap.model.codemodel import MODEL_MODULES, CodeModel, ModelHead, SourceInfo, build_model, model_sections
 
 MODELS = "models"
 
@@ -36,22 +41,67 @@ def project_key(source: SourceTree, extensions: Sequence[str] = ()) -> str:
     return _project_key(source, enabled_extensions(extensions))[0]
 
 
-def _project_key(source: SourceTree, extensions: tuple[str, ...]) -> tuple[str, set[str]]:
-    """:func:`project_key` and the repo-relative paths of the files it hashed."""
+# The file stats a project key was computed from (see _known_key), by checkout and settings.
+STATS = "stats"
+# A file changed this recently may change again within the same tick of its ctime without its
+# stat showing it: a key is remembered only when every file is older than this (nanoseconds).
+_SETTLED_NS = 2_000_000_000
+
+
+class _StatsSeen(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """The project key of a tree whose files had exactly these stats when they were hashed."""
+
+    key: str
+    stats: list[tuple[str, int, int, int, int]]  # (relative path, size, mtime ns, ctime ns, inode)
+    skipped: list[tuple[str, str]]
+
+
+def _project_key(source: SourceTree, extensions: tuple[str, ...], cache: Cache | None = None) -> tuple[str, set[str]]:
+    """:func:`project_key` and the repo-relative paths of the files it hashed.
+
+    With a cache, a tree whose every file has the stat (size, mtime, ctime, inode) it had when
+    the key was last computed here gets that key without a file being read (what git's index
+    does); any difference, and any file changed in the last two seconds, means reading and
+    hashing them all.
+    """
     # The commit is not part of it: the model is the same at any commit with the same files, and
     # what the commit changes (links) is attached fresh on every load.
     parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.repo_url]
     parts.append("extensions:" + ",".join(extensions))
     parts.append("companions:" + ",".join("|".join(link) for link in source.companion_links()))
     files, skipped = source.scan_files()
-    for path in files:
-        relative = source.relpath(path)
+    relatives = [source.relpath(path) for path in files]
+    stats_key = stats = None
+    if cache is not None and cache.directory is not None:
+        stats_key = content_key("stats", *parts, str(source.root.resolve()))
+        stats = _stats_of(files, relatives)
+        seen = cache.get(STATS, stats_key, _StatsSeen)
+        if seen is not None and stats is not None and seen.stats == stats and seen.skipped == skipped:
+            return seen.key, set(relatives)
+    for relative, path in zip(relatives, files, strict=True):
         data, problem = read_file(relative, path)
         parts.append(relative)
         parts.append(data if data is not None else f"<unreadable: {problem}>")
     for relative, why in skipped:  # an entry skipped since the last run changes the diagnostics
         parts.append(f"<skipped {relative}: {why}>")
-    return content_key(*parts), {source.relpath(path) for path in files}
+    key = content_key(*parts)
+    if cache is not None and stats_key is not None and stats is not None and stats == _stats_of(files, relatives):
+        settled = time.time_ns() - _SETTLED_NS
+        if all(stat[3] < settled and stat[2] < settled for stat in stats):
+            cache.put(STATS, stats_key, _StatsSeen(key, stats, skipped))
+    return key, set(relatives)
+
+
+def _stats_of(files: list[Path], relatives: list[str]) -> list[tuple[str, int, int, int, int]] | None:
+    """Each file's (relative path, size, mtime ns, ctime ns, inode); ``None`` if one cannot be read."""
+    stats = []
+    try:
+        for relative, path in zip(relatives, files, strict=True):
+            info = os.stat(path)
+            stats.append((relative, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
+    except OSError:
+        return None
+    return stats
 
 
 def load_model(
@@ -63,13 +113,12 @@ def load_model(
 ) -> LoadedModel:
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
     enabled = enabled_extensions(extensions)
-    key, paths = _project_key(source, enabled)
-    cached = cache.get(MODELS, key, LAZY_STATE)
+    key, paths = _project_key(source, enabled, cache)
+    cached: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
     if cached is not None:
         # Later stages read the files a model names: an entry (valid checksum or not) that names
         # anything but the files just hashed is not ours.
-        named = named_files(cached)
-        if named is not None and named <= paths:
+        if set(cached.head.files) <= paths:
             model = CodeModel.from_cache(cached)
             model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
             return LoadedModel(model, None, source)
@@ -81,19 +130,20 @@ def load_model(
         model = build_model(index, source)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
-        cache.put(MODELS, key, model.state)
-    return LoadedModel(model, index.stats, source)
+        stats = index.stats
+        del index  # the records are the model's now: not kept while the model is written
+        cache.put_sections(MODELS, key, *model_sections(model.state))
+    return LoadedModel(model, stats, source)
 
 
 def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = ()) -> CodeModel | None:
     """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
     (for shell completion, which must answer at once or not at all)."""
-    key, paths = _project_key(source, enabled_extensions(extensions))
-    cached = cache.get(MODELS, key, LAZY_STATE)
+    key, paths = _project_key(source, enabled_extensions(extensions), cache)
+    cached: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
     if cached is None:
         return None
-    named = named_files(cached)
-    return CodeModel.from_cache(cached) if named is not None and named <= paths else None
+    return CodeModel.from_cache(cached) if set(cached.head.files) <= paths else None
 
 
 def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:

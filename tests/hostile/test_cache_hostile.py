@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from rlmap.index.cache import Cache, encode_entry
+from rlmap.index.cache import Cache, decode_sections, encode_entry, encode_sections
 from rlmap.index.source import locate_source
 from rlmap.model.session import load_model
 from rlmap.query.graphdump import graph_json
@@ -42,6 +42,18 @@ class _Bomb:
         return (os.system, (f"touch {self.marker}",))
 
 
+def _flip_every_section(data: bytes) -> bytes:
+    """A sectioned entry (a model) with one bit flipped in the middle of each of its sections."""
+    start = len(b"rlmap-sections 1\n") + 32 + 8
+    length = int.from_bytes(data[start - 8 : start], "little")
+    _, toc = msgspec.msgpack.decode(data[start : start + length])
+    flipped = bytearray(data)
+    for offset, size, _ in toc.values():
+        if size:
+            flipped[start + length + offset + size // 2] ^= 0x04
+    return bytes(flipped)
+
+
 def _entries(cache_dir: Path) -> list[Path]:
     return sorted(path for path in cache_dir.rglob("*") if path.is_file())
 
@@ -64,6 +76,8 @@ def test_a_crafted_or_damaged_entry_is_ignored_and_rebuilt(tmp_path: Path, run: 
             entry.write_bytes(encode_entry(None)[:14] + hashlib.sha256(p := pickle.dumps(_Bomb(marker))).digest() + p)
         elif kind == "wrong-type":  # an intact entry, but not the record type it must hold
             entry.write_bytes(encode_entry({"symbols": "not a model", "module": 3}))
+        elif kind == "flipped-bit" and entry.parent.parent.name == "models":
+            entry.write_bytes(_flip_every_section(data))  # each is checked when a query reads it
         elif kind == "flipped-bit":
             middle = len(data) // 2
             entry.write_bytes(data[:middle] + bytes([data[middle] ^ 0x04]) + data[middle + 1 :])
@@ -75,6 +89,8 @@ def test_a_crafted_or_damaged_entry_is_ignored_and_rebuilt(tmp_path: Path, run: 
     assert again == expected
     assert err.count("rlmap: note: ignored") == 1
     assert "rebuilt them" in err
+    if kind == "flipped-bit":  # found when the command read it: removed, and the command ran again
+        assert "rlmap: note: removed a damaged cache entry" in err
     # the rebuilt entries are good: a third run takes them without a note
     code, third, err = run("graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q")
     assert (code, third, err) == (0, expected, "")
@@ -117,17 +133,29 @@ def test_no_write_through_a_symlinked_cache_subdirectory(tmp_path: Path) -> None
 
 
 def test_entries_hold_no_pickle_and_no_code(tmp_path: Path) -> None:
-    """Every entry is magic + SHA-256 + MessagePack that decodes as plain data."""
+    """Every entry is magic + SHA-256 + MessagePack that decodes as plain data; a model is a
+    head and sections, each behind its own SHA-256, each plain MessagePack."""
     root = _checkout(tmp_path)
     cache_dir = tmp_path / "cache"
     load_model(locate_source(root, package="pkg"), Cache.at(cache_dir), jobs=1)
+    models = 0
     for entry in _entries(cache_dir):
         data = entry.read_bytes()
+        assert b"\x80\x04" not in data[:48]  # no pickle protocol header
+        if entry.parent.parent.name == "models":
+            models += 1
+            sections = decode_sections(data)  # every checksum checked
+            assert sections is not None
+            _, parts = sections
+            assert parts
+            for part in parts.values():
+                msgspec.msgpack.decode(part)  # untyped decode: plain data, or this raises
+            continue
         assert data.startswith(b"rlmap-cache 1\n")
         payload = data[14 + 32 :]
         assert hashlib.sha256(payload).digest() == data[14 : 14 + 32]
         msgspec.msgpack.decode(payload)  # untyped decode: plain data, or this raises
-        assert b"\x80\x04" not in data[:48]  # no pickle protocol header
+    assert models == 1
 
 
 def test_two_processes_racing_on_one_cache_agree(tmp_path: Path) -> None:
@@ -154,11 +182,12 @@ def test_an_intact_entry_naming_files_outside_the_tree_is_rejected(tmp_path: Pat
     code, expected, _ = run(*args)
     assert code == 0
     (entry,) = (cache_dir / "models").rglob("*.msgpack")
-    state = msgspec.msgpack.decode(entry.read_bytes()[46:])
-    for row in state["symbols"].values():
-        if row[2] == "pkg/rnn.py":
-            row[2] = path
-    entry.write_bytes(encode_entry(state))
+    found = decode_sections(entry.read_bytes())
+    assert found is not None
+    head, sections = found
+    files = head[2]  # every path a symbol row can name (the rows hold an index into it)
+    files[files.index("pkg/rnn.py")] = path
+    entry.write_bytes(encode_sections(head, sections))
     code, again, err = run(*args)
     assert (code, again) == (0, expected)
     assert "rlmap: note: ignored 1 unusable cache entry" in err
@@ -173,9 +202,16 @@ def test_an_intact_model_entry_with_a_malformed_row_is_a_clear_error(tmp_path: P
     code, _, _ = run(*args, "-q")
     assert code == 0
     (entry,) = (cache_dir / "models").rglob("*.msgpack")
-    state = msgspec.msgpack.decode(entry.read_bytes()[46:])
-    state["calls"]["pkg.collector.Collector.rollout"] = [["not", "an", "edge"]]
-    entry.write_bytes(encode_entry(state))
+    found = decode_sections(entry.read_bytes())
+    assert found is not None
+    head, sections = found
+    rollout = "pkg.collector.Collector.rollout"
+    shards = {name: msgspec.msgpack.decode(part) for name, part in sections.items() if name[:6] == "calls:"}
+    (name,) = (name for name, shard in shards.items() if isinstance(shard, dict) and rollout in shard)
+    shard = shards[name]
+    shard[rollout] = [["not", "an", "edge"]]
+    sections[name] = msgspec.msgpack.encode(shard)
+    entry.write_bytes(encode_sections(head, sections))
     code, _, err = run(*args, "-q")
     assert code == 2
     assert err.startswith("rlmap: error: the cached model's calls table is malformed")

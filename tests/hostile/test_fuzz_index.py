@@ -212,7 +212,7 @@ def test_every_mutant_is_indexed_or_diagnosed(mutated: list[Mutant]) -> None:
     problems: list[str] = []
     outcomes = {"indexed": 0, "diagnosed": 0, "too deep": 0}
     for mutant in mutated:
-        index = _extract((mutant.data, mutant.path, TENSORDICT))  # what the indexer runs for each file
+        index = _extract((mutant.data, mutant.path, TENSORDICT, False))  # what the indexer runs for each file
         problems.extend(problems_of(mutant, index))
         outcomes["indexed" if not index.diagnostics else "diagnosed"] += 1
         outcomes["too deep"] += any("nesting too deep" in d.message for d in index.diagnostics)
@@ -244,8 +244,8 @@ def test_valid_mutants_index_the_same_records_as_their_base(mutated: list[Mutant
         if mutant.how not in ("cr_only", "crlf", "latin1_cookie"):
             continue
         base_path = mutant.path.rpartition("_m")[0] + ".py"
-        base = _extract(((torchrl_source.root / base_path).read_bytes(), mutant.path, TENSORDICT))
-        index = _extract((mutant.data, mutant.path, TENSORDICT))
+        base = _extract(((torchrl_source.root / base_path).read_bytes(), mutant.path, TENSORDICT, False))
+        index = _extract((mutant.data, mutant.path, TENSORDICT, False))
         assert index.diagnostics == base.diagnostics == (), mutant.path
         if mutant.how == "latin1_cookie":  # non-latin-1 characters became "?": compare lines
             assert _lines(index, 2) == _lines(base, 0), mutant.path
@@ -269,7 +269,7 @@ def test_cli_over_a_tree_of_mutants(run: Run, mutated: list[Mutant], tmp_path: P
     expected = sorted(
         str(diagnostic)
         for mutant in chosen
-        for diagnostic in _extract((mutant.data, mutant.path, TENSORDICT)).diagnostics
+        for diagnostic in _extract((mutant.data, mutant.path, TENSORDICT, False)).diagnostics
     )
     assert expected  # the sample holds broken files
     code, out, err = run("graph", "--no-cache", "-q", "--jobs", "2", "--source", str(root))
@@ -280,5 +280,7 @@ def test_cli_over_a_tree_of_mutants(run: Run, mutated: list[Mutant], tmp_path: P
     )
     assert warnings_seen == expected
     paths = {node["path"] for node in json.loads(out)["nodes"]}
-    indexed = {mutant.path for mutant in chosen if not _extract((mutant.data, mutant.path, TENSORDICT)).diagnostics}
+    indexed = {
+        mutant.path for mutant in chosen if not _extract((mutant.data, mutant.path, TENSORDICT, False)).diagnostics
+    }
     assert indexed <= paths

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from rlmap.index.cache import Cache
 from rlmap.index.source import locate_source
@@ -99,6 +100,9 @@ def test_a_cached_model_reads_rows_lazily_and_answers_like_the_built_one(tmp_pat
     built = load_model(source, cache, jobs=1).model
     warm = load_model(source, cache, jobs=1).model
     assert isinstance(warm._symbols, codemodel.LazyRows)  # from the cache: rows decode on demand
+    assert warm.symbol("pkg.collector.Collector.rollout") == built.symbol("pkg.collector.Collector.rollout")
+    decoded = [shard for shard in warm._symbols._shards if shard is not None]
+    assert len(decoded) == 1 < len(warm._symbols._shards)  # one shard of the table read, no more
     assert (codemodel.EXTERNAL, codemodel.UNRESOLVED) == (assemble.EXTERNAL, assemble.UNRESOLVED)
     for name in built.qualnames():
         assert warm.symbol(name) == built.symbol(name)
@@ -109,3 +113,35 @@ def test_a_cached_model_reads_rows_lazily_and_answers_like_the_built_one(tmp_pat
         assert warm.returns(name) == built.returns(name)
     assert warm.edges() == built.edges()
     assert list(warm.qualnames()) == list(built.qualnames())
+
+
+def test_a_warm_key_comes_from_file_stats_and_any_edit_is_seen(tmp_path: Path, monkeypatch: Any) -> None:
+    """A tree whose files kept their stats is not read again to find its model; an edit that
+    keeps a file's size and mtime still changes its ctime, and is parsed."""
+    import os
+
+    from rlmap.model import session
+
+    monkeypatch.setattr(session, "_SETTLED_NS", 0)  # the files were just copied: trust them at once
+    root = copy_fixture(tmp_path)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    load_model(source, cache, jobs=1)
+    assert list((tmp_path / "cache" / session.STATS).rglob("*.msgpack"))  # the stats were remembered
+    read: list[str] = []
+    original = session.read_file
+    monkeypatch.setattr(
+        session, "read_file", lambda relative, path: (read.append(relative), original(relative, path))[1]
+    )
+    warm = load_model(source, cache, jobs=1)
+    assert (warm.stats, read) == (None, [])  # the model, found without reading a file
+    assert session._project_key(source, ())[0] == session._project_key(source, (), cache)[0]
+    helpers = root / "pkg" / "helpers.py"
+    before = os.stat(helpers)
+    text = helpers.read_text()
+    helpers.write_text(text.replace("outer", "OUTER", 1))  # same size
+    os.utime(helpers, ns=(before.st_atime_ns, before.st_mtime_ns))  # same mtime
+    edited = load_model(source, cache, jobs=1)
+    assert edited.stats is not None
+    assert edited.stats.parsed == 1
+    assert edited.model.has_symbol("pkg.helpers.OUTER")

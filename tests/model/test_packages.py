@@ -228,3 +228,29 @@ def test_pages_read_a_companion_installed_outside_the_checkout(
     page = (tmp_path / "out" / "md" / "notes.md").read_text(encoding="utf-8")
     assert "prepare marks the data in place, never a copy." in page
     assert not (checkout / "lib").exists()
+
+
+def test_a_companion_file_is_indexed_without_its_value_flow_and_keys(make_package: MakePackage, tmp_path: Path) -> None:
+    """The model reads a companion's definitions, calls, attributes, imports, locals and returns,
+    never its value-flow summary nor its key accesses: those are not extracted.  The same file
+    indexed as the documented package (one cache for both) has them."""
+    from rlmap.index.indexer import build_index
+
+    root = make_package({**APP, **LIB})
+    cache = Cache.at(tmp_path / "cache")
+    beside = build_index(
+        locate_source(root, package="app", packages=("app", "lib")), cache, jobs=1, extensions=("tensordict",)
+    )
+    alone = build_index(
+        locate_source(root, package="lib", packages=("lib",)), cache, jobs=1, extensions=("tensordict",)
+    )
+    agent = next(module for module in beside.modules if module.path == "app/agent.py")
+    companion = next(module for module in beside.modules if module.path == "lib/core.py")
+    documented = next(module for module in alone.modules if module.path == "lib/core.py")
+    assert agent.flow
+    assert agent.keys
+    assert (companion.flow, companion.keys) == ((), ())
+    assert documented.flow  # not the companion's records, from the shared cache
+    assert documented.keys
+    for table in ("symbols", "calls", "attributes", "imports", "locals", "returns"):
+        assert getattr(companion, table) == getattr(documented, table), table
