@@ -301,8 +301,10 @@ def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path
     # that the file that kills it is known and becomes a diagnostic.
     unfinished: list[Work] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [_submit(pool, work) for work in ordered]
-        for future, work in zip(futures, ordered, strict=True):
+        futures: list[Future[Done] | None] = [_submit(pool, work) for work in ordered]
+        for number, work in enumerate(ordered):
+            # let go of each future once read: it holds its file's records (torch's: 400 MB in all)
+            future, futures[number] = futures[number], None
             done = _result(future, work)
             if done is None:
                 unfinished.append(work)
