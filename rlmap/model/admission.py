@@ -21,10 +21,11 @@ nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import CLASS, METHOD, CallSite
+from rlmap.index.summaries import dotted
+from rlmap.model.mro import derives_from
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -80,21 +81,7 @@ def _agrees(resolver: Resolver, target: Target, classes: frozenset[str], positiv
     owner = target.qualname.rpartition(".")[0]
     if not resolver.is_kind(owner, CLASS):
         return True
-    return _derives(resolver.bases, owner, classes) == positive
-
-
-def _derives(bases: Mapping[str, tuple[str, ...]], cls: str, classes: frozenset[str]) -> bool:
-    seen = {cls}
-    stack = [cls]
-    while stack:
-        current = stack.pop()
-        if current in classes:
-            return True
-        for base in bases.get(current, ()):
-            if base not in seen:
-                seen.add(base)
-                stack.append(base)
-    return False
+    return derives_from(resolver.bases, owner, classes) == positive
 
 
 def _resolve_classes(resolver: Resolver, scope: str, names: frozenset[str]) -> frozenset[str] | None:
@@ -173,19 +160,8 @@ def _class_names(node: ast.expr) -> frozenset[str]:
     elements = node.elts if isinstance(node, ast.Tuple) else [node]
     names = set()
     for element in elements:
-        dotted = _dotted(element)
-        if not dotted:
+        name = ".".join(dotted(element))
+        if not name:
             return frozenset()
-        names.add(dotted)
+        names.add(name)
     return frozenset(names)
-
-
-def _dotted(node: ast.expr) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import CLASS
+from rlmap.index.summaries import dotted
+from rlmap.model.mro import derives_from
 
 if TYPE_CHECKING:
     from rlmap.model.resolve import Resolver
@@ -61,17 +63,7 @@ class Declared:
 
     def admits(self, bases: Mapping[str, tuple[str, ...]], cls: str) -> bool:
         """Whether an instance of ``cls`` is an instance of one of the classes."""
-        seen = {cls}
-        stack = [cls]
-        while stack:
-            current = stack.pop()
-            if current in self.classes:
-                return True
-            for base in bases.get(current, ()):
-                if base not in seen:
-                    seen.add(base)
-                    stack.append(base)
-        return False
+        return derives_from(bases, cls, self.classes)
 
 
 def declared_types(resolver: Resolver, params: Mapping[str, tuple[str, ...]]) -> dict[str, Declared]:
@@ -135,7 +127,7 @@ class _Reader:
                 self._classes(node.right, function, scope, depth + 1),
             )
         if isinstance(node, ast.Subscript):
-            head = _dotted(node.value)
+            head = ".".join(dotted(node.value))
             members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if head in _OPTIONAL and len(members) == 1:
                 return self._classes(members[0], function, scope, depth + 1)
@@ -145,26 +137,26 @@ class _Reader:
                     result = _union(result, self._classes(member, function, scope, depth + 1))
                 return result
             return self._container(head)
-        dotted = _dotted(node)
-        if not dotted:
+        name = ".".join(dotted(node))
+        if not name:
             return None
-        return self._container(dotted) or self._named(dotted, function, scope)
+        return self._container(name) or self._named(name, function, scope)
 
-    def _container(self, dotted: str) -> set[str] | None:
+    def _container(self, name: str) -> set[str] | None:
         """A container type, by its written name (``dict``, ``typing.Sequence``, ``abc.Mapping``)."""
-        last = dotted.rpartition(".")[2]
+        last = name.rpartition(".")[2]
         outside = _CONTAINERS.get(last)
-        if outside is None or (dotted != last and dotted.partition(".")[0] not in ("typing", "collections", "abc")):
+        if outside is None or (name != last and name.partition(".")[0] not in ("typing", "collections", "abc")):
             return None
         return {CONTAINER, outside, "typing." + last, last}
 
-    def _named(self, dotted: str, function: str, scope: str) -> set[str] | None:
+    def _named(self, name: str, function: str, scope: str) -> set[str] | None:
         resolver = self.resolver
-        if dotted in _SELF:
+        if name in _SELF:
             cls = resolver.enclosing_class(function)
             return {cls} if cls else None
         module = resolver.module_of(function)
-        parts = tuple(dotted.split("."))
+        parts = tuple(name.split("."))
         found = resolver.resolve_dotted(module, scope, parts)
         if found is not None:
             symbol = resolver.symbols.get(found)
@@ -172,8 +164,8 @@ class _Reader:
                 return None
             return {found}
         outside = resolver.external_name(module, scope, parts)
-        if outside is None and dotted in _BUILTIN_VALUES:
-            outside = _BUILTIN_VALUES[dotted]
+        if outside is None and name in _BUILTIN_VALUES:
+            outside = _BUILTIN_VALUES[name]
         return {outside} if outside in _VALUE_TYPES else None
 
 
@@ -192,14 +184,3 @@ def _structural(resolver: Resolver, cls: str) -> bool:
 
 def _union(left: set[str] | None, right: set[str] | None) -> set[str] | None:
     return None if left is None or right is None else left | right
-
-
-def _dotted(node: ast.expr) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))

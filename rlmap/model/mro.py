@@ -214,6 +214,22 @@ def hierarchy_levels(bases: Bases) -> dict[str, int] | None:
     return levels
 
 
+def derives_from(bases: Bases, cls: str, classes: frozenset[str] | set[str]) -> bool:
+    """Whether ``cls`` is one of ``classes`` or derives from one (a class outside the source by
+    its name, as the bases write it)."""
+    seen = {cls}
+    stack = [cls]
+    while stack:
+        current = stack.pop()
+        if current in classes:
+            return True
+        for base in bases.get(current, ()):
+            if base not in seen:
+                seen.add(base)
+                stack.append(base)
+    return False
+
+
 def descendants(subclasses: Mapping[str, Any], cls: str) -> list[str]:
     """Every direct and indirect subclass of ``cls``, sorted."""
     found: set[str] = set()
