@@ -141,6 +141,20 @@ SOURCE = {
             first = [item for item in [Data()]]
             second = [item for item in [Env()]]
             return [item.run() for item in second], first
+
+
+        class Spread:
+            def __init__(self, factory, count):
+                if not isinstance(factory, list):
+                    factory = [factory for _ in range(count)]
+                self.factories = factory
+
+
+        def self_containing():
+            factories = Spread(Data(), 2).factories
+            first = factories[0]
+            first[len(first) - 1] = Env()
+            return factories[1].run()
     """,
     "pr/guards.py": """
         from pr.kinds import Data, Env
@@ -249,3 +263,12 @@ def test_each_comprehension_binds_its_own_variables(model: CodeModel) -> None:
     callees = _callees(model, "pr.rules.comprehensions", "item.run()")
     assert "pr.kinds.Env.run" in callees
     assert "pr.kinds.Data.run" not in callees
+
+
+def test_a_container_is_not_its_own_element(model: CodeModel) -> None:
+    """``factory = [factory for _ in ...]``: merged flow-insensitively, ``factory`` holds the list and
+    the list's elements hold ``factory``, so the list would be its own element and a store into an
+    element (``first[len(first) - 1] = Env()``) a store into the list."""
+    callees = _callees(model, "pr.rules.self_containing", "factories[1].run()")
+    assert "pr.kinds.Data.run" in callees
+    assert "pr.kinds.Env.run" not in callees
