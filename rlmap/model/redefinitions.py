@@ -6,8 +6,14 @@ every call site, return, attribute and key access, import and value-flow fact of
 The model anchors the name on one of them, the one :func:`rlmap.model.symbols.replaces` picks
 (the later ``def``, the one a plain redefinition binds); :func:`keep_chosen_definitions` drops
 the records of the others, so that the call graph, the flows and the pages describe that one
-definition, not a mixture of it and a stub that raises.  (``implement_for``'s other variants run
-under other versions of their dependency: their calls are left out with them.)
+definition, not a mixture of it and a stub that raises.
+
+``@implement_for(module, from_version, to_version)`` variants are not chosen by their order:
+``implement_for`` binds the name to the variant whose range holds the installed version of
+``module``, which the source alone does not say.  The pages describe the variant that runs on the
+newest versions, the one with no ``to_version`` (of several, the highest ``from_version``); the
+others run only under older versions of their dependency, and their calls are left out with them.
+The versions are read from the decorator call's string arguments in the value-flow facts.
 
 Only modules that define a function more than once are rebuilt.  A record belongs to another
 ``def`` when it is written in the function (or a scope nested in it) at a line outside the chosen
@@ -54,8 +60,9 @@ def keep_chosen_definitions(index: ProjectIndex) -> ProjectIndex:
     return dataclasses.replace(index, modules=modules)
 
 
-def redefinitions(symbols: Iterable[Symbol]) -> list[Redefined]:
-    """The functions of one module defined more than once, where the one bound is a function."""
+def redefinitions(symbols: Iterable[Symbol], flow: tuple[FlowRow, ...] = ()) -> list[Redefined]:
+    """The functions of one module defined more than once, where the one bound is a function
+    (``flow``: the module's value-flow facts, where ``@implement_for`` variants' versions are read)."""
     seen: dict[str, list[Symbol]] = {}
     repeated: list[str] = []
     for symbol in symbols:
@@ -71,13 +78,14 @@ def redefinitions(symbols: Iterable[Symbol]) -> list[Redefined]:
                 chosen = symbol
         definitions = tuple(sorted((s for s in seen[qualname] if s.kind in _DEFS), key=lambda s: s.line))
         if chosen is not None and chosen.kind in _DEFS and len(definitions) > 1:
+            chosen = _newest_variant(definitions, flow) or chosen
             result.append(Redefined(qualname, chosen, definitions))
     return result
 
 
 def chosen_module(module: ModuleIndex) -> ModuleIndex:
     """``module`` without the records of the ``def``s Python does not bind (itself if none)."""
-    found = {redefined.qualname: redefined for redefined in redefinitions(module.symbols)}
+    found = {redefined.qualname: redefined for redefined in redefinitions(module.symbols, module.flow)}
     if not found:
         return module
 
@@ -103,6 +111,75 @@ def chosen_module(module: ModuleIndex) -> ModuleIndex:
         locals=_locals(module.locals, found),
         flow=_flow(module.flow, found, around),
     )
+
+
+_IMPLEMENT_FOR = "implement_for"
+_VERSION_PARAMETERS = ("module_name", "from_version", "to_version")
+
+
+def _newest_variant(definitions: tuple[Symbol, ...], flow: tuple[FlowRow, ...]) -> Symbol | None:
+    """Of ``@implement_for`` variants, the one with no upper bound (the highest lower bound among
+    several); ``None`` when the definitions are not all such variants or no single one is open."""
+    if not flow or not all(_IMPLEMENT_FOR in definition.decorators for definition in definitions):
+        return None
+    ranges: list[tuple[tuple[int, ...], Symbol]] = []
+    previous_end = 0
+    for definition in definitions:  # in line order: a def's decorators lie after the previous def
+        found = [
+            row[4]
+            for row in flow
+            if row[0] == "call" and row[3] == _IMPLEMENT_FOR and previous_end < row[5] < definition.line
+        ]
+        previous_end = definition.end_line
+        if len(found) != 1:
+            return None
+        versions = _versions(found[0])
+        if versions is None:
+            return None
+        if versions.get("to_version") is None:
+            ranges.append((_version_key(versions.get("from_version") or "0"), definition))
+    if not ranges:
+        return None
+    ranges.sort(key=lambda pair: pair[0])
+    if len(ranges) > 1 and ranges[-1][0] == ranges[-2][0]:
+        return None  # two variants open above from the same version: for different modules
+    return ranges[-1][1]
+
+
+def _versions(arguments: tuple[str, ...]) -> dict[str, str | None] | None:
+    """``implement_for``'s arguments as the summary wrote them (``=s:2.7`` a string, ``""`` another
+    constant, ``k=...`` a keyword); ``None`` when a version is not a literal."""
+    found: dict[str, str | None] = {}
+    for position, argument in enumerate(arguments):
+        name, equals, value = argument.partition("=") if not argument.startswith("=") else ("", "", argument)
+        if equals and not value:
+            return None  # a keyword's constant: the summary keeps no text for it
+        if not equals:
+            if position >= len(_VERSION_PARAMETERS):
+                continue
+            name, value = _VERSION_PARAMETERS[position], argument
+        if name not in _VERSION_PARAMETERS[1:]:
+            continue
+        if value.startswith("=s:"):
+            found[name] = value[3:]
+        elif value == "":
+            found[name] = None
+        else:
+            return None  # a version held in a variable
+    return found
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """``"2.7.1"`` as ``(2, 7, 1)`` (a part's leading digits; ``0`` where there are none)."""
+    key = []
+    for part in version.split("."):
+        digits = ""
+        for character in part:
+            if not character.isdigit():
+                break
+            digits += character
+        key.append(int(digits or 0))
+    return tuple(key)
 
 
 def _around(scope: str, found: dict[str, Redefined]) -> list[Redefined]:

@@ -165,3 +165,72 @@ def test_torchrl_scan_keeps_only_its_implementation(torchrl_model, torchrl_sourc
     sites = torchrl_model.call_sites(scan)
     assert sites
     assert all(symbol.line <= site.line <= symbol.end_line for site in sites)
+
+
+# ``implement_for`` binds the variant whose range holds the installed version, whatever the
+# order: the pages take the one open above (no ``to_version``), even when a stub follows it.
+OPEN_FIRST = """
+    from pkg.dispatch import implement_for
+
+
+    def helper():
+        return 1
+
+
+    @implement_for("torch", "2.7")
+    def vmap(*args):
+        return helper()
+
+
+    @implement_for("torch", None, "2.7")
+    def vmap(*args):
+        raise NotImplementedError("needs torch 2.7")
+
+
+    @implement_for("torch", to_version="2.1")
+    def keyworded():
+        return helper()
+
+
+    @implement_for("torch", from_version="2.1")
+    def keyworded():
+        raise NotImplementedError("keyword versions are not read: the later def")
+
+
+    def run():
+        return vmap(), keyworded()
+"""
+
+
+def test_the_implement_for_variant_open_above_is_chosen_whatever_its_place(make_package) -> None:  # type: ignore[no-untyped-def]
+    root = make_package(
+        {
+            "pkg/__init__.py": "",
+            "pkg/dispatch.py": "def implement_for(*a, **k):\n    return lambda f: f\n",
+            "pkg/m.py": OPEN_FIRST,
+        }
+    )
+    model = model_of(root, "pkg")
+    vmap = model.symbol("pkg.m.vmap")
+    assert vmap is not None
+    assert vmap.line == 9
+    callees = {edge.callee for edge in model.callees("pkg.m.vmap")}
+    assert "pkg.m.helper" in callees
+    assert "builtins.NotImplementedError" not in callees
+    keyworded = model.symbol("pkg.m.keyworded")  # versions by keyword carry no text: the later def
+    assert keyworded is not None
+    assert keyworded.line == 24
+
+
+def test_torchrl_pseudo_vmap_is_the_variant_for_newer_torch(torchrl_model, torchrl_source) -> None:  # type: ignore[no-untyped-def]
+    """``objectives.utils._pseudo_vmap``: the ``torch >= 2.7`` implementation, then a stub for
+    older torch that raises; the name is the implementation (torch 2.13 is pinned)."""
+    qualname = "torchrl.objectives.utils._pseudo_vmap"
+    symbol = torchrl_model.symbol(qualname)
+    assert symbol is not None
+    lines = torchrl_source.absolute(symbol.path).read_text(encoding="utf-8").splitlines()
+    defs = [number for number, text in enumerate(lines, 1) if text.startswith("def _pseudo_vmap(")]
+    assert len(defs) == 2
+    assert symbol.line == defs[0]
+    assert lines[symbol.line - 2].startswith('@implement_for("torch", "2.7")')
+    assert "builtins.NotImplementedError" not in {edge.callee for edge in torchrl_model.callees(qualname)}
