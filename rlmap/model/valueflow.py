@@ -19,6 +19,8 @@ attrs:C       ``obj.__dict__`` of an instance of ``C`` (its keys are attributes)
 ext:X         the object named ``X`` outside the source (``builtins.map``, ``torch.cat``)
 make:C        ``super().__call__`` in a metaclass's ``__call__`` making ``C``: calling it runs
               ``C.__init__`` (``type.__call__``)
+apply:C       ``C.apply`` of a ``torch.autograd.Function`` subclass ``C``: calling it runs
+              ``C.forward`` (with a context autograd makes: the arguments are not bound)
 ============  =======================================================================
 
 A worklist propagates each variable's new values along copy edges and through the facts that
@@ -33,7 +35,8 @@ callback      a function passed to a builtin or library that calls it (``map``,
               ``sorted(key=)``, ``threading.Thread(target=)``, ``threading.Timer``,
               ``atexit.register``)
 implicit      a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,
-              ``forward`` of a ``torch.nn.Module`` called; a metaclass's ``__call__`` when its
+              ``forward`` of a ``torch.nn.Module`` called, or of a ``torch.autograd.Function``
+              whose ``apply`` is called; a metaclass's ``__call__`` when its
               class is constructed, and the class's ``__init__`` from its ``super().__call__``)
 setter        a property setter run by an attribute store
 decorator     a decorator applied to a definition
@@ -81,6 +84,7 @@ if TYPE_CHECKING:
 RETURN = "<return>"
 OWN = "<own>"  # a returned parameter: what the function itself assigns to it
 DEFAULT = "<default>"  # a returned parameter: its default value
+_AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 _CAP = 64  # values kept per variable (the first to arrive; see the module's docstring)
 _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
@@ -420,7 +424,9 @@ class ValueFlow:
     # -- attributes ------------------------------------------------------------------------
     def load(self, value: str, name: str, target: str, fact: Flow) -> None:
         kind, _, rest = value.partition(":")
-        if kind in ("i", "cls"):
+        if kind == "cls" and name == "apply" and self._autograd_apply(rest):
+            self.add(target, ("apply:" + rest,))
+        elif kind in ("i", "cls"):
             self.load_member(rest, name, target, value, fact)
         elif kind == "mod":
             self.reference(f"{rest}.{name}", "", target)
@@ -441,6 +447,32 @@ class ValueFlow:
                     self.add(target, ("make:" + receiver[4:],))
         elif kind == "ext" and rest.count(".") < 4 and not name.startswith("_"):
             self.add(target, (f"ext:{rest}.{name}",))
+
+    def _autograd_apply(self, cls: str) -> bool:
+        """Whether ``cls.apply`` is ``torch.autograd.Function.apply`` (not overridden), on a
+        subclass that defines ``forward``."""
+        resolver = self.resolver
+        if resolver.member(cls, "apply") is not None or resolver.member(cls, "forward") is None:
+            return False
+        stack, seen = [cls], {cls}
+        while stack:  # the source's classes, then the bases outside it by the name the source gives
+            current = stack.pop()
+            symbol = self.symbols.get(current)
+            if symbol is None:
+                continue
+            module = resolver.module_of(current)
+            scope = current.rpartition(".")[0]
+            for text in symbol.bases:
+                parts = tuple(text.split("[", 1)[0].split("."))
+                if not all(part.isidentifier() for part in parts):
+                    continue
+                if resolver.external_name(module, scope, parts) in _AUTOGRAD_FUNCTION:
+                    return True
+            for base in resolver.bases.get(current, ()):
+                if base not in seen:
+                    seen.add(base)
+                    stack.append(base)
+        return False
 
     def load_member(self, cls: str, name: str, target: str, receiver: str, fact: Flow) -> None:
         """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
@@ -608,6 +640,10 @@ class ValueFlow:
             self.construct(fact, rest)
         elif kind == "make":
             self.construct(fact, rest, through_metaclass=True)
+        elif kind == "apply":
+            forward = self.resolver.member(rest, "forward")
+            if forward is not None and self.symbols[forward].kind in (METHOD, FUNCTION):
+                self.edge(fact, forward, "implicit")
         elif kind == "i":
             if not self.call_method(fact, rest, "__call__", value, "implicit"):
                 self.call_method(fact, rest, "forward", value, "implicit")

@@ -215,6 +215,7 @@ SOURCE = {
             item.go()
     """,
     "vf/modules.py": """
+        import torch
         import torch.nn as nn
 
 
@@ -226,6 +227,26 @@ SOURCE = {
         def apply():
             net = Net()
             return net(1)
+
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * x
+
+
+        class Plain:
+            @staticmethod
+            def forward(x):
+                return x
+
+            @classmethod
+            def apply(cls, x):
+                return x
+
+
+        def autograd(x):
+            return Square.apply(x), Plain.apply(x)
     """,
 }
 
@@ -288,6 +309,9 @@ def _how(model: CodeModel, edge: str) -> tuple[str, ...] | None:
         ("vf.rules.lazy -> vf.rules.Lazy.__setattr__", "implicit"),
         # calling an nn.Module runs its forward
         ("vf.modules.apply -> vf.modules.Net.forward", "implicit"),
+        # ``apply`` of a torch.autograd.Function runs its forward
+        ("vf.modules.autograd -> vf.modules.Square.forward", "implicit"),
+        ("vf.modules.autograd -> vf.modules.Plain.apply", "direct"),
     ],
 )
 def test_value_flow_finds_the_edge(model: CodeModel, edge: str, how: str) -> None:
@@ -309,6 +333,7 @@ def test_value_flow_does_not_invent_edges(model: CodeModel) -> None:
     assert [site.targets for site in rows] == [("?:table[...]",)]
     assert _how(model, "vf.rules.locals_and_tuples -> vf.rules.locals_and_tuples.a") is None
     assert _how(model, "vf.rules.use_decorated -> vf.rules.decorated") in (None, ("direct",))
+    assert _how(model, "vf.modules.autograd -> vf.modules.Plain.forward") is None  # its own ``apply``
 
 
 def test_the_summary_is_cached_with_the_index(make_package: Callable[[dict[str, str | bytes]], Path]) -> None:
