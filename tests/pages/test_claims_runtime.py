@@ -367,7 +367,7 @@ def test_auto_register_appends_init_tracker_and_primer() -> None:
 
 
 def test_slice_sampler_marks_slice_starts_is_init() -> None:
-    from torchrl.data import LazyTensorStorage, SliceSampler, TensorDictReplayBuffer
+    from torchrl.data import LazyTensorStorage, ReplayBuffer, SliceSampler, TensorDictReplayBuffer
 
     n = 12
     data = TensorDict(
@@ -385,6 +385,13 @@ def test_slice_sampler_marks_slice_starts_is_init() -> None:
     assert sample["is_init"].view(2, 4)[:, 0].all()
     steps = sample["obs"].view(2, 4)
     assert torch.equal(steps[:, 1:] - steps[:, :-1], torch.ones(2, 3))  # contiguous slices
+    # a plain ReplayBuffer leaves the sample's flags as stored: the marker is in the info only
+    plain = ReplayBuffer(storage=LazyTensorStorage(n), sampler=SliceSampler(slice_len=4), batch_size=8)
+    plain.extend(data)
+    sample, info = plain.sample(return_info=True)
+    starts = sample["obs"].view(2, 4)[:, 0].long().squeeze(-1)
+    assert torch.equal(sample["is_init"].view(2, 4)[:, 0].squeeze(-1), starts == 0)
+    assert info["is_init"].view(2, 4)[:, 0].all()
 
 
 def test_step_output_keeps_next_entries_under_next() -> None:
