@@ -481,3 +481,22 @@ def test_every_runtime_claim_has_its_test() -> None:
     assert named - defined == set(), "claims name tests that do not exist"
     assert defined - named == set(), "tests that back no claim"
     assert all(claim.spec.test for claim in claims.claims if not claim.static)
+
+
+def test_value_outputs_go_to_a_copy_when_next_observations_hold_nan() -> None:
+    """``_sanitize_next_obs_nan`` fills NaN next observations in a shallow copy, and the value
+    network's outputs are written to that copy: the caller's tensordict does not get them."""
+    from torchrl.objectives.value import GAE
+
+    critic = TensorDictModule(lambda obs: obs.sum(-1, keepdim=True), in_keys=["obs"], out_keys=["state_value"])
+    data = _value_data().exclude("state_value", ("next", "state_value"))
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
+    assert "state_value" in data.keys()
+    assert ("next", "state_value") in data.keys(True)
+    data = _value_data().exclude("state_value", ("next", "state_value"))
+    data["next", "obs"][0, -1] = float("nan")
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
+    assert "state_value" not in data.keys()
+    assert ("next", "state_value") not in data.keys(True)
+    assert "advantage" in data.keys()  # the estimator's own outputs still reach the caller
+    assert torch.isfinite(data["advantage"]).all()
