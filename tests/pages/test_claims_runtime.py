@@ -491,12 +491,12 @@ def test_value_outputs_go_to_a_copy_when_next_observations_hold_nan() -> None:
     critic = TensorDictModule(lambda obs: obs.sum(-1, keepdim=True), in_keys=["obs"], out_keys=["state_value"])
     data = _value_data().exclude("state_value", ("next", "state_value"))
     GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
-    assert "state_value" in data.keys()
+    assert "state_value" in data
     assert ("next", "state_value") in data.keys(True)
     data = _value_data().exclude("state_value", ("next", "state_value"))
     data["next", "obs"][0, -1] = float("nan")
     GAE(gamma=0.9, lmbda=0.9, value_network=critic)(data)
-    assert "state_value" not in data.keys()
+    assert "state_value" not in data
     assert ("next", "state_value") not in data.keys(True)
-    assert "advantage" in data.keys()  # the estimator's own outputs still reach the caller
+    assert "advantage" in data  # the estimator's own outputs still reach the caller
     assert torch.isfinite(data["advantage"]).all()
