@@ -301,6 +301,25 @@ def test_primer_resets_the_hidden_state_whatever_is_init_says() -> None:
     assert (hidden[steps > 0] > 0).all(), "and the state is carried between resets"
 
 
+@_UPDATER
+def test_env_sync_is_chosen_before_the_env_device_is_adopted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With CUDA available, a CPU destination gets a CUDA synchronisation; but ``_sync_env`` is
+    chosen from the constructor's ``env_device`` (None here), before ``_apply_env_device`` adopts
+    the environment's CPU device, so it stays the function that does nothing."""
+    from torchrl.collectors import Collector
+    from torchrl.collectors._single import _cuda_sync_if_initialized, _do_nothing
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    collector = Collector(_pendulum(device="cpu"), frames_per_batch=4, total_frames=4)
+    try:
+        assert collector.env_device == torch.device("cpu")
+        assert collector._cast_to_env_device is True  # the carrier is copied to the env's device
+        assert collector._sync_env is _do_nothing
+        assert collector._get_sync_fn(collector.env_device) is _cuda_sync_if_initialized
+    finally:
+        collector.shutdown()
+
+
 def _mock_env():
     """torchrl's own test environment with a 7-float ``observation`` and action, on CPU."""
     from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
