@@ -269,12 +269,18 @@ class DefinitionVisitor(Walker):
 
 
 def _key_shaped(node: cst.BaseExpression, functions: frozenset[str]) -> bool:
-    """Whether ``node`` may build a key list: ``[a, *b]``, ``a + [...]``, ``x[1]``, ``unravel_key_list(x)``."""
+    """Whether ``node`` may build a key list or a key: ``[a, *b]``, ``a + [...]``, ``x[1]``,
+    ``unravel_key_list(x)``, or a call given a string (``_replace_last(done_key, "is_init")``:
+    the model sees whether the function returns that argument as is)."""
     if isinstance(node, (cst.List, cst.Tuple, cst.BinaryOperation, cst.Subscript)):
         return True
-    if isinstance(node, cst.Call) and len(node.args) == 1:
+    if isinstance(node, cst.Call):
         parts = dotted_parts(node.func)
-        return bool(parts) and parts[-1] in functions
+        if len(node.args) == 1 and parts and parts[-1] in functions:
+            return True
+        return bool(parts) and any(
+            isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString)) for arg in node.args
+        )
     return False
 
 

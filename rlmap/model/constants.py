@@ -14,7 +14,9 @@ running anything, the expressions that build keys and key lists:
 - ``self.<attr>`` and ``cls.<attr>``: every value assigned to the attribute (in any method) or
   declared in the class body, searched along the class hierarchy (C3 order);
 - the functions that give back the keys they are given (``unravel_key_list``, ``list``; the
-  vocabulary's ``key_functions``).
+  vocabulary's ``key_functions``), and a call to a function of the package that returns one of
+  its parameters as is: the argument for it (``_replace_last(done_key, "is_init")`` returns
+  ``new_ending`` when ``done_key`` is a string, so it may be the key ``"is_init"``).
 
 Flow-insensitive: a name holds every value any of its assignments gives it.  An element at an
 unknown position (after a splice of an unknown list) is still one of the list's keys, but no
@@ -28,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rlmap.index.records import ATTRIBUTE, ModuleIndex
+from rlmap.index.records import ATTRIBUTE, FUNCTION, ModuleIndex
 from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.model.mro import first_in_mro
 from rlmap.model.symbols import SymbolTable
@@ -54,6 +56,7 @@ class KeyConstants(SymbolTable):
         self._active: set[tuple[str, str]] = set()
         self._partial: dict[tuple[str, str], tuple[Value, ...]] = {}
         self._parsed: dict[str, ast.expr | None] = {}
+        self._returns_memo: dict[str, frozenset[str]] = {}
 
     def key_values(self, function: str, expression: str) -> tuple[Key, ...]:
         """The keys a key expression (``init_key``, ``self.done_key``, ``self.out_keys[1]``) can hold."""
@@ -107,12 +110,45 @@ class KeyConstants(SymbolTable):
         elif isinstance(node, ast.Call):
             if _callee_name(node.func) in _KEY_FUNCTIONS and len(node.args) == 1 and not node.keywords:
                 yield from self._evaluate(node.args[0], function, depth)
+            else:
+                for argument in self._returned_arguments(node, function):
+                    yield from self._evaluate(argument, function, depth)
         elif isinstance(node, ast.IfExp):
             yield from self._evaluate(node.body, function, depth)
             yield from self._evaluate(node.orelse, function, depth)
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             for operand in node.values:
                 yield from self._evaluate(operand, function, depth)
+
+    def _returned_arguments(self, call: ast.Call, function: str) -> list[ast.expr]:
+        """The arguments of ``call`` that its callee, a function of the package, returns as is
+        (``return new_ending``): what the call may give back."""
+        parts = _dotted(call.func)
+        if not parts:
+            return []
+        callee = self.resolve_dotted(self.module_of(function), function, parts)
+        symbol = self.symbols.get(callee) if callee else None
+        if symbol is None or symbol.kind != FUNCTION or any(a.startswith("*") for a in (n for n, _ in symbol.params)):
+            return []
+        names = [name for name, _ in symbol.params]
+        returned = self._returned_parameters(symbol.qualname, frozenset(names))
+        found = []
+        for position, name in enumerate(names):
+            if name not in returned:
+                continue
+            keyword = next((k.value for k in call.keywords if k.arg == name), None)
+            if keyword is not None:
+                found.append(keyword)
+            elif position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+                found.append(call.args[position])
+        return found
+
+    def _returned_parameters(self, qualname: str, names: frozenset[str]) -> frozenset[str]:
+        if qualname not in self._returns_memo:
+            module = self.modules.get(self.module_of(qualname))
+            values = {site.value for site in module.returns if site.function == qualname} if module else set()
+            self._returns_memo[qualname] = frozenset(values & names)
+        return self._returns_memo[qualname]
 
     def _sequence(self, elements: list[ast.expr], function: str, depth: int) -> Iterator[Value]:
         """``[a, *b, c]``: one list value per combination of the spliced lists' values."""
@@ -251,6 +287,18 @@ class KeyConstants(SymbolTable):
 
 def _is_string(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _dotted(node: ast.expr) -> tuple[str, ...]:
+    """``a.b.c`` as its parts; ``()`` for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ()
+    parts.append(node.id)
+    return tuple(reversed(parts))
 
 
 def _callee_name(node: ast.expr) -> str:

@@ -152,3 +152,33 @@ def test_writes_into_a_copy_say_so_and_key_name_maps_are_no_tensordicts(make_pac
     assert writes(("advantage",)) == [(5, "set")]
     assert writes(("next", "reward")) == []  # ``out_keys[k] = "name"``: a dict of key names
     assert writes(("done",)) == [(9, "[]")]
+
+
+BUILT = """
+    def replace_last(key, new_ending):
+        if isinstance(key, str):
+            return new_ending
+        return key[:-1] + (new_ending,)
+
+
+    def describe(key, label):
+        return f"{label}: {key}"
+
+
+    class Env:
+        def step(self, td):
+            for done_key in self.done_keys:
+                init_key = replace_last(done_key, "is_init")
+                td.set(init_key, td.get(done_key))
+            text = describe("done", "note")
+            td.get(text)
+"""
+
+
+def test_a_function_returning_its_argument_builds_the_key(make_package) -> None:  # type: ignore[no-untyped-def]
+    """``replace_last(done_key, "is_init")`` returns its ``new_ending`` as is when the key is a
+    string: the access may be to ``is_init``; a function that only formats its argument gives no key."""
+    model = model_of(make_package({"kp/__init__.py": "", "kp/env.py": BUILT}), "kp")
+    assert _sites(model, ("is_init",)) == [("write", "step", 15, "init_key")]
+    assert _sites(model, ("done",)) == []  # ``describe("done", ...)`` formats its argument
+    assert _sites(model, ("note",)) == []
