@@ -229,7 +229,7 @@ def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
     scope = tuple(spec.scope)
     rows = []
     for symbol in ctx.model.symbols():
-        if symbol.kind not in (FUNCTION, METHOD) or symbol.has_docstring or not symbol.qualname.startswith(scope):
+        if symbol.kind not in _HELPER_KINDS or symbol.has_docstring or not symbol.qualname.startswith(scope):
             continue
         if not _private(symbol.qualname.rsplit(".", 1)[-1]):
             continue
@@ -241,6 +241,9 @@ def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
         rows.append(Helper(ctx.ref(symbol.qualname), (), count))
     rows.sort(key=lambda row: (-row.count, row.ref.qualname))
     return InventoryBody(None, scope, tuple(rows[: spec.limit]), len(rows))
+
+
+_HELPER_KINDS = (FUNCTION, METHOD, PROPERTY)  # a private property is a helper read by name
 
 
 def _private(name: str) -> bool:
