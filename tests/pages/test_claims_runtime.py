@@ -320,6 +320,13 @@ def test_env_sync_is_chosen_before_the_env_device_is_adopted(monkeypatch: pytest
         collector.shutdown()
 
 
+def test_a_recurrent_module_without_is_init_raises_the_quoted_key_error() -> None:
+    """The debugging map's symptom title quotes this message."""
+    module = _lstm_for_mock()
+    with pytest.raises(KeyError, match='key "is_init" not found in TensorDict with keys'):
+        module(TensorDict({"observation": torch.zeros(3, 7)}, [3]))
+
+
 def _mock_env():
     """torchrl's own test environment with a 7-float ``observation`` and action, on CPU."""
     from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
