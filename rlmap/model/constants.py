@@ -45,6 +45,7 @@ _DEPTH = 16  # expressions nested deeper than this hold nothing known
 _ROUNDS = 3  # rounds of a local that refers to itself (each may grow its lists)
 _KEY_FUNCTIONS = frozenset(name for vocabulary in EXTENSIONS.values() for name in vocabulary.key_functions)
 _CLASS_RECEIVERS = ("cls", "type(self)", "self.__class__")
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "OrderedDict"})
 
 
 class KeyConstants(SymbolTable):
@@ -119,6 +120,16 @@ class KeyConstants(SymbolTable):
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             for operand in node.values:
                 yield from self._evaluate(operand, function, depth)
+
+    def plain_mapping(self, function: str, receiver: str) -> bool:
+        """Whether ``receiver`` is, in ``function``, a local or parameter declared or made as a
+        plain mapping (``info: dict``, ``d = dict(...)``): its items are no tensordict's keys."""
+        binding = self.locals.get(function, {}).get(receiver)
+        if binding is None or binding[1] not in ("annotation", "assignment") or not binding[0]:
+            return False
+        text = binding[0][-1] if binding[1] == "assignment" else binding[0][0]
+        head = text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+        return head in _MAPPINGS
 
     def _returned_arguments(self, call: ast.Call, function: str) -> list[ast.expr]:
         """The arguments of ``call`` that its callee, a function of the package, returns as is

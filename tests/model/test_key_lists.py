@@ -172,6 +172,11 @@ BUILT = """
                 td.set(init_key, td.get(done_key))
             text = describe("done", "note")
             td.get(text)
+
+        def mark(self, td, info: dict):
+            info["is_init"] = td.get("flag")
+            extra = dict()
+            extra["is_init"] = 1
 """
 
 
@@ -179,6 +184,6 @@ def test_a_function_returning_its_argument_builds_the_key(make_package) -> None:
     """``replace_last(done_key, "is_init")`` returns its ``new_ending`` as is when the key is a
     string: the access may be to ``is_init``; a function that only formats its argument gives no key."""
     model = model_of(make_package({"kp/__init__.py": "", "kp/env.py": BUILT}), "kp")
-    assert _sites(model, ("is_init",)) == [("write", "step", 15, "init_key")]
+    assert _sites(model, ("is_init",)) == [("write", "step", 15, "init_key")]  # not ``info``'s, a dict
     assert _sites(model, ("done",)) == []  # ``describe("done", ...)`` formats its argument
     assert _sites(model, ("note",)) == []
