@@ -139,6 +139,8 @@ class KeyVisitor(Walker):
         line, _, _ = self.position(node, L.SUBSCRIPT)
         if self.vocabulary is not None and len(node.slice) == 1:
             self.subscript_key(node, kind, line)
+        elif self.vocabulary is not None and len(node.slice) > 1:
+            self.nested_subscript_key(node, kind, line)
         self.walk(node.value)
         for element in node.slice:
             self.walk(element)
@@ -158,6 +160,21 @@ class KeyVisitor(Walker):
         elif kind != READ:
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept
             self.add_symbolic_key(index.value, kind, line, how, held_by)
+
+    def nested_subscript_key(self, node: cst.Subscript, kind: str, line: int) -> None:
+        """``td["collector", "traj_ids"]``: a nested key written without its parentheses."""
+        assert self.vocabulary is not None
+        receiver = dotted_parts(node.value)
+        if receiver and self.vocabulary.is_plain_receiver(receiver[-1]):
+            return
+        parts = []
+        for element in node.slice:
+            text = string_value(element.slice.value) if isinstance(element.slice, cst.Index) else None
+            if text is None:
+                return
+            parts.append(text)
+        how = self.on_copy(receiver, "[]") if kind != READ else "[]"
+        self.add_key(tuple(parts), kind, line, how, receiver=_receiver_text(node.value))
 
     def visit_comparison(self, node: cst.Comparison) -> None:
         line, _, _ = self.position(node, L.COMPARE)

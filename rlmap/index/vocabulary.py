@@ -63,6 +63,7 @@ TENSORDICT = KeyVocabulary(
             "set": WRITE,
             "set_": WRITE,
             "set_at_": WRITE,
+            "fill_": WRITE,
             "setdefault": WRITE,
             "exclude": DELETE,
             "del_": DELETE,

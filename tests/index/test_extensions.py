@@ -45,6 +45,9 @@ MODULE = '''
             kwargs["device"] = None
             obs_spec["obs"]
             make(in_keys=["hidden"], out_keys="features")
+            td["collector", "traj_ids"] = 0
+            td.fill_(("collector", "mask"), -1)
+            kwargs["a", "b"] = 1
             return value
 '''
 
@@ -60,6 +63,8 @@ EXPECTED_KEYS = [
     (("is_init",), "delete", "[]", "pkg.m.Policy.forward"),
     (("hidden",), "read", "in_keys", "pkg.m.Policy.forward"),
     (("features",), "write", "out_keys", "pkg.m.Policy.forward"),
+    (("collector", "traj_ids"), "write", "[]", "pkg.m.Policy.forward"),  # a nested key without parentheses
+    (("collector", "mask"), "write", "fill_", "pkg.m.Policy.forward"),
 ]
 
 
