@@ -6,7 +6,8 @@ function's call sites in source order (outer call first); :func:`evaluation_orde
 function with :mod:`ast` (the text is only parsed, never run) and sorts the sites by when each
 call happens: post-order over each expression, the value of an assignment before its targets,
 a comprehension's iterable before its element, a ``for`` loop's iterable before its target.
-A site the parse does not find keeps its place after the site before it.
+The calls in a ``lambda``'s body run only when it is called: like any site the parse does not
+find, each keeps its place after the site before it (the call the ``lambda`` is passed to).
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ an exit it decides taken makes them "never".
 
 The rules: an ``if`` arm is taken when the earlier tests fail and its own holds (the tests are
 evaluated by the caller's ``truth``); the loop the page documents runs its body, any other loop
-may not; an exception handler is off the normal path; a ``finally`` always runs; a ``match``
-case may or may not match.
+may not; an exception handler is off the normal path, but a ``raise`` in a ``try`` that has one may be
+caught there (so it may go on); a ``finally`` always runs; a ``match`` case may or may not match;
+a ``while True`` ends only through a ``break`` or an exit.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class Reach:
         self.statements: dict[int, Truth] = {}  # id(node) -> reach
         self.headers: dict[tuple[int, int], Truth] = {}  # (id(node), arm): its test is evaluated
         self.loops: list[_Loop] = []
+        self.catching = 0  # how many ``try`` bodies with handlers hold the statement being walked
         self._block(body, _At(True, True, True))
 
     def at(self, path: tuple[cf.Step, ...]) -> Truth:
@@ -107,10 +109,12 @@ class Reach:
         """Whether control goes on after ``node``, once it is reached."""
         kind = node.kind
         if kind in (cf.RETURN, cf.RAISE):
+            # a ``raise`` inside a ``try`` that has handlers may be caught: it may go on
+            leaves: Truth = UNKNOWN if kind == cf.RAISE and self.catching else True
             for loop in self.loops[-1:]:
-                loop.ends = _either(loop.ends, here.loop)
-                loop.returns = _either(loop.returns, here.loop)
-            return False
+                loop.ends = _either(loop.ends, both(here.loop, leaves))
+                loop.returns = _either(loop.returns, both(here.loop, leaves))
+            return negation(leaves)
         if kind == cf.BREAK:
             for loop in self.loops[-1:]:
                 loop.breaks = _either(loop.breaks, here.loop)
@@ -168,6 +172,8 @@ class Reach:
             outer.ends = _either(outer.ends, both(here.loop, loop.returns))
             outer.returns = _either(outer.returns, both(here.loop, loop.returns))
         normal_end = negation(loop.ends)
+        if node.text in ("while True", "while 1"):
+            normal_end = False  # only a break (or an exit) leaves it
         else_falls: Truth = True
         if len(node.arms) > 1:
             else_falls = self._block(node.arms[1].body, here.then(normal_end))
@@ -179,9 +185,12 @@ class Reach:
 
     def _try(self, node: cf.Node, here: _At) -> Truth:
         falls: Truth = True
+        handled = any(arm.role == cf.EXCEPT for arm in node.arms)
         for index, arm in enumerate(node.arms):
             if arm.role == cf.BODY:
+                self.catching += handled
                 falls = self._block(arm.body, here)
+                self.catching -= handled
             elif arm.role == cf.EXCEPT:
                 self.headers[(id(node), index)] = False
                 self._block(arm.body, here.then(False))  # off the normal path

@@ -5,6 +5,7 @@ and configurations in which every way to a step ends first in a ``return``."""
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,64 @@ def test_steps_that_every_way_reaches_only_after_a_return_never_run(press: Path)
     assert {n["self.handle"], count} <= runs
     assert {finish, result} <= depends
     assert "(depends)" in exits
+
+
+def _reach_of(source: str, needle: str, facts: dict[str, object] | None = None) -> object:
+    """The reach of the statement holding ``needle`` in ``source`` (a function), tests decided by ``facts``."""
+    from rlmap.index import controlflow as cf
+    from rlmap.pages.conditions import UNKNOWN
+    from rlmap.pages.reach import Reach
+
+    text = textwrap.dedent(source).lstrip("\n")
+    flow = cf.function_flow(text, 1)
+    reach = Reach(flow.body, None, lambda condition: (facts or {}).get(condition, UNKNOWN))
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if needle in row)
+    return reach.at(cf.locate(flow.body, line))
+
+
+def test_reach_follows_returns_breaks_and_handlers() -> None:
+    from rlmap.pages.conditions import UNKNOWN
+
+    always_returns = """
+    def f(self):
+        if self.a:
+            return 1
+        else:
+            raise ValueError
+        self.never()
+    """
+    assert _reach_of(always_returns, "self.never()") is False
+    decided = """
+    def f(self):
+        if self.a:
+            return 1
+        self.after()
+    """
+    assert _reach_of(decided, "self.after()", {"self.a": True}) is False
+    assert _reach_of(decided, "self.after()", {"self.a": False}) is True
+    assert _reach_of(decided, "self.after()") is UNKNOWN
+    caught = """
+    def f(self):
+        try:
+            raise ValueError
+        except ValueError:
+            pass
+        self.after()
+    """
+    assert _reach_of(caught, "self.after()") is UNKNOWN  # the handler may catch it and go on
+    only_break = """
+    def f(self):
+        while True:
+            if self.ready():
+                break
+        self.after()
+    """
+    assert _reach_of(only_break, "self.after()") is True  # the only way out is the break
+    only_return = """
+    def f(self):
+        while True:
+            if self.ready():
+                return
+        self.after()
+    """
+    assert _reach_of(only_return, "self.after()") is False

@@ -63,10 +63,18 @@ class Item:
     arms: tuple[Branch, ...] = ()  # choice
     items: tuple[Item, ...] = ()  # block
     status: tuple[str, ...] = ()  # per configuration: runs / skipped / depends
-    # jumps: where the function goes on (the number of the step there, or the statement's text)
-    goes_to_number: int = 0
-    goes_to_text: str = ""
-    goes_to_anchor: Anchor | None = None
+    goes_to: Destination | None = None  # jumps: where the function goes on
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """Where a ``break`` goes on: the step numbered there, or the statement (its text), or the
+    end of the function (neither); ``skips_else`` when the loop it leaves has an ``else``."""
+
+    number: int = 0
+    text: str = ""
+    anchor: Anchor | None = None
+    skips_else: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,21 +478,23 @@ class _Builder:
         return out
 
     def destination(self, item: Item, where: Continuation) -> Item:
+        skips_else = where.loop is not None and len(where.loop.arms) > 1
         target = where.statement or where.head
-        if target is None:
-            return item  # the function ends
+        if item.text.startswith("continue") or target is None:
+            return replace(item, goes_to=Destination(skips_else=skips_else))  # the loop's head; the function's end
         if where.statement is not None:
             header = range(target.line, target.header_end + 1)
             first = next(
                 (row for row in self.rows if row.anchor is not None and row.anchor.line in header and row is not item),
                 None,
             )
-            if first is not None and first.kind == CALL:
-                return replace(item, goes_to_number=first.number, goes_to_anchor=first.anchor)
             if first is not None:
-                return replace(item, goes_to_text=first.text, goes_to_anchor=first.anchor)
+                number = first.number if first.kind == CALL else 0
+                text = "" if number else first.text
+                return replace(item, goes_to=Destination(number, text, first.anchor, skips_else))
         word = target.text.split(" ", 1)[0] if target.arms else target.kind
-        return replace(item, goes_to_text=target.text, goes_to_anchor=self.ctx.anchor(self.function, word, target.line))
+        anchor = self.ctx.anchor(self.function, word, target.line)
+        return replace(item, goes_to=Destination(0, target.text, anchor, skips_else))
 
     def significant(self, site: ResolvedCall) -> bool:
         """A call a reader follows: on the object itself (``self.x.f()``), into the documented
