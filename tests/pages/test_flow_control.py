@@ -200,6 +200,11 @@ def test_break_goes_on_after_the_loop_and_continue_at_its_head(press: Path) -> N
     assert [target for source, target, _ in edges if source == brk] == [after]  # past the loop's else
     again = by_label["next iteration"]
     assert [target for source, target, _ in edges if source == cont] == [again]
+    mermaid = page[page.index("```mermaid") :]
+    ids = dict(re.findall(r'^\s*(n\d+)\W+"([^"]*)"', mermaid, flags=re.MULTILINE))
+    mermaid_break = next(node for node, label in ids.items() if label == "break")
+    mermaid_after = next(node for node, label in ids.items() if label.startswith(f"{numbers['self.result']}. "))
+    assert re.findall(rf"^\s*{mermaid_break} --> (n\d+)$", mermaid, flags=re.MULTILINE) == [mermaid_after]
     assert 'shape=octagon' not in next(line for line in (press / "rst" / "press_run_flow.dot").read_text().splitlines()
                                        if line.strip().startswith(f"{brk} "))  # fmt: skip
 
