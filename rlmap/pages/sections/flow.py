@@ -23,7 +23,7 @@ from rlmap.pages.flowchart import flowchart
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, method_family, overrides, primary
-from rlmap.pages.sections.jumps import Continuation, continuation
+from rlmap.pages.sections.jumps import Continuation, Destination, continuation, destination
 from rlmap.pages.sections.runs import (
     DEPENDS,
     RUNS,
@@ -64,17 +64,6 @@ class Item:
     items: tuple[Item, ...] = ()  # block
     status: tuple[str, ...] = ()  # per configuration: runs / skipped / depends
     goes_to: Destination | None = None  # jumps: where the function goes on
-
-
-@dataclass(frozen=True, slots=True)
-class Destination:
-    """Where a ``break`` goes on: the step numbered there, or the statement (its text), or the
-    end of the function (neither); ``skips_else`` when the loop it leaves has an ``else``."""
-
-    number: int = 0
-    text: str = ""
-    anchor: Anchor | None = None
-    skips_else: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,23 +467,11 @@ class _Builder:
         return out
 
     def destination(self, item: Item, where: Continuation) -> Item:
-        skips_else = where.loop is not None and len(where.loop.arms) > 1
-        target = where.statement or where.head
-        if item.text.startswith("continue") or target is None:
-            return replace(item, goes_to=Destination(skips_else=skips_else))  # the loop's head; the function's end
-        if where.statement is not None:
-            header = range(target.line, target.header_end + 1)
-            first = next(
-                (row for row in self.rows if row.anchor is not None and row.anchor.line in header and row is not item),
-                None,
-            )
-            if first is not None:
-                number = first.number if first.kind == CALL else 0
-                text = "" if number else first.text
-                return replace(item, goes_to=Destination(number, text, first.anchor, skips_else))
-        word = target.text.split(" ", 1)[0] if target.arms else target.kind
-        anchor = self.ctx.anchor(self.function, word, target.line)
-        return replace(item, goes_to=Destination(0, target.text, anchor, skips_else))
+        def anchor(word: str, line: int) -> Anchor | None:
+            return self.ctx.anchor(self.function, word, line)
+
+        rows = [row for row in self.rows if row is not item]
+        return replace(item, goes_to=destination(item.text, where, rows, anchor))
 
     def significant(self, site: ResolvedCall) -> bool:
         """A call a reader follows: on the object itself (``self.x.f()``), into the documented

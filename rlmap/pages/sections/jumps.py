@@ -8,10 +8,12 @@ the block around it, and so on outwards; when nothing follows anywhere, the func
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rlmap.index import controlflow as cf
+from rlmap.pages.refs import Anchor
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +52,34 @@ def _after(loop: cf.Node, body: Sequence[cf.Node], path: Sequence[cf.Step]) -> C
         if position + 1 < len(block):
             return Continuation(loop, statement=block[position + 1])
     return Continuation(loop)
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """Where a ``break`` goes on: the step numbered there, or the statement (its text), or the
+    end of the function (neither); ``skips_else`` when the loop it leaves has an ``else``."""
+
+    number: int = 0
+    text: str = ""
+    anchor: Anchor | None = None
+    skips_else: bool = False
+
+
+def destination(
+    jump: str, where: Continuation, rows: Sequence[Any], anchor: Callable[[str, int], Anchor | None]
+) -> Destination:
+    """The destination of the jump ``jump`` (its text) among the outline's ``rows`` (numbered
+    calls and exits, with ``kind``, ``number``, ``text`` and ``anchor``): the first of them in the
+    statement it goes on at, else that statement itself."""
+    skips_else = where.loop is not None and len(where.loop.arms) > 1
+    target = where.statement or where.head
+    if jump.startswith("continue") or target is None:
+        return Destination(skips_else=skips_else)  # the loop's head; the function's end
+    if where.statement is not None:
+        header = range(target.line, target.header_end + 1)
+        first = next((row for row in rows if row.anchor is not None and row.anchor.line in header), None)
+        if first is not None:
+            number = first.number if first.kind == "call" else 0
+            return Destination(number, "" if number else first.text, first.anchor, skips_else)
+    word = target.text.split(" ", 1)[0] if target.arms else target.kind
+    return Destination(0, target.text, anchor(word, target.line), skips_else)
