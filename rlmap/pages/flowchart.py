@@ -1,10 +1,12 @@
 """A control-flow diagram of a flow section: graphviz graph objects for DOT, and mermaid.
 
-Decision nodes carry the whole condition (wrapped, never cut); each branch leads on to what
-follows it, so branches merge where the code does; exits (``return``, ``break``, ``raise``)
-are terminals with no edge onward; a loop's body closes back on its header, and the loop's
-way out leads to what runs after it.  Consecutive calls share one box; each phase of the loop
-is a cluster named after it.
+Decision nodes carry the whole condition (wrapped, never cut); a call made by a test is drawn
+once, in its decision, with its number; each branch leads on to what follows it, so branches
+merge where the code does; exits (``return``, ``raise``) are terminals with no edge onward; a
+``break`` leads on to what runs after its loop (past the loop's ``else``), a ``continue`` back to
+the loop's header; a loop's body closes back on its header, and the loop's way out leads to what
+runs after it.  Consecutive calls share one box; each phase of the loop is a cluster named after
+it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ _WIDTH = 52  # characters per line of a label
 _MAX_LINES = 12
 
 # node kinds: DOT shape and attributes, mermaid brackets
-START, STEP, DECISION, LOOP, EXIT, NEXT = "start", "step", "decision", "loop", "exit", "next"
+START, STEP, DECISION, LOOP, EXIT, NEXT, JUMP = "start", "step", "decision", "loop", "exit", "next", "jump"
 _SHAPES: dict[str, tuple[str, dict[str, str], tuple[str, str]]] = {
     START: ("ellipse", {"style": "bold"}, ("([", "])")),
     STEP: ("box", {}, ("[", "]")),
@@ -29,6 +31,7 @@ _SHAPES: dict[str, tuple[str, dict[str, str], tuple[str, str]]] = {
     LOOP: ("box", {"style": "rounded,bold"}, ("[[", "]]")),
     EXIT: ("octagon", {"style": "filled", "fillcolor": "#eeeeee"}, ("([", "])")),
     NEXT: ("plaintext", {}, ("(", ")")),
+    JUMP: ("box", {"style": "rounded,dashed"}, ("(", ")")),
 }
 
 Ends = list[tuple[str, str]]  # the open ends of what was drawn: (node id, label of the edge leaving it)
@@ -53,6 +56,7 @@ class _Chart:
         self.count = 0
         self.graph: Any = self.dot
         self.indent = "  "
+        self.loops: list[tuple[Ends, Ends]] = []  # the loop being drawn: its breaks, its continues
 
     def node(self, lines: Sequence[str], kind: str) -> str:
         """A node of one of the kinds in :data:`_SHAPES`; its label wrapped, never cut."""
@@ -122,16 +126,21 @@ def flowchart(
         header = chart.node([loop], LOOP)
         chart.connect(ends, header)
         ends = [(header, "each iteration")]
+        breaks: Ends = []
+        continues: Ends = []
+        chart.loops.append((breaks, continues))
         for phase in phases:
             with chart.cluster(phase.name):
                 ends = _sequence(chart, phase.items, ends)
-        if ends:
+        chart.loops.pop()
+        if ends or continues:
             again = chart.node(["next iteration"], NEXT)
-            chart.connect(ends, again)
+            chart.connect(ends + continues, again)
             chart.connect([(again, "")], header, back=True)
         ends = [(header, "done")]
         if loop_else:
             ends = _sequence(chart, loop_else, ends)
+        ends = ends + breaks  # a break skips the loop's else
     ends = _sequence(chart, after, ends)
     if ends:
         chart.connect(ends, chart.node(["end"], START))
@@ -154,7 +163,7 @@ def _sequence(chart: _Chart, items: Sequence[Any], ends: Ends) -> Ends:
     for index, item in enumerate(items):
         if item.kind == "call":
             following = items[index + 1] if index + 1 < len(items) else None
-            if following is not None and _tested_by(item, following):
+            if following is not None and item.tests and _tested_by(item, following):
                 tested[id(following)] = item.number
                 continue  # drawn in the decision that tests it
             run.append(_call_line(item))
@@ -163,8 +172,8 @@ def _sequence(chart: _Chart, items: Sequence[Any], ends: Ends) -> Ends:
             pass  # a block of calls joins the box being filled
         else:
             ends = flush(ends)
-        if item.kind == "exit":
-            ends = _exit(chart, item, ends)
+        if item.kind in ("exit", "jump"):
+            ends = _exit(chart, item, ends, tested.get(id(item)))
         elif item.kind == "block" and item.text.startswith("if ") and _decides(item.items):
             decision = chart.node([_numbered(tested.get(id(item)), item.text[3:])], DECISION)
             chart.connect(ends, decision)
@@ -172,28 +181,40 @@ def _sequence(chart: _Chart, items: Sequence[Any], ends: Ends) -> Ends:
         elif item.kind == "block":
             run.append(item.text + ":")
             run.extend("   " + _call_line(inner) for inner in _calls(item.items))
-            if any(inner.kind == "exit" for inner in item.items):
+            if any(inner.kind in ("exit", "jump") for inner in item.items):
                 ends = flush(ends)
-                _exits_of(chart, item.items, ends[0][0])
+                _exits_of(chart, item, ends[0][0])
         elif item.kind == "choice":
             ends = _choice(chart, item, ends, tested.get(id(item)))
     return flush(ends)
 
 
-def _exit(chart: _Chart, item: Any, ends: Ends) -> Ends:
+def _exit(chart: _Chart, item: Any, ends: Ends, number: int | None = None) -> Ends:
+    """An exit (a terminal) or a jump (on to where its loop goes on), under its condition."""
     if item.condition:
-        decision = chart.node([item.condition + " ?"], DECISION)
+        decision = chart.node([_numbered(number, item.condition)], DECISION)
         chart.connect(ends, decision)
-        chart.connect([(decision, "yes")], chart.node([item.text], EXIT))
+        _terminal(chart, item, [(decision, "yes")])
         return [(decision, "no")]
-    chart.connect(ends, chart.node([item.text], EXIT))
+    _terminal(chart, item, ends)
     return []
+
+
+def _terminal(chart: _Chart, item: Any, ends: Ends) -> None:
+    if item.kind != "jump":
+        chart.connect(ends, chart.node([item.text], EXIT))
+        return
+    node = chart.node([item.text], JUMP)
+    chart.connect(ends, node)
+    if chart.loops:  # the loop being drawn: a break joins its way out, a continue its next iteration
+        breaks, continues = chart.loops[-1]
+        (breaks if item.text.startswith("break") else continues).append((node, ""))
 
 
 def _decides(items: Sequence[Any]) -> bool:
     """Whether a guarded block holds more than calls (an exit, a branch): then it is drawn as
     a decision; a block of calls is one box under its condition."""
-    return any(item.kind in ("exit", "choice") or item.items for item in items)
+    return any(item.kind in ("exit", "jump", "choice") or item.items for item in items)
 
 
 def _choice(chart: _Chart, item: Any, ends: Ends, number: int | None = None) -> Ends:
@@ -216,11 +237,14 @@ def _choice(chart: _Chart, item: Any, ends: Ends, number: int | None = None) -> 
 
 
 def _tested_by(call: Any, following: Any) -> bool:
-    """Whether ``following`` is a branch whose first test makes ``call`` (``if f(): ...``)."""
+    """Whether ``following`` is a branch whose first test makes ``call`` (``if f(): ...``), or an
+    exit or jump under that test (``if f(): return``)."""
     if following.kind == "choice":
         test = following.arms[0].label.partition(" ")[2]
     elif following.kind == "block" and following.text.startswith("if ") and _decides(following.items):
         test = following.text[3:]
+    elif following.kind in ("exit", "jump"):
+        test = following.condition
     else:
         return False
     return f"{call.text}(" in test
@@ -241,11 +265,13 @@ def _calls(items: Sequence[Any]) -> list[Any]:
     return found
 
 
-def _exits_of(chart: _Chart, items: Sequence[Any], source: str) -> None:
-    """Exits inside a block drawn as one box: terminals off the box."""
-    for item in items:
-        if item.kind == "exit":
-            chart.connect([(source, item.condition)], chart.node([item.text], EXIT))
+def _exits_of(chart: _Chart, block: Any, source: str) -> None:
+    """Exits inside a block drawn as one box: terminals off the box (a nested loop's own
+    ``break`` and ``continue`` stay inside its box)."""
+    own_loop = block.text.startswith("each ")
+    for item in block.items:
+        if item.kind == "exit" or (item.kind == "jump" and not own_loop):
+            _terminal(chart, item, [(source, item.condition)])
 
 
 def _call_line(item: Any) -> str:

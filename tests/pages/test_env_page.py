@@ -36,7 +36,7 @@ def _listed_overrides(section: str, stop: str | None = None) -> list[tuple[str, 
 
 def _outline(section: str) -> str:
     """A flow section's outline (what comes before its complete list of calls)."""
-    return section[: section.index("### Every call, in code order")]
+    return section[: section.index("### Every call, in the order it is made")]
 
 
 def _steps(outline: str) -> list[tuple[str, str, str]]:

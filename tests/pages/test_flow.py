@@ -170,7 +170,7 @@ def test_the_loop_is_cut_into_the_profiles_phases_with_branches_and_exits(mill: 
     glance = page[page.index("At a glance") : page.index("Before the loop:")]
     assert "1. **Prepare the item** (2-3): either (`move`) or (`strip`)" in glance
     assert "3. **Store** (5-7): either (`buffer.add`, `full`, **exit** `return`?) or (`keep`)" in glance
-    assert "4. **Stop or go on** (8): `stop`, **exit** `break`?" in glance
+    assert "4. **Stop or go on** (8): `stop`, `break`?" in glance  # a break is not an exit
     assert re.findall(r"^\d+\. \*\*(.+)\*\*$", outline, flags=re.MULTILINE) == [
         "Prepare the item", "Step", "Store", "Stop or go on",
     ]  # fmt: skip
@@ -182,7 +182,7 @@ def test_the_loop_is_cut_into_the_profiles_phases_with_branches_and_exits(mill: 
     store = outline[outline.index("**Store**") : outline.index("Stop or go on")]
     assert f"**exit** `return None` at `L{_line('return None')}` - if `self.full()`" in store
     stop = outline[outline.index("Stop or go on") :]
-    assert f"**exit** `break` at `L{_line('break')}` - if `self.stop()`" in stop
+    assert f"`break` at `L{_line('break')}` - if `self.stop()`: leaves the loop" in stop
     assert "When the loop ends without ``break``" in outline or "When the loop ends without `break`" in outline
     assert f"5. `out.check` at `L{_line('out.check()')}`" in page  # the complete list keeps every call
 
@@ -233,7 +233,8 @@ def test_the_diagram_draws_decisions_exits_and_the_loop(mill: Path) -> None:
     edges = re.findall(r"^\s*(n\d+) -> (n\d+)(?: \[(.*)\])?$", dot, flags=re.MULTILINE)
     loop = by_label["for item in items"]
     brk = by_label["break"]
-    assert not [e for e in edges if e[0] == brk]  # an exit is a terminal
+    result = next(node for node, label in nodes.items() if label.endswith("self.result()"))
+    assert [e[1] for e in edges if e[0] == brk] == [result]  # on after the loop, past its else
     back = [e for e in edges if e[1] == loop and "dashed" in e[2]]
     assert len(back) == 1
     assert nodes[back[0][0]] == "next iteration"

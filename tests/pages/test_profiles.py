@@ -73,7 +73,7 @@ def _source_line(path: str, needle: str) -> int:
 
 def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> None:
     page = (shop_pages / "md" / "checkout_internals.md").read_text()
-    outline = page[page.index("What `Checkout.run`") : page.index("### Every call, in code order")]
+    outline = page[page.index("What `Checkout.run`") : page.index("### Every call, in the order it is made")]
     steps = re.findall(r"^( *)- \*\*(\d+)\*\* `([^`]+)`.* at `L(\d+)`(.*)$", outline, flags=re.MULTILINE)
     # order.total is a method of a parameter: plumbing, left to the list of every call
     assert [call for _, _, call, _, _ in steps] == [
@@ -97,7 +97,7 @@ def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> No
     assert f"  - **exit** `return self._ship_express(order)` at `L{express}`" in outline
     assert "(lines `L` are lines of `shop/orders.py`)" in outline
     assert "Before the loop" not in page  # no loop declared: the whole body is the outline
-    every = page[page.index("### Every call, in code order") :]
+    every = page[page.index("### Every call, in the order it is made") :]
     assert f"1. `order.total` at `L{_source_line('shop/orders.py', 'order.total()')}`\n" in every
     assert (
         f"6. `self._ship` at `L{_source_line('shop/orders.py', 'return self._ship(order)')}` - in `not (self._express)`"

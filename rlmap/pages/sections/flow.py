@@ -16,12 +16,14 @@ from dataclasses import dataclass, replace
 
 from rlmap.index import controlflow as cf
 from rlmap.model.codemodel import ResolvedCall
+from rlmap.pages.callorder import evaluation_order
 from rlmap.pages.conditions import joined, negated
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.flowchart import flowchart
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, method_family, overrides, primary
+from rlmap.pages.sections.jumps import Continuation, Destination, continuation, destination
 from rlmap.pages.sections.runs import (
     DEPENDS,
     RUNS,
@@ -37,7 +39,8 @@ from rlmap.pages.sections.runs import (
 )
 
 CALL = "call"
-EXIT = "exit"
+EXIT = "exit"  # ``return`` / ``raise``: the function ends
+JUMP = "jump"  # ``break`` / ``continue``: the function goes on, after the loop or at its head
 CHOICE = "choice"  # exclusive branches: ``if``/``elif``/``else``, ``match``
 BLOCK = "block"  # a nested loop or an exception handler: its steps, under its header
 
@@ -56,9 +59,11 @@ class Item:
     family: tuple[Ref, int] | None = None  # flow-found methods: their base's method, how many define it
     condition: str = ""  # what must also hold, inside its block, for it to run
     number: int = 0  # calls: the step's number in the outline
+    tests: bool = False  # calls: made by the test of the ``if`` (or ``elif``) that holds it
     arms: tuple[Branch, ...] = ()  # choice
     items: tuple[Item, ...] = ()  # block
     status: tuple[str, ...] = ()  # per configuration: runs / skipped / depends
+    goes_to: Destination | None = None  # jumps: where the function goes on
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +92,7 @@ class PhaseBody:
     def glance(self) -> tuple[Glance, ...]:
         tokens: list[Glance] = []
         for token in glance(self.items):
-            if not (tokens and token.kind in (CALL, EXIT) and tokens[-1] == token):
+            if not (tokens and token.kind in (CALL, EXIT, JUMP) and tokens[-1] == token):
                 tokens.append(token)  # the same call twice in a row (two branches' cudagraph step) once
         return tuple(tokens)
 
@@ -107,8 +112,8 @@ def glance(items: Sequence[Item], conditional: bool = False, nested: bool = Fals
     for item in items:
         if item.kind == CALL:
             out.append(Glance(CALL, _short(item.text), conditional or bool(item.condition)))
-        elif item.kind == EXIT:
-            out.append(Glance(EXIT, item.text.split(" ", 1)[0], conditional or bool(item.condition)))
+        elif item.kind in (EXIT, JUMP):
+            out.append(Glance(item.kind, item.text.split(" ", 1)[0], conditional or bool(item.condition)))
         elif item.kind == BLOCK:
             out.extend(glance(item.items, True, nested))
         elif item.kind == CHOICE:
@@ -165,18 +170,28 @@ def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
     if symbol is None:
         raise ctx.fail(f"function: '{function}' is not a function")
     lines = ctx.refs.source_lines(symbol.path)[symbol.line - 1 : symbol.end_line]
+    source = "\n".join(lines) + "\n"
     try:
-        flow = cf.function_flow("\n".join(lines) + "\n", symbol.line)
+        flow = cf.function_flow(source, symbol.line)
     except cf.FlowError as error:
         raise ctx.fail(f"function: {function}: {error}", "check that the source matches the index") from None
-    builder = _Builder(spec, ctx, function, owner, flow)
+    sites = evaluation_order(ctx.model.call_sites(function), source, symbol.line)
+    builder = _Builder(spec, ctx, function, owner, flow, sites)
     return builder.build()
 
 
 class _Builder:
-    def __init__(self, spec: specs.Flow, ctx: Context, function: str, owner: str, flow: cf.FunctionFlow) -> None:
+    def __init__(
+        self,
+        spec: specs.Flow,
+        ctx: Context,
+        function: str,
+        owner: str,
+        flow: cf.FunctionFlow,
+        sites: Sequence[ResolvedCall],
+    ) -> None:
         self.spec, self.ctx, self.function, self.owner, self.flow = spec, ctx, function, owner, flow
-        self.sites = ctx.model.call_sites(function)
+        self.sites = list(sites)  # in the order the calls are made
         self.placed: dict[tuple[int, int], list[ResolvedCall]] = {}
         self.paths: dict[int, tuple[cf.Step, ...]] = {}
         for site in self.sites:
@@ -190,6 +205,7 @@ class _Builder:
         self.rows: list[Item] = []  # the calls and the exits, in code order
         self.loop_node: cf.Node | None = None
         self.loop_path: tuple[cf.Step, ...] = ()
+        self.jumps: dict[int, Continuation] = {}  # the line of a break/continue -> where it goes on
 
     # -- the outline -------------------------------------------------------------------------
     def build(self) -> FlowBody:
@@ -216,6 +232,8 @@ class _Builder:
             after = self.after_loop(index)
         else:
             before = self.items(self.flow.body)
+        before, loop_else, after = (self.resolve_jumps(items) for items in (before, loop_else, after))
+        phases = [replace(phase, items=tuple(self.resolve_jumps(phase.items))) for phase in phases]
         configurations = self.runs.configurations(self.rows)
         calls = tuple(self.every_call()) if spec.every_call else ()
         diagrams: tuple[Diagram, ...] = ()
@@ -327,7 +345,9 @@ class _Builder:
         out: list[Item] = []
         for node in nodes:
             out.extend(self.header_items(node))
-            if node.kind in cf.EXITS:
+            if node.kind in (cf.BREAK, cf.CONTINUE):
+                out.append(self.jump_item(node))
+            elif node.kind in cf.EXITS:
                 out.append(self.exit_item(node))
             elif node.kind in (cf.IF, cf.MATCH):
                 out.extend(self.choice(node))
@@ -370,7 +390,7 @@ class _Builder:
         # one branch does something: its condition, on its calls
         condition = _arm_condition(node, branches.index(filled[0]))
         items = filled[0].items
-        if len(items) == 1 and items[0].kind in (CALL, EXIT, BLOCK):
+        if len(items) == 1 and items[0].kind in (CALL, EXIT, JUMP, BLOCK):
             return [self.conditioned(items[0], condition)]
         return [Item(BLOCK, text=f"if {condition}", items=items)]
 
@@ -402,6 +422,7 @@ class _Builder:
             family=(self.ctx.ref(family[0]), family[1]) if family else None,
             condition=self.short_circuit(site),
             number=len(self.numbered) + 1,
+            tests=_in_if_test(self.site_path(site)),
             status=self.runs.status(self.site_path(site), site),
         )
         self.numbered.append(item)
@@ -418,6 +439,39 @@ class _Builder:
         )
         self.rows.append(item)
         return item
+
+    def jump_item(self, node: cf.Node) -> Item:
+        """A ``break`` or ``continue``: where it goes on is filled in once every step is numbered."""
+        item = Item(
+            JUMP,
+            text=node.text,
+            anchor=self.ctx.anchor(self.function, node.kind, node.line),
+            status=self.runs.status(cf.locate(self.flow.body, node.line), None),
+        )
+        self.jumps[node.line] = continuation(self.flow.body, node)
+        self.rows.append(item)
+        return item
+
+    def resolve_jumps(self, items: Sequence[Item]) -> list[Item]:
+        """``items`` with each jump's destination: the first step of the statement it goes on at
+        (or that statement, when it calls nothing the outline numbers), or the loop's head."""
+        out = []
+        for item in items:
+            resolved = item
+            if item.kind == JUMP and item.anchor is not None and item.anchor.line in self.jumps:
+                resolved = self.destination(item, self.jumps[item.anchor.line])
+            elif item.items or item.arms:
+                arms = tuple(Branch(arm.label, tuple(self.resolve_jumps(arm.items))) for arm in item.arms)
+                resolved = replace(item, items=tuple(self.resolve_jumps(item.items)), arms=arms)
+            out.append(resolved)
+        return out
+
+    def destination(self, item: Item, where: Continuation) -> Item:
+        def anchor(word: str, line: int) -> Anchor | None:
+            return self.ctx.anchor(self.function, word, line)
+
+        rows = [row for row in self.rows if row is not item]
+        return replace(item, goes_to=destination(item.text, where, rows, anchor))
 
     def significant(self, site: ResolvedCall) -> bool:
         """A call a reader follows: on the object itself (``self.x.f()``), into the documented
@@ -478,6 +532,22 @@ def _holder(path: tuple[cf.Step, ...]) -> tuple[int, int]:
         if in_header and parent.arms[arm].role in (cf.ELIF, cf.EXCEPT, cf.CASE):  # type: ignore[index]
             return (id(parent), arm)  # type: ignore[return-value]
     return (id(last.node), -1)
+
+
+def _in_if_test(path: tuple[cf.Step, ...]) -> bool:
+    """Whether a located call is in the test of an ``if`` or ``elif``."""
+    if not path:
+        return False
+    if path[-1].node.kind == cf.IF and path[-1].arm is None:
+        return True
+    parent = path[-2] if len(path) > 1 else None
+    return (
+        parent is not None
+        and parent.node.kind == cf.IF
+        and parent.arm is not None
+        and parent.node.arms[parent.arm].role == cf.ELIF
+        and path[-1].node.text == parent.node.arms[parent.arm].condition
+    )
 
 
 def _arm_condition(node: cf.Node, index: int) -> str:

@@ -1,11 +1,10 @@
 """Which steps of a flow run under each configuration the profile declares.
 
-A step's path (the compound statements and arms around it, :func:`rlmap.index.controlflow.locate`)
-is evaluated arm by arm: an ``if`` arm holds when the earlier tests fail and its own holds; the
-loop being documented runs its body (other loops: "depends"); an exception handler is off the
-normal path; a loop's ``else`` runs when no ``break``, ``return`` or ``raise`` in it is taken;
-what follows the loop runs when no ``return`` or ``raise`` in it is.  Each test is evaluated by
-:class:`rlmap.pages.conditions.Evaluator` under the configuration's facts.
+A step runs when the statement holding it is reached (:class:`rlmap.pages.reach.Reach`: every
+way there is decided open, decided closed, or not decided) and, inside an expression, the
+operands of ``and``/``or`` before it and the test of a conditional expression around it let it
+run.  Each test is evaluated by :class:`rlmap.pages.conditions.Evaluator` under the
+configuration's facts.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from typing import Any
 from rlmap.index import controlflow as cf
 from rlmap.model.codemodel import ResolvedCall
 from rlmap.pages.conditions import AN_OBJECT, UNKNOWN, Evaluator, normalize, parse_fact
+from rlmap.pages.reach import Reach
 from rlmap.pages.refs import Anchor
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Context
@@ -124,6 +124,7 @@ class Runs:
         self.ctx = ctx
         self.flow = flow
         self.loop: cf.Node | None = None  # the loop the page documents, once found
+        self._reaches: dict[int, Reach] = {}
         self.facts = self._configuration_facts()
         self.evaluators = [
             Evaluator(ctx.model, owner, {normalize(k): self._fact(c.id, k, v) for k, v in self.facts[c.id].items()})
@@ -161,79 +162,27 @@ class Runs:
         return tuple(self._status(evaluator, path, site) for evaluator in self.evaluators)
 
     def _status(self, evaluator: Evaluator, path: tuple[cf.Step, ...], site: ResolvedCall | None) -> str:
-        values = [self._step_truth(evaluator, path[i], i, path) for i in range(len(path))]
+        values = [self._reach(evaluator).at(path)]
         if site is not None:
             values.extend(truth_of(evaluator, text) for text in preceding_operands(header_test(path), site.callee_text))
             if path:
                 values.extend(
                     truth_of(evaluator, text) for text in ternary_conditions(path[-1].node.text, site.callee_text)
                 )
-        line = site.line if site is not None else (path[-1].node.line if path else 0)
-        if self.loop is not None and line > self.loop.end_line:
-            values.append(self._loop_completes(evaluator))
         if any(value is False for value in values):
             return SKIPPED
         if any(value is UNKNOWN for value in values):
             return DEPENDS
         return RUNS
 
-    def _step_truth(self, evaluator: Evaluator, step: cf.Step, position: int, path: tuple[cf.Step, ...]) -> object:
-        node, arm = step.node, step.arm
-        if arm is None:
-            return True
-        role = node.arms[arm].role
-        if node.kind == cf.IF:
-            values = [truth_of(evaluator, node.arms[i].condition) for i in range(arm)]
-            earlier: object = True
-            for value in values:
-                if value is True:
-                    return False
-                if value is UNKNOWN:
-                    earlier = UNKNOWN
-            if role == cf.ELSE:
-                return earlier
-            own = truth_of(evaluator, node.arms[arm].condition)
-            if own is False:
-                return False
-            if position == len(path) - 2 and path[-1].node.text == node.arms[arm].condition:
-                return earlier  # the call is in this arm's own test
-            return UNKNOWN if UNKNOWN in (earlier, own) else True
-        if node.kind == cf.LOOP:
-            if role == cf.ELSE:
-                return self._no_break(evaluator, node)
-            return True if node is self.loop else UNKNOWN
-        if node.kind == cf.TRY:
-            return role != cf.EXCEPT
-        if node.kind == cf.MATCH:
-            return UNKNOWN
-        return True
-
-    def _exits_in(self, node: cf.Node, kinds: tuple[str, ...]) -> list[cf.Node]:
-        found = []
-
-        def visit(nodes: Sequence[cf.Node], nested_loop: bool) -> None:
-            for child in nodes:
-                if child.kind in kinds and not (nested_loop and child.kind == cf.BREAK):
-                    found.append(child)
-                for arm in child.arms:
-                    visit(arm.body, nested_loop or child.kind == cf.LOOP)
-
-        visit(node.arms[0].body, False)
+    def _reach(self, evaluator: Evaluator) -> Reach:
+        """Where the function gets under the configuration (walked once, after the loop is known)."""
+        found = self._reaches.get(id(evaluator))
+        if found is None:
+            found = self._reaches[id(evaluator)] = Reach(
+                self.flow.body, self.loop, lambda text: truth_of(evaluator, text)
+            )
         return found
-
-    def _no_break(self, evaluator: Evaluator, loop: cf.Node) -> object:
-        return _none_taken(self._exit_truths(evaluator, loop, (cf.BREAK, cf.RETURN, cf.RAISE)))
-
-    def _loop_completes(self, evaluator: Evaluator) -> object:
-        """After the loop runs only if no ``return`` (or ``raise``) inside it is taken."""
-        assert self.loop is not None
-        return _none_taken(self._exit_truths(evaluator, self.loop, (cf.RETURN, cf.RAISE)))
-
-    def _exit_truths(self, evaluator: Evaluator, loop: cf.Node, kinds: tuple[str, ...]) -> list[str]:
-        return [
-            self._status(evaluator, cf.locate(self.flow.body, exit_.line), None)
-            for exit_ in self._exits_in(loop, kinds)
-        ]
 
     def configurations(self, steps: Sequence[Any]) -> tuple[ConfigurationBody, ...]:
         """Each configuration with its facts, the flags derived from the code, the numbers of the
@@ -266,12 +215,6 @@ class Runs:
 
 def truth_of(evaluator: Evaluator, text: str) -> object:
     return evaluator.condition(text) if text else True
-
-
-def _none_taken(statuses: list[str]) -> object:
-    if RUNS in statuses:
-        return False
-    return UNKNOWN if DEPENDS in statuses else True
 
 
 def header_test(path: tuple[cf.Step, ...]) -> str:
