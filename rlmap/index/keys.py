@@ -189,14 +189,19 @@ class KeyVisitor(Walker):
             self.walk(target.comparator)
 
     def membership_key(self, left: cst.BaseExpression, container: cst.BaseExpression, line: int) -> None:
-        """``"k" in td.keys()``: a check of the key."""
+        """``"k" in td.keys()``: a check of the key (``init_key in td.keys(True)``: of the keys
+        the name holds, resolved by the model)."""
         assert self.vocabulary is not None
-        key = key_literal(left)
-        if (
-            key is not None
-            and isinstance(container, cst.Call)
+        if not (
+            isinstance(container, cst.Call)
             and isinstance(container.func, cst.Attribute)
             and container.func.attr.value in self.vocabulary.membership_methods
         ):
-            receiver = _receiver_text(container.func.value)
-            self.add_key(key, CHECK, line, f"in {container.func.attr.value}()", receiver=receiver)
+            return
+        how = f"in {container.func.attr.value}()"
+        receiver = _receiver_text(container.func.value)
+        key = key_literal(left)
+        if key is not None:
+            self.add_key(key, CHECK, line, how, receiver=receiver)
+        else:
+            self.add_symbolic_key(left, CHECK, line, how, receiver)

@@ -48,6 +48,9 @@ MODULE = '''
             td["collector", "traj_ids"] = 0
             td.fill_(("collector", "mask"), -1)
             kwargs["a", "b"] = 1
+            marker = "started"
+            if marker in td.keys(True):
+                pass
             return value
 '''
 
@@ -65,6 +68,7 @@ EXPECTED_KEYS = [
     (("features",), "write", "out_keys", "pkg.m.Policy.forward"),
     (("collector", "traj_ids"), "write", "[]", "pkg.m.Policy.forward"),  # a nested key without parentheses
     (("collector", "mask"), "write", "fill_", "pkg.m.Policy.forward"),
+    (("started",), "check", "in keys()", "pkg.m.Policy.forward"),  # through the name holding it
 ]
 
 
