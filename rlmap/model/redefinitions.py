@@ -123,17 +123,16 @@ def _newest_variant(definitions: tuple[Symbol, ...], flow: tuple[FlowRow, ...]) 
     if not flow or not all(_IMPLEMENT_FOR in definition.decorators for definition in definitions):
         return None
     ranges: list[tuple[tuple[int, ...], Symbol]] = []
+    calls = sorted((row[5], row[4]) for row in flow if row[0] == "call" and row[3] == _IMPLEMENT_FOR)
     previous_end = 0
     for definition in definitions:  # in line order: a def's decorators lie after the previous def
-        found = [
-            row[4]
-            for row in flow
-            if row[0] == "call" and row[3] == _IMPLEMENT_FOR and previous_end < row[5] < definition.line
-        ]
+        # its ``implement_for(...)``: the nearest such call above the ``def`` (others in the file
+        # decorate other functions)
+        above = [arguments for line, arguments in calls if previous_end < line < definition.line]
         previous_end = definition.end_line
-        if len(found) != 1:
+        if not above:
             return None
-        versions = _versions(found[0])
+        versions = _versions(above[-1])
         if versions is None:
             return None
         if versions.get("to_version") is None:

@@ -173,6 +173,11 @@ OPEN_FIRST = """
     from pkg.dispatch import implement_for
 
 
+    @implement_for("torch", "1.0")
+    def single():
+        return 0
+
+
     def helper():
         return 1
 
@@ -213,13 +218,13 @@ def test_the_implement_for_variant_open_above_is_chosen_whatever_its_place(make_
     model = model_of(root, "pkg")
     vmap = model.symbol("pkg.m.vmap")
     assert vmap is not None
-    assert vmap.line == 9
+    assert vmap.line == 14  # the implement_for call nearest above each def is its own
     callees = {edge.callee for edge in model.callees("pkg.m.vmap")}
     assert "pkg.m.helper" in callees
     assert "builtins.NotImplementedError" not in callees
     keyworded = model.symbol("pkg.m.keyworded")  # versions by keyword carry no text: the later def
     assert keyworded is not None
-    assert keyworded.line == 24
+    assert keyworded.line == 29
 
 
 def test_torchrl_pseudo_vmap_is_the_variant_for_newer_torch(torchrl_model, torchrl_source) -> None:  # type: ignore[no-untyped-def]
