@@ -106,6 +106,20 @@ RANKED = {
             fn(4)
 
 
+        def _wrap(function):
+            return function
+
+
+        @_wrap
+        def four():
+            pass
+
+
+        @_wrap
+        def five():
+            pass
+
+
         class Pool:
             @property
             def _size(self):
@@ -131,7 +145,8 @@ def test_helpers_are_ranked_by_callers_that_name_them(make_package: Callable[[di
     assert "rk.m._fast" not in rows  # defined only when the import fails
     assert rows["rk.m._named"].helper.count == 2
     assert rows["rk.m._passed"].helper.count == 0
-    assert list(rows)[:2] == ["rk.m.Pool._size", "rk.m._named"]  # two callers each, then by name
+    assert list(rows)[:3] == ["rk.m.Pool._size", "rk.m._named", "rk.m._wrap"]  # two callers each, then by name
     assert rows["rk.m._abstract"].summary == "always raises NotImplementedError"
     assert rows["rk.m._checked"].summary.endswith("ends raising ValueError")
     assert rows["rk.m.Pool._size"].helper.count == 2  # a private property: read by name in two methods
+    assert rows["rk.m._wrap"].helper.count == 2  # a decorator: each definition it decorates names it

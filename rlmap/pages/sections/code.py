@@ -236,8 +236,12 @@ def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
         if ctx.refs.fallback_of(symbol):  # a stand-in defined only when an import fails: not what runs
             continue
         # callers that name it: one only a value reaches it from (a ``partial``, a function
-        # handed around) is not counted (a flow-insensitive merge may invent it)
-        count = len({edge.caller for edge in ctx.model.callers(symbol.qualname) if set(edge.how) - BY_VALUE})
+        # handed around) is not counted (a flow-insensitive merge may invent it); a decorator
+        # counts each definition it decorates (``@_helper`` names it there)
+        edges = ctx.model.callers(symbol.qualname)
+        named = {edge.caller for edge in edges if set(edge.how) - BY_VALUE}
+        decorated = {(edge.caller, line) for edge in edges if "decorator" in edge.how for line in edge.lines}
+        count = len(named) + len(decorated)
         rows.append(Helper(ctx.ref(symbol.qualname), (), count))
     rows.sort(key=lambda row: (-row.count, row.ref.qualname))
     return InventoryBody(None, scope, tuple(rows[: spec.limit]), len(rows))
