@@ -38,6 +38,11 @@ PACKAGE = {
                 for _ in self:
                     if self.done:
                         return
+
+            def start(self):
+                import threading
+
+                threading.Thread(target=self._run).start()
         """,
 }
 
@@ -58,6 +63,9 @@ def test_a_helper_says_what_its_code_does_or_its_docstring_says(
         # iterating self runs __iter__, a call no site writes; a bare return gives back None
         "Collector._run": ("calls Collector.__iter__() (implicit); returns None", False),
     }
+    callers = {row.helper.ref.display: [c.display for c in row.helper.callers] for row in body.helpers}
+    assert callers["Collector._count"] == ["Collector.rollout"]
+    assert callers["Collector._run"] == ["Collector.start (hands it on to be called)"]  # a thread's target
 
 
 RANKED = {

@@ -5,6 +5,7 @@ and a :class:`Context`, and returns the frozen body its template renders."""
 from __future__ import annotations
 
 import re
+import dataclasses
 from dataclasses import dataclass
 
 from rlmap.index.records import FUNCTION, METHOD, PROPERTY
@@ -221,8 +222,11 @@ def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
             member = name[len(prefix) :] if name.startswith(prefix) else ""
             if not _private(member) or "." in member or ctx.model.node_kind(name) not in (METHOD, PROPERTY, FUNCTION):
                 continue
-            callers = sorted({edge.caller for edge in ctx.model.callers(name)})
-            known = tuple(ctx.ref(c) for c in callers if ctx.model.has_symbol(c))
+            hows: dict[str, set[str]] = {}
+            for edge in ctx.model.callers(name):
+                hows.setdefault(edge.caller, set()).update(edge.how)
+            callers = sorted(hows)
+            known = tuple(_caller_ref(ctx, c, hows[c]) for c in callers if ctx.model.has_symbol(c))
             rows.append(Helper(ctx.ref(name), known, len(callers)))
         rows.sort(key=lambda row: row.ref.anchor.line if row.ref.anchor else 0)
         return InventoryBody(ctx.ref(cls), (), tuple(rows), len(rows))
@@ -245,6 +249,24 @@ def build_inventory(spec: specs.Inventory, ctx: Context) -> InventoryBody:
         rows.append(Helper(ctx.ref(symbol.qualname), (), count))
     rows.sort(key=lambda row: (-row.count, row.ref.qualname))
     return InventoryBody(None, scope, tuple(rows[: spec.limit]), len(rows))
+
+
+def _caller_ref(ctx: Context, caller: str, hows: set[str]) -> Ref:
+    """A caller as a helper table shows it: said so when it only hands the helper on (a thread's
+    ``target``, a callback) or reaches it through a value, not by calling it by name."""
+    ref = ctx.ref(caller)
+    if hows - BY_VALUE or "decorator" in hows:
+        return ref
+    said = [_HOW_SAID[how] for how in sorted(hows) if how in _HOW_SAID]
+    return dataclasses.replace(ref, display=f"{ref.display} ({', '.join(said) or 'through a value'})")
+
+
+_HOW_SAID = {
+    "callback": "hands it on to be called",
+    "setter": "assigns it, which runs its setter",
+    "implicit": "Python calls it",
+    "flow": "through a value",
+}
 
 
 _HELPER_KINDS = (FUNCTION, METHOD, PROPERTY)  # a private property is a helper read by name
