@@ -4,8 +4,8 @@ and a :class:`Context`, and returns the frozen body its template renders."""
 
 from __future__ import annotations
 
-import re
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from rlmap.index.records import FUNCTION, METHOD, PROPERTY
