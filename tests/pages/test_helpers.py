@@ -39,6 +39,10 @@ PACKAGE = {
                     if self.done:
                         return
 
+            def _tick(self, worker):
+                self.counts[worker] += 1
+                return self.counts[worker] > 3
+
             def start(self):
                 import threading
 
@@ -62,6 +66,8 @@ def test_a_helper_says_what_its_code_does_or_its_docstring_says(
         "Collector._documented": ("Build the output batch.", True),
         # iterating self runs __iter__, a call no site writes; a bare return gives back None
         "Collector._run": ("calls Collector.__iter__() (implicit); returns None", False),
+        # an item set in an attribute is a change no call shows
+        "Collector._tick": ("sets items of self.counts; returns self.counts[worker] > 3", False),
     }
     callers = {row.helper.ref.display: [c.display for c in row.helper.callers] for row in body.helpers}
     assert callers["Collector._count"] == ["Collector.rollout"]

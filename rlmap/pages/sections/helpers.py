@@ -12,7 +12,7 @@ import ast
 import textwrap
 from dataclasses import dataclass
 
-from rlmap.index.records import AUGMENTED, CLASS, WRITE
+from rlmap.index.records import AUGMENTED, CLASS, MUTATE, WRITE
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.mro import mro
 from rlmap.pages.sections import specs
@@ -72,24 +72,35 @@ def build_helpers(spec: specs.Helpers, ctx: Context) -> HelpersBody:
     inventory = build_inventory(spec, ctx)
     helpers = {helper.ref.qualname for helper in inventory.helpers}
     writes: dict[str, list[str]] = {}  # function -> attributes it assigns, read in one pass
+    items: dict[str, list[str]] = {}  # function -> attributes whose items it sets or deletes
     for name in ctx.model.attribute_names():
         for access in ctx.model.attribute_accesses(name):
-            if access.function in helpers and access.kind in (WRITE, AUGMENTED):
-                found = writes.setdefault(access.function, [])
-                if access.attribute not in found:
-                    found.append(access.attribute)
-    rows = tuple(_explain(ctx, helper, writes.get(helper.ref.qualname, [])) for helper in inventory.helpers)
+            if access.function not in helpers:
+                continue
+            if access.kind in (WRITE, AUGMENTED):
+                table = writes
+            elif access.kind == MUTATE and access.operation in ("[]=", "del []"):
+                table = items  # ``self.counts[k] += 1``: a change no call shows
+            else:
+                continue
+            found = table.setdefault(access.function, [])
+            if access.attribute not in found:
+                found.append(access.attribute)
+    rows = tuple(
+        _explain(ctx, helper, writes.get(helper.ref.qualname, []), items.get(helper.ref.qualname, []))
+        for helper in inventory.helpers
+    )
     coverage = docstring_coverage(ctx.model, inventory.scope).total if inventory.scope else None
     return HelpersBody(inventory.owner, inventory.scope, rows, inventory.total, coverage)
 
 
-def _explain(ctx: Context, helper: Helper, written: list[str]) -> ExplainedHelper:
+def _explain(ctx: Context, helper: Helper, written: list[str], items: list[str]) -> ExplainedHelper:
     if helper.ref.summary:
         return ExplainedHelper(helper, helper.ref.summary, True)
-    return ExplainedHelper(helper, summarize(ctx, helper.ref.qualname, written), False)
+    return ExplainedHelper(helper, summarize(ctx, helper.ref.qualname, written, items), False)
 
 
-def summarize(ctx: Context, function: str, written: list[str]) -> str:
+def summarize(ctx: Context, function: str, written: list[str], items: list[str]) -> str:
     """``assigns self._carrier; calls self.env.close() (if ...); returns True``, from the code."""
     model = ctx.model
     calls: list[str] = []
@@ -116,6 +127,9 @@ def summarize(ctx: Context, function: str, written: list[str]) -> str:
     parts = []
     if written:
         parts.append("assigns " + ", ".join(f"self.{name}" for name in sorted(written)[:_LIMIT]) + _more(written))
+    if items:
+        changed = sorted(items)
+        parts.append("sets items of " + ", ".join(f"self.{name}" for name in changed[:_LIMIT]) + _more(changed))
     if calls:
         parts.append("calls " + ", ".join(calls[:_LIMIT]) + _more(calls))
     if returns:
