@@ -22,6 +22,14 @@ _MUTATORS = frozenset(
 )  # fmt: skip
 
 
+# Builtins that only read what they are given: passing ``self.x`` to them is a read.
+_READS_ONLY = frozenset(
+    {"print", "len", "isinstance", "issubclass", "getattr", "hasattr", "id", "type", "repr", "str", "bool",
+     "int", "float", "list", "tuple", "dict", "set", "frozenset", "sorted", "any", "all", "min", "max",
+     "sum", "enumerate", "zip", "range", "iter", "hash", "format", "callable", "vars", "dir", "abs"}
+)  # fmt: skip
+
+
 class AccessVisitor(KeyVisitor):
     """Handlers for calls and attributes; a call's key arguments go to :class:`KeyVisitor`."""
 
@@ -39,6 +47,8 @@ class AccessVisitor(KeyVisitor):
         operation = ""
         if self.mutated is not None and node is self.mutated[0]:
             kind, operation, self.mutated = MUTATE, self.mutated[1], None
+        elif kind == READ and self.handed:
+            kind, operation = self.handed.pop(id(node), (kind, operation))
         on_self = bool(scope.self_name) and isinstance(node.value, cst.Name) and node.value.value == scope.self_name
         if kind == READ and not is_callee and not on_self and scope.kind == FUNCTION:
             self.record_attribute_read(node, line)
@@ -129,5 +139,13 @@ class AccessVisitor(KeyVisitor):
         if isinstance(func, cst.Attribute) and self.mutates(func.attr.value, node):
             self.mutated = (func.value, func.attr.value)
         self.walk(func)
+        name = ".".join(parts) if parts else "a call"
+        handing = name not in _READS_ONLY
         for arg in node.args:
+            value = arg.value
+            if handing and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and not arg.star:
+                # ``f(self.x)`` may change self.x in place; ``g(..., out=self.x)`` does
+                keyword = arg.keyword.value if arg.keyword is not None else ""
+                handed = (MUTATE, f"out= of {name}") if keyword == "out" else (READ, f"passed to {name}")
+                self.handed[id(value)] = handed
             self.walk(arg)

@@ -327,6 +327,15 @@ def test_a_recurrent_module_without_is_init_raises_the_quoted_key_error() -> Non
         module(TensorDict({"observation": torch.zeros(3, 7)}, [3]))
 
 
+def test_step_and_maybe_reset_writes_next_into_its_input() -> None:
+    env = _pendulum()
+    carrier = env.reset()
+    carrier.set("action", env.action_spec.rand())
+    output, _ = env.step_and_maybe_reset(carrier)
+    assert output is carrier
+    assert "next" in carrier
+
+
 def _mock_env():
     """torchrl's own test environment with a 7-float ``observation`` and action, on CPU."""
     from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv

@@ -23,6 +23,7 @@ class ByFunction:
     function: Ref | None
     writes: tuple[Site, ...]
     reads: tuple[Site, ...]
+    passed: tuple[Site, ...] = ()  # reads that hand the value to a call, which may change it in place
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +65,15 @@ def build_accesses(spec: specs.Accesses, ctx: Context) -> AccessesBody:
         ByFunction(
             ctx.ref(function) if function else None,
             tuple(row for row in rows if row.kind != "read"),
-            tuple(row for row in rows if row.kind == "read"),
+            tuple(row for row in rows if row.kind == "read" and not row.how.startswith(_PASSED)),
+            tuple(row for row in rows if row.kind == "read" and row.how.startswith(_PASSED)),
         )
         for function, rows in sorted(grouped.items(), key=lambda item: min(_line(r) for r in item[1]))
     )
     return AccessesBody(tuple(attributes), by_function, tuple(spec.show))
+
+
+_PASSED = "passed to "  # the operation the index gives an attribute handed to a call
 
 
 def _line(site: Site) -> int:
