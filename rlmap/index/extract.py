@@ -216,10 +216,8 @@ def _extract(
         raise too_deep(deepest_line) from None
 
 
-# What a libcst node's constructor runs after it is built, instead of its ``_validate``: a
-# function written in C that takes the node and does nothing.  A Python function would cost a
-# frame per node (torchrl's trees hold millions of nodes: a few percent of the parse).
-_SKIP_VALIDATION = object.__init__
+def _skip_validation(self: cst.CSTNode) -> None:
+    """What a libcst node's constructor runs after it is built, instead of its ``_validate``."""
 
 
 @contextmanager
@@ -237,7 +235,7 @@ def unvalidated_nodes() -> Iterator[None]:
     if saved is None:  # a libcst that validates elsewhere: parse as it does
         yield
         return
-    base.__post_init__ = _SKIP_VALIDATION  # type: ignore[method-assign,assignment]
+    base.__post_init__ = _skip_validation  # type: ignore[method-assign]
     try:
         yield
     finally:
