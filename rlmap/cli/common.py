@@ -288,6 +288,17 @@ def profile_of(profile: Path | None, package: str) -> Any:
     return load_profile(path, f"rlmap/profiles/{package}/{path.name}", builtin=True) if path is not None else None
 
 
+def profile_basics_of(profile: Path | None, package: str) -> Any:
+    """What ``show`` and ``graph`` read of the profile :func:`profile_of` chooses: its header and
+    glossary (:mod:`rlmap.pages.header`), checked; its pages are left to the commands that render them."""
+    from rlmap.pages.header import builtin_profile_path, load_profile_basics
+
+    if profile is not None:
+        return load_profile_basics(profile)
+    path = builtin_profile_path(package)
+    return load_profile_basics(path, f"rlmap/profiles/{package}/{path.name}") if path is not None else None
+
+
 def pin_permalinks(loaded: Any) -> None:
     """Pin the model's links per file; say which files get none, and when pinning is impossible."""
     from dataclasses import replace

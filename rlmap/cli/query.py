@@ -23,7 +23,7 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     params = getattr(ctx, "params", None) or {}
     try:
         settings = common.settings_of(params.get("config"), params.get("source"), params.get("package"))
-        chosen = common.profile_of(params.get("profile") or settings.profile, settings.package)
+        chosen = common.profile_basics_of(params.get("profile") or settings.profile, settings.package)
         tree = locate_source(
             settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
         )
@@ -61,7 +61,7 @@ def show(
 
     settings = common.settings_of(config, source, package, profile)
     package = settings.package
-    chosen = common.profile_of(settings.profile, package)
+    chosen = common.profile_basics_of(settings.profile, package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     model = loaded.model
     if key:
@@ -157,7 +157,7 @@ def graph(
     from rlmap.query.graphdump import graph_dot, graph_json, graph_pycg
 
     settings = common.settings_of(config, source, package, profile)
-    chosen = common.profile_of(settings.profile, settings.package)
+    chosen = common.profile_basics_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     scopes = tuple(scope or ())
     if output_format == "json":

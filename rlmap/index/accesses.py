@@ -122,13 +122,13 @@ class AccessVisitor(KeyVisitor):
 
     def visit_call(self, node: cst.Call) -> None:
         func = node.func
-        start, end, (func_text, name_line) = self.position(node, L.CALL, call_name(func))
-        line = int(name_line)  # a call is anchored where its callee's name is written
+        # a call is anchored where its callee's name is written; ``func_text()`` makes its text
+        start, end, (func_text, line) = self.position(node, L.CALL, call_name(func))
         parts = dotted_parts(func)
         self.calls.append(
             CallSite(
                 caller=self.function_scope(),
-                callee_text=".".join(parts) if parts else compact_text(func, func_text),
+                callee_text=".".join(parts) if parts else compact_text(func, func_text()),
                 parts=parts,
                 line=line,
                 guards=tuple(self.guards),

@@ -87,7 +87,7 @@ class _Provided:
         node: cst.CSTNode,
         category: str,  # noqa: ARG002 - positions come from the node itself
         check: str | None = None,  # noqa: ARG002
-    ) -> tuple[int, int, tuple[str, ...]]:
+    ) -> tuple[int, int, tuple[Any, ...]]:
         target = node.name if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
         start = self.positions[target].start.line
         end = self.positions[node].end.line
@@ -96,7 +96,7 @@ class _Provided:
     def text(self, node: cst.CSTNode | None) -> str:
         return L.shorten(self.module.code_for_node(node)) if node is not None else ""
 
-    def texts(self, node: cst.CSTNode) -> tuple[str, ...]:
+    def texts(self, node: cst.CSTNode) -> tuple[Any, ...]:
         """The same texts :func:`rlmap.index.lines.index_ast` gives, by code generation."""
         text = self.text
         if isinstance(node, (cst.If, cst.While)):
@@ -110,7 +110,7 @@ class _Provided:
         if isinstance(node, cst.AnnAssign):
             return (text(node.annotation.annotation), text(node.value))
         if isinstance(node, cst.Call):
-            return (text(node.func), str(self.positions[node.func].end.line))
+            return (lambda: text(node.func), self.positions[node.func].end.line)
         if isinstance(node, cst.FunctionDef):
             params = all_params(node.params)
             signature = f"({text(node.params)})"

@@ -40,6 +40,16 @@ RETURN = "<return>"
 _RECURSION = 6000  # nesting is capped at 500 levels before this runs (rlmap.index.decode)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# The fields holding expressions of the operations whose value carries nothing to follow, in
+# the order ``ast.iter_child_nodes`` reads them (the order the variables are numbered in).
+_OPERANDS: dict[type, tuple[str, ...]] = {
+    ast.Compare: ("left", "comparators"),
+    ast.BinOp: ("left", "right"),
+    ast.UnaryOp: ("operand",),
+    ast.JoinedStr: ("values",),
+    ast.FormattedValue: ("value", "format_spec"),
+    ast.Slice: ("lower", "upper", "step"),
+}
 
 
 @dataclass
@@ -575,8 +585,21 @@ class _Summary:
         """The variable holding what ``node`` evaluates to; ``None`` when it holds nothing to follow."""
         if node is None:
             return None
-        if isinstance(node, ast.Name):
-            return self.name(node.id)
+        kind = type(node)
+        if kind is ast.Name:
+            return self.name(node.id)  # type: ignore[attr-defined]
+        if kind is ast.Constant:  # a literal (a fifth of all expressions): nothing to follow, nothing inside
+            return None
+        operands = _OPERANDS.get(kind)
+        if operands is not None:  # an operation: its operands are walked, its result holds nothing
+            for field_name in operands:
+                value = getattr(node, field_name)
+                if value.__class__ is list:
+                    for child in value:
+                        self.expression(child)
+                elif value is not None:
+                    self.expression(value)
+            return None
         if isinstance(node, ast.Attribute):
             obj = self.expression(node.value)
             if not obj:

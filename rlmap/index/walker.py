@@ -60,7 +60,7 @@ class Walker:
         self.positions = positions
         # the line, end line and texts of a node (see :func:`rlmap.index.lines.index_ast`): the
         # position source's own method, called directly (it runs for most nodes of the tree)
-        self.position: Callable[..., tuple[int, int, tuple[str, ...]]] = positions.take
+        self.position: Callable[..., tuple[int, int, tuple[Any, ...]]] = positions.take
         self.vocabulary = vocabulary  # ``None``: no extension enabled, no key access recorded
         self.scopes: list[Scope] = [Scope(module_name, MODULE)]
         self.guards: list[str] = []

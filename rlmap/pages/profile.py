@@ -16,20 +16,27 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 
-from rlmap.config import convert, read_text, read_toml
+from rlmap.config import convert
 from rlmap.errors import ConfigError
-from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.pages.claims import Claims, check_coverage, load_claims
-from rlmap.pages.curated import Symptom, Term, check_markup, load_glossary, load_symptoms
-from rlmap.pages.sections.specs import SECTION_SPECS, Name, Spec
+from rlmap.pages.curated import Symptom, Term, check_markup, load_symptoms
+from rlmap.pages.header import (
+    PROFILE_FILE,
+    builtin_profile_path,
+    default_name,
+    glossary_of,
+    join,
+    profile_file,
+    read_profile,
+)
+from rlmap.pages.sections.specs import SECTION_SPECS, Spec
 
-PROFILE_FILE = "profile.toml"
+__all__ = ["PROFILE_FILE", "Page", "Profile", "Prose", "Section", "builtin_profile_path", "load_profile"]
 _SLUG = r"^[a-z][a-z0-9_]{0,60}$"
 
 
@@ -43,15 +50,6 @@ class _PageTable(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     listed: bool = True  # shown in the contents and in other pages' "see also"
     see_also: bool = True  # ends with links to the listed pages
     sections: list[dict[str, Any]] = []
-
-
-class _Header(msgspec.Struct, forbid_unknown_fields=True):
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)] | None = None
-    glossary: Name | None = None
-    symptoms: Name | None = None
-    claims: Name | None = None  # the checks that back the curated words (rlmap.pages.claims)
-    focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
-    extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,38 +115,10 @@ class Profile:
     builtin: bool = False
 
 
-def builtin_profile_path(package: str) -> Path | None:
-    """``rlmap/profiles/<package>/profile.toml`` when rlmap ships a profile for ``package``."""
-    if len(package) > 200 or not package.replace(".", "_").isidentifier():
-        return None  # no profile has that name; locate_source reports the bad name
-    candidate = resources.files("rlmap.profiles").joinpath(package, PROFILE_FILE)
-    return Path(str(candidate)) if candidate.is_file() else None
-
-
 def load_profile(path: Path, display: str | None = None, builtin: bool = False) -> Profile:
     """The profile at ``path`` (a file, or a directory holding ``profile.toml``)."""
-    if path.is_dir():
-        display = f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
-        path = path / PROFILE_FILE
-    origin = display or path.name
-    raw_text = read_text(path, origin)
-    data = read_toml(path, origin, raw_text)
-    unknown = set(data) - {"profile", "pages", "prose"}
-    if unknown:
-        raise ConfigError(
-            f"{origin}: unknown table(s) {', '.join(sorted(unknown))}",
-            "a profile holds only [profile], [pages.*] and [prose.*] tables",
-        )
-    for table in ("profile", "pages", "prose"):
-        if not isinstance(data.get(table, {}), dict):
-            raise ConfigError(f"{origin}: '{table}' must be a table", f"write it as [{table}] or [{table}.<page>]")
-    header = convert(data.get("profile", {}), _Header, f"{origin}: [profile]")
-    unknown_extensions = sorted(set(header.extensions) - set(EXTENSIONS))
-    if unknown_extensions:
-        raise ConfigError(
-            f"{origin}: [profile] extensions: {', '.join(unknown_extensions)} is not an extension rlmap has",
-            f"use one of {', '.join(sorted(EXTENSIONS))}",
-        )
+    path, origin = profile_file(path, display)
+    raw_text, data, header = read_profile(path, origin)
     prose = _load_prose(origin, raw_text, data.get("prose", {}))
     pages = {
         name: _load_page(origin, raw_text, name, table, prose.get(name, {}))
@@ -158,21 +128,18 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         if page not in pages:
             raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(pages) or '(none)'}")
     folder = origin.rpartition("/")[0]
-    glossary: tuple[Term, ...] = ()
+    glossary = glossary_of(path, origin, header)
     symptoms: tuple[Symptom, ...] = ()
-    if header.glossary:
-        glossary = load_glossary(path.parent / header.glossary, _join(folder, header.glossary))
     if header.symptoms:
         sections = {name: page.titles() for name, page in pages.items()}
-        symptoms = load_symptoms(path.parent / header.symptoms, _join(folder, header.symptoms), sections)
+        symptoms = load_symptoms(path.parent / header.symptoms, join(folder, header.symptoms), sections)
     claims = Claims()
     if header.claims:
-        claims = load_claims(path.parent / header.claims, _join(folder, header.claims))
+        claims = load_claims(path.parent / header.claims, join(folder, header.claims))
         check_coverage(claims, curated_texts(prose, glossary, symptoms))
     templates = path.parent / "templates"
-    default_name = path.parent.name if path.name == PROFILE_FILE else path.stem
     return Profile(
-        name=header.name or default_name,
+        name=default_name(path, header),
         origin=origin,
         pages=pages,
         prose=prose,
@@ -199,10 +166,6 @@ def curated_texts(
     # a symptom's headline is what the user sees; its cause is what the code does
     texts.update({f"symptom:{symptom.id}": symptom.cause for symptom in symptoms})
     return texts
-
-
-def _join(folder: str, name: str) -> str:
-    return f"{folder}/{name}" if folder else name
 
 
 def _load_prose(origin: str, raw_text: str, tables: dict[str, Any]) -> dict[str, dict[str, Prose]]:

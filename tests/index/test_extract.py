@@ -315,3 +315,15 @@ def test_a_match_statement_is_indexed_and_its_captures_are_locals() -> None:
     assert index.diagnostics == ()
     returned = {row[2] for row in index.flow if row[0] == "copy" and row[1] == "pkg.mod.pick.<return>"}
     assert returned == {"pkg.mod.pick.first", "pkg.mod.pick.value", "pkg.mod.pick.x"}
+
+
+def test_nodes_skip_validation_only_while_the_parser_builds_them() -> None:
+    import libcst as cst
+
+    from rlmap.index.extract import unvalidated_nodes
+
+    with unvalidated_nodes():
+        assert cst.Name("not a name").value == "not a name"  # no check ran
+        assert cst.parse_module("x = (1 +\n     2)\n").code == "x = (1 +\n     2)\n"
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # checked again once the block is left

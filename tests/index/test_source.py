@@ -84,3 +84,23 @@ def test_a_directory_of_modules_is_a_source(tmp_path: Path) -> None:
     assert (source.root, source.package, source.tops, source.version) == (tmp_path / "proj", "proj", (".",), "")
     assert [source.relpath(path) for path in source.python_files()] == ["main.py", "ns/sub/mod.py", "pkg/__init__.py"]
     assert source.repo_url == ""  # no permalinks into an unknown repository
+
+
+def test_relpath_names_a_file_from_the_directory_holding_its_package() -> None:
+    from rlmap.index.source import SourceTree
+
+    tree = SourceTree(
+        root=Path("/work/checkout"),
+        package="torchrl",
+        version="",
+        commit="",
+        repo_url="",
+        companions=(("tensordict", Path("/site")), ("tensordict_extra", Path("/work/checkout"))),
+    )
+    assert tree.relpath(Path("/work/checkout/torchrl/envs/common.py")) == "torchrl/envs/common.py"
+    assert tree.relpath(Path("/site/tensordict/base.py")) == "tensordict/base.py"  # the companion's own root
+    assert tree.relpath(Path("/work/checkout/tensordict_extra/a.py")) == "tensordict_extra/a.py"
+    assert tree.relpath(Path("/work/checkout")) == "."
+    for outside in (Path("/site/tensordictx/a.py"), Path("/work/checkoutx/torchrl/a.py"), Path("/elsewhere/a.py")):
+        with pytest.raises(ValueError, match="is not in the subpath"):
+            tree.relpath(outside)

@@ -1,0 +1,119 @@
+"""A profile's header and glossary, read without its pages: what ``show`` and ``graph`` need of it.
+
+:func:`load_profile_basics` reads the profile file and checks its ``[profile]`` table and its
+glossary with the very code :func:`rlmap.pages.profile.load_profile` uses, and nothing more:
+the pages, prose, symptoms and claims are checked by the commands that render or audit them
+(``generate``, ``audit``, ``diff``).  A warm ``rlmap show`` spends a third of a second in all;
+the whole profile took a sixth of that, and this module imports none of the section schemas
+or claim kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+from rlmap.config import convert, read_text, read_toml
+from rlmap.errors import ConfigError
+from rlmap.index.vocabulary import EXTENSIONS
+from rlmap.pages.curated import Term, load_glossary
+
+PROFILE_FILE = "profile.toml"
+# A file, package or extension the header names (the constraint of rlmap.pages.sections.specs.Name,
+# written here so that reading a header imports none of the section schemas).
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+TABLES = ("profile", "pages", "prose")
+
+
+class Header(msgspec.Struct, forbid_unknown_fields=True):
+    """The ``[profile]`` table."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)] | None = None
+    glossary: Name | None = None
+    symptoms: Name | None = None
+    claims: Name | None = None  # the checks that back the curated words (rlmap.pages.claims)
+    focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
+    extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileBasics:
+    """What ``show`` and ``graph`` read of a profile: the analyses it turns on and its glossary."""
+
+    name: str
+    origin: str  # file name shown in messages, never an absolute path
+    glossary: tuple[Term, ...] = ()
+    focus: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+
+
+def builtin_profile_path(package: str) -> Path | None:
+    """``rlmap/profiles/<package>/profile.toml`` when rlmap ships a profile for ``package``."""
+    if len(package) > 200 or not package.replace(".", "_").isidentifier():
+        return None  # no profile has that name; locate_source reports the bad name
+    candidate = resources.files("rlmap.profiles").joinpath(package, PROFILE_FILE)
+    return Path(str(candidate)) if candidate.is_file() else None
+
+
+def profile_file(path: Path, display: str | None = None) -> tuple[Path, str]:
+    """The profile's TOML file (``path``, or ``profile.toml`` in it when it is a directory) and
+    the name messages show for it."""
+    if path.is_dir():
+        return path / PROFILE_FILE, f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
+    return path, display or path.name
+
+
+def read_profile(path: Path, origin: str) -> tuple[str, dict[str, Any], Header]:
+    """The profile file's text, its tables, and its checked ``[profile]`` header."""
+    raw_text = read_text(path, origin)
+    data = read_toml(path, origin, raw_text)
+    unknown = set(data) - set(TABLES)
+    if unknown:
+        raise ConfigError(
+            f"{origin}: unknown table(s) {', '.join(sorted(unknown))}",
+            "a profile holds only [profile], [pages.*] and [prose.*] tables",
+        )
+    for table in TABLES:
+        if not isinstance(data.get(table, {}), dict):
+            raise ConfigError(f"{origin}: '{table}' must be a table", f"write it as [{table}] or [{table}.<page>]")
+    header = convert(data.get("profile", {}), Header, f"{origin}: [profile]")
+    unknown_extensions = sorted(set(header.extensions) - set(EXTENSIONS))
+    if unknown_extensions:
+        raise ConfigError(
+            f"{origin}: [profile] extensions: {', '.join(unknown_extensions)} is not an extension rlmap has",
+            f"use one of {', '.join(sorted(EXTENSIONS))}",
+        )
+    return raw_text, data, header
+
+
+def join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def glossary_of(path: Path, origin: str, header: Header) -> tuple[Term, ...]:
+    """The profile's glossary (empty when it names none)."""
+    if not header.glossary:
+        return ()
+    return load_glossary(path.parent / header.glossary, join(origin.rpartition("/")[0], header.glossary))
+
+
+def default_name(path: Path, header: Header) -> str:
+    return header.name or (path.parent.name if path.name == PROFILE_FILE else path.stem)
+
+
+def load_profile_basics(path: Path, display: str | None = None) -> ProfileBasics:
+    """The header and glossary of the profile at ``path`` (a file, or a directory holding
+    ``profile.toml``), checked as :func:`rlmap.pages.profile.load_profile` checks them."""
+    path, origin = profile_file(path, display)
+    _, _, header = read_profile(path, origin)
+    return ProfileBasics(
+        name=default_name(path, header),
+        origin=origin,
+        glossary=glossary_of(path, origin, header),
+        focus=tuple(header.focus),
+        extensions=tuple(header.extensions),
+    )
