@@ -47,7 +47,7 @@ of its classes (:mod:`rlmap.model.annotations`); ``**d``/``*xs`` bind by name an
 (:meth:`ValueFlow.targets`); and :mod:`rlmap.model.admission` drops the callees a site's own
 receiver type or ``isinstance`` guard contradicts.
 
-Nothing is imported or run.  Sets are capped (:data:`_CAP` values per variable) so that a
+Nothing is imported or run.  Sets are capped (:data:`rlmap.model.pointsto.CAP` values per variable) so that a
 variable that may hold anything does not make the solve quadratic: a variable keeps the first
 values that reach it (of those arriving together, the smallest in sort order) and drops the rest,
 and what it dropped flows nowhere.  Which values those are depends on the order the solver meets
@@ -62,15 +62,15 @@ one, never a proof that a call does not happen.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, NamedTuple
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, ModuleIndex
 from rlmap.index.summaries import METACLASS
 from rlmap.model.annotations import CONTAINER, Declared, declared_types
 from rlmap.model.mro import first_in_mro
+from rlmap.model.pointsto import PointsTo
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -79,11 +79,24 @@ if TYPE_CHECKING:
 RETURN = "<return>"
 OWN = "<own>"  # a returned parameter: what the function itself assigns to it
 DEFAULT = "<default>"  # a returned parameter: its default value
-_CAP = 64  # values kept per variable (the first to arrive; see the module's docstring)
 _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
+
+
+class Flow(NamedTuple):
+    """A fact of the solve: a :class:`rlmap.index.records.Flow` as a tuple (the solve holds
+    hundreds of thousands; a tuple is made several times faster than the frozen dataclass)."""
+
+    op: str
+    target: str
+    source: str = ""
+    name: str = ""
+    args: tuple[str, ...] = ()
+    line: int = 0
+    scope: str = ""
+
 
 # Library functions that call a function they are given: the argument holding the function, and
 # the one whose elements it is called with.
@@ -131,7 +144,7 @@ _CONTAINER_WRITES = frozenset({"append", "add", "insert", "appendleft"})
 _CONTAINER_EXTENDS = frozenset({"extend", "update"})
 
 
-class ValueFlow:
+class ValueFlow(PointsTo):
     """The points-to sets of every variable, and the call edges they imply."""
 
     def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex], library: tuple[str, ...] = ()) -> None:
@@ -142,11 +155,7 @@ class ValueFlow:
         self.library = tuple(name + "." for name in library)
         # Ordered sets (dicts), never ``set``: which values a capped variable keeps must not depend
         # on the hash seed (the output is byte-identical whatever it is).
-        self.points: dict[str, dict[str, None]] = defaultdict(dict)
-        self.copies: dict[str, dict[str, None]] = defaultdict(dict)
-        self.binds: dict[str, dict[tuple[str, str], None]] = defaultdict(dict)  # var -> (target, receiver)
-        self.watchers: dict[str, list[Flow]] = defaultdict(list)
-        self.delta: dict[str, dict[str, None]] = {}
+        super().__init__()
         self.params: dict[str, tuple[str, ...]] = {}
         self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
         self.decorated: list[Flow] = []
@@ -166,7 +175,7 @@ class ValueFlow:
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[Flow, str]] = {}
         self._metaclass_watched: set[tuple[int, str]] = set()
-        facts = [Flow(*row) for module in modules for row in module.flow]
+        facts = [Flow._make(row) for module in modules for row in module.flow]
         # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
         self._declares_metaclass = {
             fact.target for fact in facts if fact.op == "copy" and fact.target.endswith("." + METACLASS)
@@ -187,8 +196,8 @@ class ValueFlow:
             self.fact(fact)
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
-            missing = [fact for fact in self.decorated if not self._internal(self.points.get(fact.source, ()))]
-            self.decorated = [fact for fact in self.decorated if self._internal(self.points.get(fact.source, ()))]
+            missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact.source))]
+            self.decorated = [fact for fact in self.decorated if self._internal(self.values_of(fact.source))]
             if not missing:
                 break
             for fact in missing:
@@ -198,7 +207,7 @@ class ValueFlow:
         # user's call) still runs on an instance of its class: its ``self`` holds one, so that what
         # it does with ``self`` (hands ``self._run`` to a thread) is seen.
         for variable in sorted(self.receivers):
-            if not self.points.get(variable):
+            if not self.values_of(variable):
                 self.add(variable, ("i:" + self.receivers[variable],))
         self.solve()
 
@@ -227,14 +236,14 @@ class ValueFlow:
         for fact in facts:
             function = variables.get(fact.source) if fact.op == "copy" else None
             if function is not None and fact.target == f"{function}.{RETURN}":
-                result.append(dataclasses.replace(fact, source=fact.source + OWN))
+                result.append(fact._replace(source=fact.source + OWN))
                 continue
             result.append(fact)
             owner = variables.get(fact.target)
             if owner is not None and fact.op not in ("store", "elem_store", "params"):
                 # an assignment to the parameter: in the function itself, or its default
                 suffix = OWN if fact.scope == owner else DEFAULT
-                result.append(dataclasses.replace(fact, target=fact.target + suffix))
+                result.append(fact._replace(target=fact.target + suffix))
         return result
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
@@ -282,54 +291,21 @@ class ValueFlow:
         return bool(first_in_mro(self.resolver.bases, value[2:], memo, lambda k: True if k == cls else None))
 
     # -- the graph -------------------------------------------------------------------------
-    def add(self, variable: str, values: Iterable[str]) -> None:
-        current = self.points[variable]
-        if len(current) >= _CAP:
-            return
-        cls = self.receivers.get(variable)
+    def guarded(self, name: str) -> bool:
+        return name in self.receivers or name in self.declared
+
+    def admit(self, name: str, values: Iterable[str]) -> Iterable[str]:
+        cls = self.receivers.get(name)
         if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
             values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
-        declared = self.declared.get(variable)
+        declared = self.declared.get(name)
         if declared is not None:
             values = [value for value in values if self._fits(value, declared)]
-        new = sorted({value for value in values if value not in current})  # which values a cap keeps: fixed
-        if new:
-            kept = dict.fromkeys(new[: _CAP - len(current)])
-            current.update(kept)
-            self.delta.setdefault(variable, {}).update(kept)
+        return values
 
-    def copy(self, source: str, target: str) -> None:
-        if source and target not in self.copies[source]:
-            self.copies[source][target] = None
-            if self.points.get(source):
-                self.add(target, self.points[source])
-
-    def bind_copy(self, source: str, target: str, receiver: str) -> None:
-        """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
-        key = (target, receiver)
-        if key not in self.binds[source]:
-            self.binds[source][key] = None
-            if self.points.get(source):
-                self.add(target, self._bound(self.points[source], receiver))
-
-    def watch(self, variable: str, fact: Flow) -> None:
-        if not variable:
-            return
-        self.watchers[variable].append(fact)
-        if self.points.get(variable):
-            self.handle(fact, dict(self.points[variable]))
-
-    def solve(self) -> None:
-        while self.delta:
-            variable, values = self.delta.popitem()
-            for target in sorted(self.copies.get(variable, ())):
-                self.add(target, values)
-            for target, receiver in sorted(self.binds.get(variable, ())):
-                self.add(target, self._bound(values, receiver))
-            for fact in tuple(self.watchers.get(variable, ())):
-                self.handle(fact, values)
-            if variable in self.decorations:
-                self.decorate(variable, values)
+    def visited(self, name: str, values: Collection[str]) -> None:
+        if name in self.decorations:
+            self.decorate(name, values)
 
     def decorate(self, result: str, values: Iterable[str]) -> None:
         """What a decorator returns, for the definition it decorates.  A decorator that may return
@@ -354,8 +330,8 @@ class ValueFlow:
         elif op == "decorated":
             self.decorations[fact.source].append((fact.target, fact.name))
             self.decorated.append(fact)
-            if self.points.get(fact.source):
-                self.decorate(fact.source, self.points[fact.source])
+            if self.values_of(fact.source):
+                self.decorate(fact.source, self.values_of(fact.source))
 
     def handle(self, fact: Flow, values: Iterable[str]) -> None:
         op = fact.op
@@ -367,7 +343,7 @@ class ValueFlow:
                     self.add(fact.target, (f"super:{fact.name}|{value}",))
             elif op == "call":
                 side = self.via_getattr.get(fact.source)
-                self._through_getattr = side is not None and value in self.points.get(side, ())
+                self._through_getattr = side is not None and value in self.values_of(side)
                 self.call(fact, value)
                 self._through_getattr = False
             elif op == "load":
@@ -519,7 +495,7 @@ class ValueFlow:
         if names and not names[0].startswith(("*", "kw:")):
             self.add(f"{function}.{names[0]}", (receiver,))
 
-    def _bound(self, values: Iterable[str], receiver: str) -> list[str]:
+    def bound(self, values: Iterable[str], receiver: str) -> list[str]:
         """Functions read through ``receiver`` become methods bound to it (a static method does not)."""
         found = []
         for value in sorted(values):
