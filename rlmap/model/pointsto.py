@@ -11,7 +11,7 @@ and the watchers hold the objects themselves, so propagating a value costs no lo
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
 capped variable keeps the first values to arrive, so that order is part of the result): the
 worklist takes the most recently queued variable first, a variable's copies are visited in the
-sorted order of their names, then its bindings (sorted by (target, receiver)), then its watchers
+sorted order of their names, then its bindings (sorted by (target name, receiver)), then its watchers
 in the order they were added; values arriving together are taken in sorted order.
 """
 
@@ -26,20 +26,20 @@ CAP = 64  # values kept per variable (the first to arrive; see rlmap.model.value
 class Variable:
     """One variable: what it holds and what reads it (containers made on first use)."""
 
-    __slots__ = ("binds", "copies", "guarded", "name", "ordered_binds", "ordered_copies", "values", "watchers")
+    __slots__ = ("binds", "copies", "guarded", "name", "ordered_copies", "values", "watchers")
 
     def __init__(self, name: str, guarded: bool) -> None:
         self.name = name
-        self.values: dict[str, None] = {}  # an ordered set: arrival order
+        self.values: dict[str, None] = _NOTHING  # an ordered set (arrival order), made on first use
         self.copies: dict[str, Variable] | None = None  # target name -> target
         self.ordered_copies: list[Variable] | None = None  # the targets sorted by name (a cache)
         self.binds: dict[tuple[str, str], Variable] | None = None  # (target name, receiver) -> target
-        self.ordered_binds: list[tuple[Variable, str]] | None = None  # sorted by (target name, receiver)
         self.watchers: list[Any] | None = None  # the facts that read this variable
         self.guarded = guarded  # only some values may enter (see PointsTo.admit)
 
 
-_NOTHING: tuple[str, ...] = ()
+# The values of a variable that holds none (shared, never written: add_to gives it its own).
+_NOTHING: dict[str, None] = {}
 
 
 class PointsTo:
@@ -101,6 +101,8 @@ class PointsTo:
             new = sorted(set(new))
             if len(new) > room:
                 del new[room:]
+        if current is _NOTHING:
+            current = variable.values = {}
         pending = self.delta.get(variable)
         if pending is None:
             pending = self.delta[variable] = {}
@@ -118,7 +120,8 @@ class PointsTo:
             copies = origin.copies = {}
         elif target in copies:
             return
-        receiver = copies[target] = self.variable(target)
+        receiver = self.variable(target)
+        copies[receiver.name] = receiver  # the name ``variables`` holds: one string, not two
         origin.ordered_copies = None
         if origin.values:
             self.add_to(receiver, origin.values)
@@ -133,7 +136,6 @@ class PointsTo:
         elif key in binds:
             return
         destination = binds[key] = self.variable(target)
-        origin.ordered_binds = None
         if origin.values:
             self.add_to(destination, self.bound(origin.values, receiver))
 
@@ -149,6 +151,14 @@ class PointsTo:
         if variable.values:
             self.handle(fact, dict(variable.values))
 
+    def release(self) -> None:
+        """Let the graph go: its variables refer to each other, and resolution runs with the
+        cyclic garbage collector paused, so only breaking the references frees them at once."""
+        for variable in self.variables.values():
+            variable.copies = variable.binds = variable.ordered_copies = variable.watchers = None
+        self.variables.clear()
+        self.delta.clear()
+
     def solve(self) -> None:
         """Push every variable's new values until nothing changes."""
         delta = self.delta
@@ -163,12 +173,9 @@ class PointsTo:
                 for target in ordered:
                     add_to(target, values)
             if variable.binds:
-                pairs = variable.ordered_binds
-                if pairs is None:
-                    binds = variable.binds
-                    pairs = variable.ordered_binds = [(binds[key], key[1]) for key in sorted(binds)]
-                for target, receiver in pairs:
-                    add_to(target, self.bound(values, receiver))
+                binds = variable.binds
+                for key in sorted(binds):
+                    add_to(binds[key], self.bound(values, key[1]))
             if variable.watchers:
                 for fact in tuple(variable.watchers):
                     self.handle(fact, values)

@@ -191,6 +191,9 @@ class ValueFlow(PointsTo):
                 self._receiver_of(fact.target, fact.args)
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
+        self._guarded = frozenset(self.receivers).union(self.declared)
+        self._member_known: dict[tuple[str, str], bool] = {}  # (class, name) -> defined or assigned
+        self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
         for fact in self._returned_parameters(facts):
             self.fact(fact)
@@ -292,7 +295,7 @@ class ValueFlow(PointsTo):
 
     # -- the graph -------------------------------------------------------------------------
     def guarded(self, name: str) -> bool:
-        return name in self.receivers or name in self.declared
+        return name in self._guarded
 
     def admit(self, name: str, values: Iterable[str]) -> Iterable[str]:
         cls = self.receivers.get(name)
@@ -335,25 +338,31 @@ class ValueFlow(PointsTo):
 
     def handle(self, fact: Flow, values: Iterable[str]) -> None:
         op = fact.op
-        for value in sorted(values):
-            if op == "metacall":
-                self.metaclass_call(fact, value)
-            elif op == "super_of":
-                if value.startswith("cls:"):
-                    self.add(fact.target, (f"super:{fact.name}|{value}",))
-            elif op == "call":
-                side = self.via_getattr.get(fact.source)
+        if op == "load":
+            for value in sorted(values):
+                self.load(value, fact.name, fact.target, fact)
+        elif op == "call":
+            for value in sorted(values):
+                side = self.via_getattr.get(fact.source)  # per value: a call below may set it
                 self._through_getattr = side is not None and value in self.values_of(side)
                 self.call(fact, value)
                 self._through_getattr = False
-            elif op == "load":
-                self.load(value, fact.name, fact.target, fact)
-            elif op == "store":
-                self.store(value, fact.name, fact.source, fact)
-            elif op == "elem_load":
+        elif op == "elem_load":
+            for value in sorted(values):
                 self.element_load(value, fact.name, fact.target)
-            elif op == "elem_store":
+        elif op == "elem_store":
+            for value in sorted(values):
                 self.element_store(value, fact.name, fact.source)
+        elif op == "store":
+            for value in sorted(values):
+                self.store(value, fact.name, fact.source, fact)
+        elif op == "metacall":
+            for value in sorted(values):
+                self.metaclass_call(fact, value)
+        elif op == "super_of":
+            for value in sorted(values):
+                if value.startswith("cls:"):
+                    self.add(fact.target, (f"super:{fact.name}|{value}",))
 
     def reference(self, dotted: str, bare: str, target: str) -> None:
         """What a dotted name denotes: a definition's value, a module variable, or an outside name."""
@@ -419,7 +428,13 @@ class ValueFlow(PointsTo):
             if name == "__dict__":
                 self.add(target, (f"attrs:{cls}",))
                 return
-            if self.resolver.member(cls, name) is not None or self.resolver.attribute_owner(cls, name):
+            key = (cls, name)
+            known = self._member_known.get(key)
+            if known is None:
+                resolver = self.resolver
+                known = resolver.member(cls, name) is not None or bool(resolver.attribute_owner(cls, name))
+                self._member_known[key] = known
+            if known:
                 self.member_found.add(target)
             elif not cls.startswith(self.library or ("\0",)):
                 # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
@@ -656,17 +671,17 @@ class ValueFlow(PointsTo):
         if names is None:
             return
         given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
+        shape = self._shapes.get(function)
+        if shape is None:
+            shape = self._shapes[function] = _Shape.of(names)
+        positional = list(shape.positional)
         if not arguments:
-            positional = [name for name in names if not name.startswith(("*", "kw:"))]
             if receiver is not None and positional:
                 self.add(f"{function}.{positional[0]}", (receiver,))
             if result:
                 self.returned(function, fact, receiver, positional[:1], None)
             return
-        positional = [name for name in names if not name.startswith(("*", "kw:"))]
-        keywords = {name.removeprefix("kw:") for name in names if not name.startswith("*")}
-        star = next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), "")
-        double = next((name[2:] for name in names if name.startswith("**")), "")
+        keywords, star, double = shape.keywords, shape.star, shape.double
         first = positional[:1]
         if receiver is not None and positional:
             self.add(f"{function}.{positional[0]}", (receiver,))
@@ -852,6 +867,24 @@ class ValueFlow(PointsTo):
             if targets:
                 found[key] = targets
         return found
+
+
+class _Shape(NamedTuple):
+    """A function's parameters as :meth:`ValueFlow.bind` matches arguments to them."""
+
+    positional: tuple[str, ...]
+    keywords: frozenset[str]  # every name a keyword may give
+    star: str  # ``*args``'s name, or ""
+    double: str  # ``**kwargs``'s name, or ""
+
+    @classmethod
+    def of(cls, names: tuple[str, ...]) -> _Shape:
+        return cls(
+            tuple(name for name in names if not name.startswith(("*", "kw:"))),
+            frozenset(name.removeprefix("kw:") for name in names if not name.startswith("*")),
+            next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), ""),
+            next((name[2:] for name in names if name.startswith("**")), ""),
+        )
 
 
 def _bare(name: str) -> str:
