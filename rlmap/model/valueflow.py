@@ -194,6 +194,8 @@ class ValueFlow(PointsTo):
         self._guarded = frozenset(self.receivers).union(self.declared)
         self._member_known: dict[tuple[str, str], bool] = {}  # (class, name) -> defined or assigned
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
+        # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
+        self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
         self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
         for fact in self._returned_parameters(facts):
             self.fact(fact)
@@ -686,6 +688,13 @@ class ValueFlow(PointsTo):
         if receiver is not None and positional:
             self.add(f"{function}.{positional[0]}", (receiver,))
             positional = positional[1:]
+        key = (id(fact), function, receiver is None)
+        bound = self._bound_calls.get(key)
+        if bound is not None:  # the arguments are bound already: only the receiver differs
+            if result:
+                self.returned(function, fact, receiver, first, bound)
+            return
+        self._bound_calls[key] = given
         index = 0
         for arg in fact.args:
             if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
