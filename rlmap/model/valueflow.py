@@ -227,7 +227,7 @@ class ValueFlow(PointsTo):
         """
         returned: dict[str, list[str]] = defaultdict(list)
         for fact in facts:
-            if fact.op == "copy" and fact.target == f"{fact.scope}.{RETURN}":
+            if fact.op == "copy" and fact.target.endswith(RETURN) and fact.target == f"{fact.scope}.{RETURN}":
                 names = self.params.get(fact.scope, ())
                 bare = fact.source.removeprefix(fact.scope + ".")
                 is_parameter = any(_bare(name) == bare and not name.startswith("*") for name in names)
