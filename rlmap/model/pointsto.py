@@ -18,28 +18,37 @@ in the order they were added; values arriving together are taken in sorted order
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from operator import attrgetter
 from typing import Any
 
 CAP = 64  # values kept per variable (the first to arrive; see rlmap.model.valueflow)
 
 
 class Variable:
-    """One variable: what it holds and what reads it (containers made on first use)."""
+    """One variable: what it holds and what reads it (containers made on first use; a solve of
+    torch holds millions of variables, so nothing else is stored per variable)."""
 
-    __slots__ = ("binds", "copies", "guarded", "name", "ordered_copies", "values", "watchers")
+    __slots__ = ("binds", "copies", "name", "values", "watchers")
+    guarded = False  # only some values may enter (see PointsTo.admit): a GuardedVariable
 
-    def __init__(self, name: str, guarded: bool) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.values: dict[str, None] = _NOTHING  # an ordered set (arrival order), made on first use
-        self.copies: dict[str, Variable] | None = None  # target name -> target
-        self.ordered_copies: list[Variable] | None = None  # the targets sorted by name (a cache)
+        # what it holds, in arrival order: a tuple while there are few, then a dict (an ordered set)
+        self.values: tuple[str, ...] | dict[str, None] = ()
+        self.copies: tuple[Variable, ...] | dict[str, Variable] | None = None  # a few, or by name
         self.binds: dict[tuple[str, str], Variable] | None = None  # (target name, receiver) -> target
         self.watchers: list[Any] | None = None  # the facts that read this variable
-        self.guarded = guarded  # only some values may enter (see PointsTo.admit)
 
 
-# The values of a variable that holds none (shared, never written: add_to gives it its own).
-_NOTHING: dict[str, None] = {}
+class GuardedVariable(Variable):
+    """A variable that admits only some values."""
+
+    __slots__ = ()
+    guarded = True
+
+
+_FEW = 8  # values (and copies) held in a tuple: smaller than a dict, and a lookup in 8 is as fast
+_name = attrgetter("name")
 
 
 class PointsTo:
@@ -75,13 +84,13 @@ class PointsTo:
     def variable(self, name: str) -> Variable:
         found = self.variables.get(name)
         if found is None:
-            found = self.variables[name] = Variable(name, self.guarded(name))
+            found = self.variables[name] = GuardedVariable(name) if self.guarded(name) else Variable(name)
         return found
 
     def values_of(self, name: str) -> Collection[str]:
         """What variable ``name`` holds (empty if it was never used)."""
         found = self.variables.get(name)
-        return found.values if found is not None else _NOTHING
+        return found.values if found is not None else ()
 
     def add(self, name: str, values: Iterable[str]) -> None:
         self.add_to(self.variable(name), values)
@@ -101,13 +110,18 @@ class PointsTo:
             new = sorted(set(new))
             if len(new) > room:
                 del new[room:]
-        if current is _NOTHING:
-            current = variable.values = {}
+        if isinstance(current, tuple):  # a few values: a tuple (most variables hold one)
+            if len(current) + len(new) <= _FEW:
+                variable.values = current + tuple(new)
+            else:
+                variable.values = dict.fromkeys(current + tuple(new))
+        else:
+            for value in new:
+                current[value] = None
         pending = self.delta.get(variable)
         if pending is None:
             pending = self.delta[variable] = {}
         for value in new:
-            current[value] = None
             pending[value] = None
 
     def copy(self, source: str, target: str) -> None:
@@ -117,12 +131,21 @@ class PointsTo:
         origin = self.variable(source)
         copies = origin.copies
         if copies is None:
-            copies = origin.copies = {}
-        elif target in copies:
-            return
-        receiver = self.variable(target)
-        copies[receiver.name] = receiver  # the name ``variables`` holds: one string, not two
-        origin.ordered_copies = None
+            receiver = self.variable(target)
+            origin.copies = (receiver,)
+        elif isinstance(copies, tuple):  # a few: a tuple, as for values
+            if any(existing.name == target for existing in copies):
+                return
+            receiver = self.variable(target)
+            if len(copies) < _FEW:
+                origin.copies = (*copies, receiver)
+            else:
+                origin.copies = {existing.name: existing for existing in (*copies, receiver)}
+        else:
+            if target in copies:
+                return
+            receiver = self.variable(target)
+            copies[receiver.name] = receiver  # the name ``variables`` holds: one string, not two
         if origin.values:
             self.add_to(receiver, origin.values)
 
@@ -149,13 +172,13 @@ class PointsTo:
         else:
             variable.watchers.append(fact)
         if variable.values:
-            self.handle(fact, dict(variable.values))
+            self.handle(fact, tuple(variable.values))
 
     def release(self) -> None:
         """Let the graph go: its variables refer to each other, and resolution runs with the
         cyclic garbage collector paused, so only breaking the references frees them at once."""
         for variable in self.variables.values():
-            variable.copies = variable.binds = variable.ordered_copies = variable.watchers = None
+            variable.copies = variable.binds = variable.watchers = None
         self.variables.clear()
         self.delta.clear()
 
@@ -165,13 +188,14 @@ class PointsTo:
         add_to = self.add_to
         while delta:
             variable, values = delta.popitem()
-            if variable.copies:
-                ordered = variable.ordered_copies
-                if ordered is None:
-                    copies = variable.copies
-                    ordered = variable.ordered_copies = [copies[name] for name in sorted(copies)]
-                for target in ordered:
-                    add_to(target, values)
+            copies = variable.copies
+            if copies:
+                if isinstance(copies, dict):
+                    for name in sorted(copies):
+                        add_to(copies[name], values)
+                else:
+                    for target in sorted(copies, key=_name) if len(copies) > 1 else copies:
+                        add_to(target, values)
             if variable.binds:
                 binds = variable.binds
                 for key in sorted(binds):
