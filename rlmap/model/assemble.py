@@ -76,7 +76,10 @@ def resolve_sites(
     reach every receiver that passes through them.  A value it returns is typed by its annotation.
     """
     documented = [module for module in index.modules if not companion_path(companions, module.path)]
-    flow = ValueFlow(resolver, documented, companions).targets()
+    solved = ValueFlow(resolver, documented, companions)
+    flow = solved.targets()
+    solved.release()
+    del solved
     used: set[tuple[str, int, str]] = set()
     sites: dict[str, list[SiteRow]] = defaultdict(list)
     for module in index.modules:

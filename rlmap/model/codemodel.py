@@ -44,6 +44,7 @@ MODEL_MODULES = (
     "model.constants",
     "model.calls",
     "model.resolve",
+    "model.pointsto",
     "model.valueflow",
     "model.redefinitions",
     "model.assemble",

@@ -52,12 +52,13 @@ otherwise put the list among its own elements, and a store into an element into 
 :mod:`rlmap.model.admission` drops the callees a site's own receiver type or ``isinstance``
 guard contradicts.
 
-Nothing is imported or run.  Sets are capped (:data:`_CAP` values per variable) so that a
-variable that may hold anything does not make the solve quadratic: a variable keeps the first
-values that reach it (of those arriving together, the smallest in sort order) and drops the rest,
-and what it dropped flows nowhere.  Which values those are depends on the order the solver meets
-them, and that order is fixed by the input alone: modules in path order, facts in source order,
-the worklist in insertion order, every set walked sorted.  So the result is the same whatever the
+Nothing is imported or run.  Sets are capped (:data:`rlmap.model.pointsto.CAP` values per
+variable) so that a variable that may hold anything does not make the solve quadratic: a variable
+keeps the first values that reach it (of those arriving together, the smallest in sort order) and
+drops the rest, and what it dropped flows nowhere.  Which values those are depends on the order
+the solver meets them, and that order is fixed by the input alone: modules in path order, facts in
+source order, the worklist taking the variable queued last first, every set walked sorted (the
+graph and its solve are :mod:`rlmap.model.pointsto`).  So the result is the same whatever the
 hash seed, the working directory or the number of parser processes, but it is not the result of
 another order: on torchrl 0.14.1 with tensordict, 665 of 104,301 variables reach the cap, and
 solving the modules in reverse path order changes 19 of 25,859 (site, callee) pairs.  A capped set is a truncated
@@ -67,15 +68,15 @@ one, never a proof that a call does not happen.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, NamedTuple
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, ModuleIndex
 from rlmap.index.summaries import METACLASS
 from rlmap.model.annotations import CONTAINER, Declared, declared_types
 from rlmap.model.mro import first_in_mro
+from rlmap.model.pointsto import PointsTo
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -85,11 +86,24 @@ RETURN = "<return>"
 OWN = "<own>"  # a returned parameter: what the function itself assigns to it
 DEFAULT = "<default>"  # a returned parameter: its default value
 _AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
-_CAP = 64  # values kept per variable (the first to arrive; see the module's docstring)
 _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
+
+
+class Flow(NamedTuple):
+    """A fact of the solve: a :class:`rlmap.index.records.Flow` as a tuple (the solve holds
+    hundreds of thousands; a tuple is made several times faster than the frozen dataclass)."""
+
+    op: str
+    target: str
+    source: str = ""
+    name: str = ""
+    args: tuple[str, ...] = ()
+    line: int = 0
+    scope: str = ""
+
 
 # Library functions that call a function they are given: the argument holding the function, and
 # the one whose elements it is called with.
@@ -137,7 +151,7 @@ _CONTAINER_WRITES = frozenset({"append", "add", "insert", "appendleft"})
 _CONTAINER_EXTENDS = frozenset({"extend", "update"})
 
 
-class ValueFlow:
+class ValueFlow(PointsTo):
     """The points-to sets of every variable, and the call edges they imply."""
 
     def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex], library: tuple[str, ...] = ()) -> None:
@@ -148,11 +162,7 @@ class ValueFlow:
         self.library = tuple(name + "." for name in library)
         # Ordered sets (dicts), never ``set``: which values a capped variable keeps must not depend
         # on the hash seed (the output is byte-identical whatever it is).
-        self.points: dict[str, dict[str, None]] = defaultdict(dict)
-        self.copies: dict[str, dict[str, None]] = defaultdict(dict)
-        self.binds: dict[str, dict[tuple[str, str], None]] = defaultdict(dict)  # var -> (target, receiver)
-        self.watchers: dict[str, list[Flow]] = defaultdict(list)
-        self.delta: dict[str, dict[str, None]] = {}
+        super().__init__()
         self.params: dict[str, tuple[str, ...]] = {}
         self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
         self.decorated: list[Flow] = []
@@ -172,7 +182,7 @@ class ValueFlow:
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[Flow, str]] = {}
         self._metaclass_watched: set[tuple[int, str]] = set()
-        facts = [Flow(*row) for module in modules for row in module.flow]
+        facts = [Flow._make(row) for module in modules for row in module.flow]
         # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
         self._declares_metaclass = {
             fact.target for fact in facts if fact.op == "copy" and fact.target.endswith("." + METACLASS)
@@ -188,13 +198,18 @@ class ValueFlow:
                 self._receiver_of(fact.target, fact.args)
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
+        self._guarded = frozenset(self.receivers).union(self.declared)
+        self._member_known: dict[tuple[str, str], bool] = {}  # (class, name) -> defined or assigned
+        self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
+        # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
+        self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
         self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
         for fact in self._returned_parameters(facts):
             self.fact(fact)
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
-            missing = [fact for fact in self.decorated if not self._internal(self.points.get(fact.source, ()))]
-            self.decorated = [fact for fact in self.decorated if self._internal(self.points.get(fact.source, ()))]
+            missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact.source))]
+            self.decorated = [fact for fact in self.decorated if self._internal(self.values_of(fact.source))]
             if not missing:
                 break
             for fact in missing:
@@ -204,7 +219,7 @@ class ValueFlow:
         # user's call) still runs on an instance of its class: its ``self`` holds one, so that what
         # it does with ``self`` (hands ``self._run`` to a thread) is seen.
         for variable in sorted(self.receivers):
-            if not self.points.get(variable):
+            if not self.values_of(variable):
                 self.add(variable, ("i:" + self.receivers[variable],))
         self.solve()
 
@@ -219,7 +234,7 @@ class ValueFlow:
         """
         returned: dict[str, list[str]] = defaultdict(list)
         for fact in facts:
-            if fact.op == "copy" and fact.target == f"{fact.scope}.{RETURN}":
+            if fact.op == "copy" and fact.target.endswith(RETURN) and fact.target == f"{fact.scope}.{RETURN}":
                 names = self.params.get(fact.scope, ())
                 bare = fact.source.removeprefix(fact.scope + ".")
                 is_parameter = any(_bare(name) == bare and not name.startswith("*") for name in names)
@@ -233,14 +248,14 @@ class ValueFlow:
         for fact in facts:
             function = variables.get(fact.source) if fact.op == "copy" else None
             if function is not None and fact.target == f"{function}.{RETURN}":
-                result.append(dataclasses.replace(fact, source=fact.source + OWN))
+                result.append(fact._replace(source=fact.source + OWN))
                 continue
             result.append(fact)
             owner = variables.get(fact.target)
             if owner is not None and fact.op not in ("store", "elem_store", "params"):
                 # an assignment to the parameter: in the function itself, or its default
                 suffix = OWN if fact.scope == owner else DEFAULT
-                result.append(dataclasses.replace(fact, target=fact.target + suffix))
+                result.append(fact._replace(target=fact.target + suffix))
         return result
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
@@ -288,57 +303,24 @@ class ValueFlow:
         return bool(first_in_mro(self.resolver.bases, value[2:], memo, lambda k: True if k == cls else None))
 
     # -- the graph -------------------------------------------------------------------------
-    def add(self, variable: str, values: Iterable[str]) -> None:
-        current = self.points[variable]
-        if len(current) >= _CAP:
-            return
-        cls = self.receivers.get(variable)
+    def guarded(self, name: str) -> bool:
+        return name in self._guarded or name[-1] == "]"  # an element: see :meth:`admit`
+
+    def admit(self, name: str, values: Iterable[str]) -> Iterable[str]:
+        cls = self.receivers.get(name)
         if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
             values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
-        declared = self.declared.get(variable)
+        declared = self.declared.get(name)
         if declared is not None:
             values = [value for value in values if self._fits(value, declared)]
-        if variable[-1] == "]":  # a container is not its own element (``x = [x, ...]`` merged flow-insensitively)
-            own = "new:" + variable[: variable.find("[")]
+        if name[-1] == "]":  # a container is not its own element (``x = [x, ...]`` merged flow-insensitively)
+            own = "new:" + name[: name.find("[")]
             values = [value for value in values if value != own]
-        new = sorted({value for value in values if value not in current})  # which values a cap keeps: fixed
-        if new:
-            kept = dict.fromkeys(new[: _CAP - len(current)])
-            current.update(kept)
-            self.delta.setdefault(variable, {}).update(kept)
+        return values
 
-    def copy(self, source: str, target: str) -> None:
-        if source and target not in self.copies[source]:
-            self.copies[source][target] = None
-            if self.points.get(source):
-                self.add(target, self.points[source])
-
-    def bind_copy(self, source: str, target: str, receiver: str) -> None:
-        """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
-        key = (target, receiver)
-        if key not in self.binds[source]:
-            self.binds[source][key] = None
-            if self.points.get(source):
-                self.add(target, self._bound(self.points[source], receiver))
-
-    def watch(self, variable: str, fact: Flow) -> None:
-        if not variable:
-            return
-        self.watchers[variable].append(fact)
-        if self.points.get(variable):
-            self.handle(fact, dict(self.points[variable]))
-
-    def solve(self) -> None:
-        while self.delta:
-            variable, values = self.delta.popitem()
-            for target in sorted(self.copies.get(variable, ())):
-                self.add(target, values)
-            for target, receiver in sorted(self.binds.get(variable, ())):
-                self.add(target, self._bound(values, receiver))
-            for fact in tuple(self.watchers.get(variable, ())):
-                self.handle(fact, values)
-            if variable in self.decorations:
-                self.decorate(variable, values)
+    def visited(self, name: str, values: Collection[str]) -> None:
+        if name in self.decorations:
+            self.decorate(name, values)
 
     def decorate(self, result: str, values: Iterable[str]) -> None:
         """What a decorator returns, for the definition it decorates.  A decorator that may return
@@ -363,30 +345,36 @@ class ValueFlow:
         elif op == "decorated":
             self.decorations[fact.source].append((fact.target, fact.name))
             self.decorated.append(fact)
-            if self.points.get(fact.source):
-                self.decorate(fact.source, self.points[fact.source])
+            if self.values_of(fact.source):
+                self.decorate(fact.source, self.values_of(fact.source))
 
     def handle(self, fact: Flow, values: Iterable[str]) -> None:
         op = fact.op
-        for value in sorted(values):
-            if op == "metacall":
-                self.metaclass_call(fact, value)
-            elif op == "super_of":
-                if value.startswith("cls:"):
-                    self.add(fact.target, (f"super:{fact.name}|{value}",))
-            elif op == "call":
-                side = self.via_getattr.get(fact.source)
-                self._through_getattr = side is not None and value in self.points.get(side, ())
+        if op == "load":
+            for value in sorted(values):
+                self.load(value, fact.name, fact.target, fact)
+        elif op == "call":
+            for value in sorted(values):
+                side = self.via_getattr.get(fact.source)  # per value: a call below may set it
+                self._through_getattr = side is not None and value in self.values_of(side)
                 self.call(fact, value)
                 self._through_getattr = False
-            elif op == "load":
-                self.load(value, fact.name, fact.target, fact)
-            elif op == "store":
-                self.store(value, fact.name, fact.source, fact)
-            elif op == "elem_load":
+        elif op == "elem_load":
+            for value in sorted(values):
                 self.element_load(value, fact.name, fact.target)
-            elif op == "elem_store":
+        elif op == "elem_store":
+            for value in sorted(values):
                 self.element_store(value, fact.name, fact.source)
+        elif op == "store":
+            for value in sorted(values):
+                self.store(value, fact.name, fact.source, fact)
+        elif op == "metacall":
+            for value in sorted(values):
+                self.metaclass_call(fact, value)
+        elif op == "super_of":
+            for value in sorted(values):
+                if value.startswith("cls:"):
+                    self.add(fact.target, (f"super:{fact.name}|{value}",))
 
     def reference(self, dotted: str, bare: str, target: str) -> None:
         """What a dotted name denotes: a definition's value, a module variable, or an outside name."""
@@ -480,7 +468,13 @@ class ValueFlow:
             if name == "__dict__":
                 self.add(target, (f"attrs:{cls}",))
                 return
-            if self.resolver.member(cls, name) is not None or self.resolver.attribute_owner(cls, name):
+            key = (cls, name)
+            known = self._member_known.get(key)
+            if known is None:
+                resolver = self.resolver
+                known = resolver.member(cls, name) is not None or bool(resolver.attribute_owner(cls, name))
+                self._member_known[key] = known
+            if known:
                 self.member_found.add(target)
             elif not cls.startswith(self.library or ("\0",)):
                 # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
@@ -556,7 +550,7 @@ class ValueFlow:
         if names and not names[0].startswith(("*", "kw:")):
             self.add(f"{function}.{names[0]}", (receiver,))
 
-    def _bound(self, values: Iterable[str], receiver: str) -> list[str]:
+    def bound(self, values: Iterable[str], receiver: str) -> list[str]:
         """Functions read through ``receiver`` become methods bound to it (a static method does not)."""
         found = []
         for value in sorted(values):
@@ -721,21 +715,28 @@ class ValueFlow:
         if names is None:
             return
         given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
+        shape = self._shapes.get(function)
+        if shape is None:
+            shape = self._shapes[function] = _Shape.of(names)
+        positional = list(shape.positional)
         if not arguments:
-            positional = [name for name in names if not name.startswith(("*", "kw:"))]
             if receiver is not None and positional:
                 self.add(f"{function}.{positional[0]}", (receiver,))
             if result:
                 self.returned(function, fact, receiver, positional[:1], None)
             return
-        positional = [name for name in names if not name.startswith(("*", "kw:"))]
-        keywords = {name.removeprefix("kw:") for name in names if not name.startswith("*")}
-        star = next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), "")
-        double = next((name[2:] for name in names if name.startswith("**")), "")
+        keywords, star, double = shape.keywords, shape.star, shape.double
         first = positional[:1]
         if receiver is not None and positional:
             self.add(f"{function}.{positional[0]}", (receiver,))
             positional = positional[1:]
+        key = (id(fact), function, receiver is None)
+        bound = self._bound_calls.get(key)
+        if bound is not None:  # the arguments are bound already: only the receiver differs
+            if result:
+                self.returned(function, fact, receiver, first, bound)
+            return
+        self._bound_calls[key] = given
         index = 0
         for arg in fact.args:
             if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
@@ -917,6 +918,24 @@ class ValueFlow:
             if targets:
                 found[key] = targets
         return found
+
+
+class _Shape(NamedTuple):
+    """A function's parameters as :meth:`ValueFlow.bind` matches arguments to them."""
+
+    positional: tuple[str, ...]
+    keywords: frozenset[str]  # every name a keyword may give
+    star: str  # ``*args``'s name, or ""
+    double: str  # ``**kwargs``'s name, or ""
+
+    @classmethod
+    def of(cls, names: tuple[str, ...]) -> _Shape:
+        return cls(
+            tuple(name for name in names if not name.startswith(("*", "kw:"))),
+            frozenset(name.removeprefix("kw:") for name in names if not name.startswith("*")),
+            next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), ""),
+            next((name[2:] for name in names if name.startswith("**")), ""),
+        )
 
 
 def _bare(name: str) -> str:

@@ -1,0 +1,111 @@
+"""The points-to graph under the value flow: propagation, the cap, watchers, the order of the solve."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from rlmap.model.pointsto import CAP, PointsTo
+
+
+class Recording(PointsTo):
+    """A graph whose watchers record what they see, and whose binding edges tag values."""
+
+    def __init__(self, only_even: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, str]] = []  # (watcher, value), in the order the solve gave them
+        self.only_even = only_even
+
+    def guarded(self, name: str) -> bool:
+        return name in self.only_even
+
+    def admit(self, name: str, values: Iterable[str]) -> Iterable[str]:
+        del name  # every guarded variable here takes even values only
+        return [value for value in values if int(value.rpartition("v")[2]) % 2 == 0]
+
+    def handle(self, fact: object, values: Collection[str]) -> None:
+        self.seen.extend((str(fact), value) for value in sorted(values))
+
+    def bound(self, values: Iterable[str], receiver: str) -> list[str]:
+        return [f"{receiver}|{value}" for value in sorted(values)]
+
+
+def test_values_flow_along_copies_added_before_and_after() -> None:
+    graph = Recording()
+    graph.copy("a", "b")
+    graph.add("a", ("v1",))
+    graph.solve()
+    graph.copy("b", "c")  # a copy made after the values arrived still receives them
+    graph.solve()
+    assert list(graph.values_of("c")) == ["v1"]
+    assert not graph.values_of("never used")
+
+
+def test_a_cycle_of_copies_ends() -> None:
+    graph = Recording()
+    graph.copy("a", "b")
+    graph.copy("b", "a")
+    graph.add("a", ("v1",))
+    graph.add("b", ("v2",))
+    graph.solve()
+    assert sorted(graph.values_of("a")) == sorted(graph.values_of("b")) == ["v1", "v2"]
+
+
+def test_the_cap_keeps_the_first_values_in_sorted_order() -> None:
+    graph = Recording()
+    many = [f"v{index:03d}" for index in range(CAP + 10)]
+    graph.add("x", reversed(many))  # arriving together: the smallest are kept
+    graph.add("x", ("a-late-value",))  # full: dropped, though it sorts first
+    assert list(graph.values_of("x")) == many[:CAP]
+
+
+def test_watchers_see_each_value_once_and_late_watchers_see_what_is_there() -> None:
+    graph = Recording()
+    graph.watch("x", "early")
+    graph.add("x", ("v2", "v1"))
+    graph.solve()
+    graph.watch("x", "late")
+    graph.add("x", ("v3",))
+    graph.solve()
+    assert graph.seen == [
+        ("early", "v1"),
+        ("early", "v2"),
+        ("late", "v1"),
+        ("late", "v2"),
+        ("early", "v3"),
+        ("late", "v3"),
+    ]
+
+
+def test_bindings_transform_values_and_guards_filter_them() -> None:
+    graph = Recording(only_even=frozenset({"evens"}))
+    graph.bind_copy("methods", "bound", "r")
+    graph.copy("numbers", "evens")
+    graph.add("methods", ("v1",))
+    graph.add("numbers", ("v1", "v2", "v3", "v4"))
+    graph.solve()
+    assert list(graph.values_of("bound")) == ["r|v1"]
+    assert list(graph.values_of("evens")) == ["v2", "v4"]
+
+
+def test_the_worklist_visits_the_latest_variable_first_and_queues_copies_by_name() -> None:
+    graph = Recording()
+    for name in ("z", "y"):  # made in this order, queued in name order (y, z): z is visited first
+        graph.copy("source", name)
+        graph.watch(name, name)
+    graph.watch("other", "other")
+    graph.add("source", ("v1",))
+    graph.add("other", ("v1",))  # queued last: visited first
+    graph.solve()
+    assert graph.seen == [("other", "v1"), ("z", "v1"), ("y", "v1")]
+
+
+def test_release_lets_the_graph_go() -> None:
+    graph = Recording()
+    graph.copy("a", "b")
+    graph.copy("b", "a")
+    graph.add("a", ("v1",))
+    graph.solve()
+    variable = graph.variables["a"]
+    graph.release()
+    assert not graph.variables
+    assert variable.copies is None
