@@ -17,6 +17,7 @@ from rlmap.model.mro import mro
 from rlmap.model.target import BY_VALUE
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.refs import Anchor, Ref, Refs
+from rlmap.pages.shortcircuit import operand_conditions
 
 BUILTIN_NOISE = ("builtins.",)
 KeyName = str | list[str]
@@ -193,6 +194,12 @@ class Context:
                 )
         return rows
 
+    def operand_conditions(self, function: str, line: int, callee: str) -> list[str]:
+        """``a and f()`` on ``line``: ``f`` runs only when ``a`` holds (:mod:`rlmap.pages.shortcircuit`)."""
+        path = self.model.path_of(function)
+        lines = self.refs.source_lines(path) if path else []
+        return operand_conditions(lines[line - 1], callee) if 0 < line <= len(lines) else []
+
     def calls_of(self, function: str) -> list[Call]:
         """Calls of ``function`` to named targets, one row per (targets, condition) with every line."""
         rows: dict[tuple[tuple[str, ...], str], dict[str, Any]] = {}
@@ -200,7 +207,7 @@ class Context:
             targets = [t for t in primary(site.targets, site.how) if not t.startswith(BUILTIN_NOISE)]
             if not targets:
                 continue
-            guard = " / ".join(site.guards)
+            guard = " / ".join((*site.guards, *self.operand_conditions(function, site.line, site.callee_text)))
             anchor = self.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line)
             group = (tuple(targets), guard)
             if group in rows:
