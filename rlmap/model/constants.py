@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rlmap.index.records import ATTRIBUTE, FUNCTION, ModuleIndex
+from rlmap.index.summaries import dotted
 from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.model.mro import first_in_mro
 from rlmap.model.symbols import SymbolTable
@@ -134,7 +135,7 @@ class KeyConstants(SymbolTable):
     def _returned_arguments(self, call: ast.Call, function: str) -> list[ast.expr]:
         """The arguments of ``call`` that its callee, a function of the package, returns as is
         (``return new_ending``): what the call may give back."""
-        parts = _dotted(call.func)
+        parts = dotted(call.func)
         if not parts:
             return []
         callee = self.resolve_dotted(self.module_of(function), function, parts)
@@ -298,18 +299,6 @@ class KeyConstants(SymbolTable):
 
 def _is_string(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
-
-
-def _dotted(node: ast.expr) -> tuple[str, ...]:
-    """``a.b.c`` as its parts; ``()`` for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ()
-    parts.append(node.id)
-    return tuple(reversed(parts))
 
 
 def _callee_name(node: ast.expr) -> str:

@@ -72,7 +72,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, ModuleIndex
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
 from rlmap.index.summaries import METACLASS
 from rlmap.model.annotations import CONTAINER, Declared, declared_types
 from rlmap.model.mro import first_in_mro
@@ -90,19 +90,6 @@ _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
-
-
-class Flow(NamedTuple):
-    """A fact of the solve: a :class:`rlmap.index.records.Flow` as a tuple (the solve holds
-    hundreds of thousands; a tuple is made several times faster than the frozen dataclass)."""
-
-    op: str
-    target: str
-    source: str = ""
-    name: str = ""
-    args: tuple[str, ...] = ()
-    line: int = 0
-    scope: str = ""
 
 
 # Library functions that call a function they are given: the argument holding the function, and

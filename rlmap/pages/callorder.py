@@ -16,6 +16,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
+from rlmap.index.summaries import callee_text
 from rlmap.model.codemodel import ResolvedCall
 
 Site = TypeVar("Site", bound=ResolvedCall)
@@ -70,7 +71,7 @@ def _calls_in_order(source: str, def_line: int) -> list[tuple[int, str]]:
         return []
     offset = def_line - function.lineno
     return [
-        (_name_line(call) + offset, _callee_text(call.func))
+        (_name_line(call) + offset, callee_text(call.func))
         for statement in function.body
         for call in _post_order(statement)
     ]
@@ -118,30 +119,3 @@ def _name_line(call: ast.Call) -> int:
     if isinstance(func, ast.Attribute):
         return func.end_lineno or func.lineno
     return func.lineno
-
-
-def _callee_text(func: ast.expr) -> str:
-    """The callee as the index spells it: ``a.b.c``, ``super().m``, or ``f(...).g`` with argument
-    lists and subscripts elided."""
-    parts: list[str] = []
-    node = func
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
-        return ".".join(["super()", *reversed(parts)])
-    return _compact(func)
-
-
-def _compact(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_compact(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return f"{_compact(node.func)}(...)"
-    if isinstance(node, ast.Subscript):
-        return f"{_compact(node.value)}[...]"
-    return "<expression>"

@@ -13,14 +13,14 @@ import ast
 def operand_conditions(line: str, callee: str) -> list[str]:
     """The operands written before the one that calls ``callee`` on ``line``, as conditions (none
     when no single operand of an ``and``/``or`` calls it)."""
-    tree = _parse(line.strip())
+    tree = parse_line(line)
     if tree is None:
         return []
     found: list[str] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.BoolOp):
             continue
-        holding = [index for index, operand in enumerate(node.values) if _calls(operand, callee)]
+        holding = [index for index, operand in enumerate(node.values) if calls(operand, callee)]
         if len(holding) != 1 or holding[0] == 0:
             continue
         before = node.values[: holding[0]]
@@ -31,8 +31,11 @@ def operand_conditions(line: str, callee: str) -> list[str]:
     return found
 
 
-def _parse(text: str) -> ast.Module | None:
-    for candidate in (text, text.rstrip(":") + ":\n    pass", text.rstrip(":") + ":\n    pass\nexcept:\n    pass"):
+def parse_line(line: str) -> ast.Module | None:
+    """A simple statement, or a block header (``if c:``, ``with m:``) given an empty body;
+    ``None`` when it does not parse on its own."""
+    text = line.strip()
+    for candidate in (text, text.rstrip(":") + ":\n    pass"):
         try:
             return ast.parse(candidate)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -40,5 +43,6 @@ def _parse(text: str) -> ast.Module | None:
     return None
 
 
-def _calls(node: ast.expr, callee: str) -> bool:
+def calls(node: ast.AST, callee: str) -> bool:
+    """Whether ``node`` holds a call of ``callee`` (as :func:`ast.unparse` writes the callee)."""
     return any(isinstance(n, ast.Call) and ast.unparse(n.func) == callee for n in ast.walk(node))

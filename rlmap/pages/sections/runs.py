@@ -21,6 +21,7 @@ from rlmap.pages.reach import Reach
 from rlmap.pages.refs import Anchor
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Context
+from rlmap.pages.shortcircuit import calls, parse_line
 
 RUNS, SKIPPED, DEPENDS = "runs", "skipped", "depends"
 
@@ -252,14 +253,7 @@ def preceding_operands(test: str, callee: str) -> list[str]:
 def ternary_conditions(statement: str, callee: str) -> list[str]:
     """``f() if c else g()`` in ``statement`` (a simple statement, or a ``with``/``if`` header):
     the call ``callee`` runs only when ``c`` holds (in the ``else`` part, when it fails)."""
-    text = statement.strip()
-    tree = None
-    for candidate in (text, text.rstrip(":") + ":\n    pass"):
-        try:
-            tree = ast.parse(candidate)
-            break
-        except SyntaxError:
-            continue
+    tree = parse_line(statement)
     if tree is None:
         return []
     found: list[str] = []
@@ -267,15 +261,11 @@ def ternary_conditions(statement: str, callee: str) -> list[str]:
         if not isinstance(node, ast.IfExp):
             continue
         test = ast.unparse(node.test)
-        if _calls(node.body, callee):
+        if calls(node.body, callee):
             found.append(test)
-        elif _calls(node.orelse, callee):
+        elif calls(node.orelse, callee):
             found.append(f"not ({test})")
     return found
-
-
-def _calls(node: ast.expr, callee: str) -> bool:
-    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == callee for n in ast.walk(node))
 
 
 def show_value(value: object) -> str:
