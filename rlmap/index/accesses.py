@@ -47,8 +47,9 @@ class AccessVisitor(KeyVisitor):
         operation = ""
         if self.mutated is not None and node is self.mutated[0]:
             kind, operation, self.mutated = MUTATE, self.mutated[1], None
-        elif kind == READ and self.handed:
-            kind, operation = self.handed.pop(id(node), (kind, operation))
+        elif kind == READ and self.handed is not None and node is self.handed[0]:
+            _, kind, operation = self.handed
+            self.handed = None
         on_self = bool(scope.self_name) and isinstance(node.value, cst.Name) and node.value.value == scope.self_name
         if kind == READ and not is_callee and not on_self and scope.kind == FUNCTION:
             self.record_attribute_read(node, line)
@@ -146,6 +147,7 @@ class AccessVisitor(KeyVisitor):
             if handing and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and not arg.star:
                 # ``f(self.x)`` may change self.x in place; ``g(..., out=self.x)`` does
                 keyword = arg.keyword.value if arg.keyword is not None else ""
-                handed = (MUTATE, f"out= of {name}") if keyword == "out" else (READ, f"passed to {name}")
-                self.handed[id(value)] = handed
+                kind, how = (MUTATE, f"out= of {name}") if keyword == "out" else (READ, f"passed to {name}")
+                self.handed = (value, kind, how)
             self.walk(arg)
+            self.handed = None

@@ -77,8 +77,8 @@ class Walker:
         self.line_count = 1
         self.callee: cst.CSTNode | None = None
         self.mutated: tuple[cst.CSTNode, str] | None = None  # ``self.x`` about to be changed in place, and how
-        # ``self.x`` handed to a call as an argument: id of the node -> (kind, how), read when it is walked
-        self.handed: dict[int, tuple[str, str]] = {}
+        # ``self.x`` handed to a call as an argument, as ``mutated``: the node, its kind and how
+        self.handed: tuple[cst.CSTNode, str, str] | None = None
         self.exit_guard = ""
         self.source_lines: list[str] = []
 
