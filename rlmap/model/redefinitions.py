@@ -71,6 +71,7 @@ def redefinitions(symbols: Iterable[Symbol], flow: tuple[FlowRow, ...] = ()) -> 
         if len(found) == 2:
             repeated.append(symbol.qualname)
     result = []
+    decorations: list[tuple[int, tuple[str, ...]]] | None = None  # implement_for calls: read once, if needed
     for qualname in repeated:
         chosen: Symbol | None = None
         for symbol in seen[qualname]:
@@ -78,7 +79,10 @@ def redefinitions(symbols: Iterable[Symbol], flow: tuple[FlowRow, ...] = ()) -> 
                 chosen = symbol
         definitions = tuple(sorted((s for s in seen[qualname] if s.kind in _DEFS), key=lambda s: s.line))
         if chosen is not None and chosen.kind in _DEFS and len(definitions) > 1:
-            chosen = _newest_variant(definitions, flow) or chosen
+            if all(_IMPLEMENT_FOR in definition.decorators for definition in definitions):
+                if decorations is None:
+                    decorations = sorted((r[5], r[4]) for r in flow if r[0] == "call" and r[3] == _IMPLEMENT_FOR)
+                chosen = _newest_variant(definitions, decorations) or chosen
             result.append(Redefined(qualname, chosen, definitions))
     return result
 
@@ -117,13 +121,11 @@ _IMPLEMENT_FOR = "implement_for"
 _VERSION_PARAMETERS = ("module_name", "from_version", "to_version")
 
 
-def _newest_variant(definitions: tuple[Symbol, ...], flow: tuple[FlowRow, ...]) -> Symbol | None:
+def _newest_variant(definitions: tuple[Symbol, ...], calls: list[tuple[int, tuple[str, ...]]]) -> Symbol | None:
     """Of ``@implement_for`` variants, the one with no upper bound (the highest lower bound among
-    several); ``None`` when the definitions are not all such variants or no single one is open."""
-    if not flow or not all(_IMPLEMENT_FOR in definition.decorators for definition in definitions):
-        return None
+    several), from the module's ``implement_for(...)`` calls (line, arguments); ``None`` when no
+    single one is open."""
     ranges: list[tuple[tuple[int, ...], Symbol]] = []
-    calls = sorted((row[5], row[4]) for row in flow if row[0] == "call" and row[3] == _IMPLEMENT_FOR)
     previous_end = 0
     for definition in definitions:  # in line order: a def's decorators lie after the previous def
         # its ``implement_for(...)``: the nearest such call above the ``def`` (others in the file

@@ -33,14 +33,14 @@ SOURCE = """
 """
 
 
+def _package(make_package, source: str):  # type: ignore[no-untyped-def]
+    """A package whose ``pkg.m`` is ``source``, with a no-op ``implement_for`` to import."""
+    dispatch = "def implement_for(*a, **k):\n    return lambda f: f\n"
+    return make_package({"pkg/__init__.py": "", "pkg/dispatch.py": dispatch, "pkg/m.py": source})
+
+
 def test_later_def_wins_and_setters_do_not(make_package) -> None:  # type: ignore[no-untyped-def]
-    root = make_package(
-        {
-            "pkg/__init__.py": "",
-            "pkg/dispatch.py": "def implement_for(*a):\n    return lambda f: f\n",
-            "pkg/m.py": SOURCE,
-        }
-    )
+    root = _package(make_package, SOURCE)
     model = model_of(root, "pkg")
     scan = model.symbol("pkg.m.scan")
     assert scan is not None
@@ -103,13 +103,7 @@ TWICE = """
 
 
 def _twice_model(make_package):  # type: ignore[no-untyped-def]
-    root = make_package(
-        {
-            "pkg/__init__.py": "",
-            "pkg/dispatch.py": "def implement_for(*a):\n    return lambda f: f\n",
-            "pkg/m.py": TWICE,
-        }
-    )
+    root = _package(make_package, TWICE)
     return root, model_of(root, "pkg")
 
 
@@ -208,13 +202,7 @@ OPEN_FIRST = """
 
 
 def test_the_implement_for_variant_open_above_is_chosen_whatever_its_place(make_package) -> None:  # type: ignore[no-untyped-def]
-    root = make_package(
-        {
-            "pkg/__init__.py": "",
-            "pkg/dispatch.py": "def implement_for(*a, **k):\n    return lambda f: f\n",
-            "pkg/m.py": OPEN_FIRST,
-        }
-    )
+    root = _package(make_package, OPEN_FIRST)
     model = model_of(root, "pkg")
     vmap = model.symbol("pkg.m.vmap")
     assert vmap is not None
