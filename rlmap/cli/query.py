@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -21,13 +22,18 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     from rlmap.query.lookup import completions
 
     params = getattr(ctx, "params", None) or {}
+
+    def path(name: str) -> Path | None:  # while completing, typer may hand over the raw text
+        value = params.get(name)
+        return Path(value) if value is not None else None
+
     try:
-        settings = common.settings_of(params.get("config"), params.get("source"), params.get("package"))
-        chosen = common.profile_basics_of(params.get("profile") or settings.profile, settings.package)
+        settings = common.settings_of(path("config"), path("source"), params.get("package"))
+        chosen = common.profile_basics_of(path("profile") or settings.profile, settings.package)
         tree = locate_source(
             settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
         )
-        cache_dir = params.get("cache_dir") or default_cache_dir()
+        cache_dir = path("cache_dir") or default_cache_dir()
         model = cached_model(tree, Cache(cache_dir), chosen.extensions if chosen is not None else ())
     except Exception:  # completion must never print a traceback into the shell
         return []

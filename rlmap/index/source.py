@@ -9,7 +9,6 @@ commit like a commit, a repository URL like one; anything else is dropped with a
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 import stat
@@ -471,6 +470,8 @@ def _detect_version(root: Path, package: str) -> str:
         match = re.search(r"^Version: *(\S+)", _read_small(metadata), flags=re.MULTILINE)
         if match:
             return match.group(1)
+    import importlib.metadata  # only here: the warm path reads a version.py and skips its ~20 ms import
+
     try:
         dist = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:

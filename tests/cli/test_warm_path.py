@@ -1,6 +1,7 @@
 """The warm path stays light: a ``show`` answered from the cache imports no parser, no resolver,
-no graph library, and none of a profile's page schemas (it reads the profile's header and
-glossary only): what it imports is what it costs (issue 15's warm figures)."""
+no graph library, no pydantic (typer 0.29 builds an adapter per parameter on every command), and
+none of a profile's page schemas (it reads the profile's header and glossary only): what it imports
+is what it costs (issue 15's warm figures)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ _PROBE = """
 import sys
 from rlmap.cli import main
 code = main(sys.argv[1:])
-heavy = sorted(name for name in sys.modules if name.split(".")[0] in ("libcst", "networkx", "jinja2")
+heavy = sorted(name for name in sys.modules if name.split(".")[0] in ("libcst", "networkx", "jinja2", "pydantic")
                or name in ("rlmap.model.resolve", "rlmap.index.extract", "concurrent.futures.process",
                            "rlmap.pages.profile", "rlmap.pages.claims", "rlmap.pages.sections.specs"))
 print("HEAVY:" + ",".join(heavy))
