@@ -6,7 +6,8 @@ tree: the stdlib ``ast.parse`` of every file (what any Python tool must pay) and
 ``parse_module`` (what rlmap's parser costs before rlmap does anything).  On a shared machine
 the min is the figure to compare; the median says how noisy the run was.
 
-Cases: cold (empty cache), warm ``show``, warm ``generate --check``, one file changed, resolve
+Cases: cold (empty cache), warm ``show``, warm ``generate --check``, one file changed (a function
+added: its records change), one comment changed (in place: no record changes), resolve
 (every file's records cached, the model not: what resolution and the model's write cost on top
 of a warm start), audit cold / warm (when TorchRL's docs are beside this repository), tensordict
 cold, and torch cold with ``--torch`` (minutes).  The last lines hold each figure against the
@@ -153,11 +154,24 @@ def main(argv: list[str] | None = None) -> int:
         changed_file = tree / source.package / "collectors" / "_single.py"
 
         def one_changed(index: int) -> tuple[float, float, float]:
+            # a code edit: a new function, so the file's records (symbols, calls, value flow) change
             with open(changed_file, "a", encoding="utf-8") as handle:
-                handle.write(f"\n# rlmap bench: edit {index}\n")
+                handle.write(f"\n\ndef _rlmap_bench_edit_{index}():\n    return print({index})\n")
+            return _run(show)
+
+        marker = "\n# rlmap bench: comment "
+
+        def comment_changed(index: int) -> tuple[float, float, float]:
+            # an edit that leaves every record as it was: the last line, a comment, changed in place
+            head = changed_file.read_text(encoding="utf-8").rpartition(marker)[0]
+            changed_file.write_text(f"{head}{marker}{index + 1}\n", encoding="utf-8")
             return _run(show)
 
         figures.append(_samples("one file changed: show", count, one_changed))
+        with open(changed_file, "a", encoding="utf-8") as handle:
+            handle.write(f"{marker}0\n")
+        _run(show)
+        figures.append(_samples("one comment changed: show", count, comment_changed))
 
         def resolve_only(_: int) -> tuple[float, float, float]:
             shutil.rmtree(cache / "models", ignore_errors=True)
