@@ -12,6 +12,7 @@ them, so a part of it cannot be reused with the same result.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
@@ -125,14 +126,15 @@ def load_model(
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
     enabled = enabled_extensions(extensions)
     key, paths = _project_key(source, enabled, cache)
-    model = _cached_at(cache, key, paths)
+    refused: set[str] = set()
+    model = _cached_at(cache, key, paths, refused)
     if model is not None:
         model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
         return LoadedModel(model, None, source)
     with paused_gc():  # records and the model are millions of objects without a cycle
         index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
         records = _records_key(index, source, enabled) if cache.directory is not None else ""
-        model = _cached_at(cache, records, paths) if records else None
+        model = _cached_at(cache, records, paths, refused) if records else None
         if model is not None:  # the files changed, their records did not: the model is the same
             model.source = SourceInfo.of(source)
             cache.put(LINKS, key, _linked(cache, records) or records)
@@ -147,14 +149,28 @@ def load_model(
         cache.put_sections(MODELS, key, *model_sections(model.state))
         if records:
             cache.put(LINKS, records, key)
+        _keep_out_of_collections()
     return LoadedModel(model, stats, source)
 
 
-def _cached_at(cache: Cache, key: str, paths: set[str]) -> CodeModel | None:
+def _keep_out_of_collections() -> None:
+    """Move every object alive now out of the cyclic collector's sight (:func:`gc.freeze`).
+
+    The collector was paused while the model was built; the first collection after it would scan
+    each of the model's millions of rows (half a second on torchrl), and each older generation
+    again later, to find no cycle: they are tuples and dicts of strings and numbers, freed by their
+    reference counts like any object.  Only a cycle already unreachable now would be kept, which
+    the few thousand objects of a command's setup do not form.
+    """
+    gc.freeze()
+
+
+def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:
     """The cached model under ``key``, itself or linked (see :data:`LINKS`), if it names only
-    files of ``paths``."""
+    files of ``paths``; a model refused is added to ``refused`` (and not looked at again)."""
+    refused = set() if refused is None else refused
     for candidate in (key, _linked(cache, key)):
-        if not candidate:
+        if not candidate or candidate in refused:
             continue
         cached: Sections[ModelHead] | None = cache.get_sections(MODELS, candidate, ModelHead)
         if cached is None:
@@ -164,6 +180,7 @@ def _cached_at(cache: Cache, key: str, paths: set[str]) -> CodeModel | None:
         if set(cached.head.files) <= paths:
             return CodeModel.from_cache(cached)
         cache.rejected += 1
+        refused.add(candidate)
     return None
 
 
