@@ -66,6 +66,7 @@ class SymbolTable:
         self._self_names: dict[str, tuple[str, str]] = {}
         self._names: dict[tuple[str, str, str], str | None] = {}
         self._imported: dict[tuple[str, str, str], str | None] = {}
+        self._class_members: dict[tuple[str, str], str | None] = {}
         for module in modules:
             self._add_module(module)
         self._class_member_names = {
@@ -240,20 +241,27 @@ class SymbolTable:
         if symbol.kind == CLASS:
             if name not in self._class_member_names:
                 return None
-            # An annotation without a value (``tensor_keys: _AcceptedKeys``) declares a type,
-            # not a member: a definition further up the MRO (the inherited property) wins.
-            found = first_in_mro(self.bases, owner, self._member_memo[name], lambda cls: self._defined(cls, name))
-            if found is None:
-                found = first_in_mro(
-                    self.bases,
-                    owner,
-                    self._member_memo[name + " (declared)"],
-                    lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
-                )
+            key = (owner, name)
+            if key in self._class_members:  # what the walk below memoizes for ``owner`` anyway
+                return self._class_members[key]
+            found = self._class_members[key] = self._class_member(owner, name)
             return found
         if symbol.kind == MODULE:
             return self._lookup_in_module(owner, name, 0)
         return None
+
+    def _class_member(self, owner: str, name: str) -> str | None:
+        # An annotation without a value (``tensor_keys: _AcceptedKeys``) declares a type,
+        # not a member: a definition further up the MRO (the inherited property) wins.
+        found = first_in_mro(self.bases, owner, self._member_memo[name], lambda cls: self._defined(cls, name))
+        if found is None:
+            found = first_in_mro(
+                self.bases,
+                owner,
+                self._member_memo[name + " (declared)"],
+                lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
+            )
+        return found
 
     def _defined(self, cls: str, name: str) -> str | None:
         """``cls.name`` when ``cls`` itself defines ``name`` (an annotation alone does not)."""
