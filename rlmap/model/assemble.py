@@ -7,6 +7,7 @@ grouped and sorted for :func:`rlmap.model.codemodel.build_model`, which stores t
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections import defaultdict
 from typing import Any
 
@@ -38,27 +39,30 @@ class CallEdges:
     """Call edges as they are found: every line and every ``how`` of each (caller, callee) pair."""
 
     def __init__(self) -> None:
-        self._lines: dict[tuple[str, str], set[int]] = defaultdict(set)
-        self._how: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._found: dict[tuple[str, str], tuple[set[int], set[str]]] = {}  # pair -> (lines, hows)
         self.nodes: dict[str, str] = {}  # external and unresolved callees -> their kind
 
     def add(self, caller: str, target: Target, line: int) -> None:
         if target.external:
             self.nodes[target.qualname] = UNRESOLVED if target.how == UNRESOLVED else EXTERNAL
-        self._lines[(caller, target.qualname)].add(line)
-        self._how[(caller, target.qualname)].add(target.how)
+        pair = (caller, target.qualname)
+        found = self._found.get(pair)
+        if found is None:
+            found = self._found[pair] = (set(), set())
+        found[0].add(line)
+        found[1].add(target.how)
 
     def mark_unknown(self, symbols: dict[str, Symbol]) -> None:
         """Name every end of an edge that is neither a symbol nor an external node as unresolved."""
-        for pair in self._lines:
+        for pair in self._found:
             for name in pair:
                 if name not in symbols and name not in self.nodes:
                     self.nodes[name] = LAMBDA if ".<lambda" in name else UNRESOLVED
 
     def rows(self) -> list[EdgeRow]:
         """The edges sorted by (caller, callee), each with its sorted lines and hows."""
-        pairs = sorted(self._lines)
-        return [(*pair, tuple(sorted(self._lines[pair])), tuple(sorted(self._how[pair]))) for pair in pairs]
+        found = self._found
+        return [(*pair, tuple(sorted(found[pair][0])), tuple(sorted(found[pair][1]))) for pair in sorted(found)]
 
 
 def resolve_sites(
@@ -82,25 +86,27 @@ def resolve_sites(
     del solved
     used: set[tuple[str, int, str]] = set()
     sites: dict[str, list[SiteRow]] = defaultdict(list)
+    resolve, add, flowed = resolver.resolve_call, edges.add, flow.get
     for module in index.modules:
         for site in module.calls:
-            targets = resolver.resolve_call(site)
+            targets = resolve(site)
+            caller, line = site.caller, site.line
             if not site.attribute_read and site.parts:
                 # a computed callee (``make()(x)``) keeps its flow edges out of the site's row:
                 # the function it calls is not written at the site
-                key = (site.caller, site.line, site.callee_text)
-                found = flow.get(key)
+                key = (caller, line, site.callee_text)
+                found = flowed(key)
                 if found:
                     used.add(key)
                     targets = merge_targets(targets, admitted(resolver, site, targets, found))
             for target in targets:
-                edges.add(site.caller, target, site.line)
+                add(caller, target, line)
             if not site.attribute_read:
                 # a lambda has no name to show at the site: an edge of the graph, not of the row
                 shown = [target for target in targets if ".<lambda" not in target.qualname] or targets[:1]
-                qualnames = tuple(target.qualname for target in shown)
-                hows = tuple(target.how for target in shown)
-                sites[site.caller].append((site.line, site.callee_text, site.guards, qualnames, hows))
+                qualnames = tuple([target.qualname for target in shown])
+                hows = tuple([target.how for target in shown])
+                sites[caller].append((line, site.callee_text, site.guards, qualnames, hows))
     for key, found in flow.items():
         if key not in used:
             for target in found:
@@ -245,4 +251,12 @@ def attribute_symbol(qualname: str, accesses: tuple[AttributeAccess, ...], symbo
 
 def as_tuple(record: Any) -> tuple[Any, ...]:
     """A slotted dataclass as the tuple of its fields, in declaration order (``__slots__``)."""
-    return tuple(map(record.__getattribute__, record.__slots__))
+    kind = type(record)
+    getter = _FIELDS.get(kind)
+    if getter is None:
+        slots = kind.__slots__
+        getter = _FIELDS[kind] = operator.attrgetter(*slots) if len(slots) > 1 else lambda r: (getattr(r, slots[0]),)
+    return getter(record)  # type: ignore[no-any-return]
+
+
+_FIELDS: dict[type, Any] = {}  # record type -> what reads its fields as a tuple

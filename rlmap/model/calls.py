@@ -20,6 +20,10 @@ class CallResolution(TypeInference):
     def __init__(self, modules: Iterable[ModuleIndex]) -> None:
         super().__init__(modules)
         self._receivers: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Target | None] = {}
+        # ``f()`` in a scope and ``self.m()`` in a class: functions of the tables alone, asked
+        # again by every call site that writes them
+        self._plain: dict[tuple[str, str], tuple[Target, ...]] = {}
+        self._on_self: dict[tuple[str, str], tuple[Target, ...]] = {}
 
     # -- attribute reads -------------------------------------------------------------------
     def resolve_read(self, site: CallSite) -> list[Target]:
@@ -71,9 +75,17 @@ class CallResolution(TypeInference):
         self_name, cls = self.self_name(site.caller)
         on_self = bool(self_name) and parts[0] == self_name
         if on_self and cls and len(parts) == 2:
-            return self._resolve_self_method(cls, parts[1])
+            key = (cls, parts[1])
+            found = self._on_self.get(key)
+            if found is None:
+                found = self._on_self[key] = tuple(self._resolve_self_method(cls, parts[1]))
+            return list(found)
         if len(parts) == 1:
-            return self._resolve_plain(module, site, parts[0])
+            key = (site.caller, parts[0])
+            found = self._plain.get(key)
+            if found is None:
+                found = self._plain[key] = tuple(self._resolve_plain(module, site, parts[0]))
+            return list(found)
         return self._resolve_attribute_call(module, site, on_self)
 
     def _resolve_attribute_call(self, module: str, site: CallSite, on_self: bool) -> list[Target]:
@@ -84,7 +96,13 @@ class CallResolution(TypeInference):
             found = self.resolve_dotted(module, site.caller, parts)
             if found is not None:
                 return [self._callable(found, "direct")]
-        receiver = self.receiver_type(module, site, parts[:-1])
+        # a real site's receiver is asked once per scope and guards; a site made up to type a
+        # call's result (deeper in, where inference stops at a depth) is not kept
+        receiver = (
+            self._receiver_memo(module, site, parts[:-1])
+            if self._depth == 0
+            else self.receiver_type(module, site, parts[:-1])
+        )
         method = parts[-1]
         typed = self._on_receiver(receiver, method) if receiver is not None else []
         if typed:

@@ -2,12 +2,20 @@
 
 A warm run reads and hashes every file (to notice any change), finds the resolved model
 under the hash of all of them (and of the enabled extensions) and loads it; nothing is parsed.
-A run after a change re-parses only the changed files and re-resolves the model.
+A run after a change re-parses only the changed files.  The model is a function of the files'
+records, not of their bytes: when the records of every file are those a cached model was
+resolved from (an edit to a comment, to blank lines at the end of a file), that model is the
+answer, and the run resolves nothing.  Any other change re-resolves the model: the value flow
+is one whole-program solve whose kept values (the 64-value cap) depend on the order it meets
+them, so a part of it cannot be reused with the same result.
 """
 
 from __future__ import annotations
 
+import gc
+import hashlib
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,13 +24,17 @@ from pathlib import Path
 import msgspec
 
 from rlmap.index.cache import Cache, Sections, code_version, content_key
-from rlmap.index.indexer import FILES, IndexStats, Progress, build_index, file_key, paused_gc, read_file
+from rlmap.index.indexer import FILES, IndexStats, Progress, ProjectIndex, build_index, file_key, paused_gc, read_file
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
 from rlmap.model.codemodel import MODEL_MODULES, CodeModel, ModelHead, SourceInfo, build_model, model_sections
 
 MODELS = "models"
+# A model's key under another key that denotes the same model: a project key whose files differ
+# only where their records do not (see load_model), and the key of the records themselves.
+LINKS = "model-links"
+_KEY = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,17 +126,19 @@ def load_model(
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
     enabled = enabled_extensions(extensions)
     key, paths = _project_key(source, enabled, cache)
-    cached: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
-    if cached is not None:
-        # Later stages read the files a model names: an entry (valid checksum or not) that names
-        # anything but the files just hashed is not ours.
-        if set(cached.head.files) <= paths:
-            model = CodeModel.from_cache(cached)
-            model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
-            return LoadedModel(model, None, source)
-        cache.rejected += 1
+    refused: set[str] = set()
+    model = _cached_at(cache, key, paths, refused)
+    if model is not None:
+        model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
+        return LoadedModel(model, None, source)
     with paused_gc():  # records and the model are millions of objects without a cycle
         index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
+        records = _records_key(index, source, enabled) if cache.directory is not None else ""
+        model = _cached_at(cache, records, paths, refused) if records else None
+        if model is not None:  # the files changed, their records did not: the model is the same
+            model.source = SourceInfo.of(source)
+            cache.put(LINKS, key, _linked(cache, records) or records)
+            return LoadedModel(model, index.stats, source)
         if progress:
             progress("resolve", 0, len(index.modules))
         model = build_model(index, source)
@@ -133,17 +147,76 @@ def load_model(
         stats = index.stats
         del index  # the records are the model's now: not kept while the model is written
         cache.put_sections(MODELS, key, *model_sections(model.state))
+        if records:
+            cache.put(LINKS, records, key)
+        _keep_out_of_collections()
     return LoadedModel(model, stats, source)
+
+
+def _keep_out_of_collections() -> None:
+    """Move every object alive now out of the cyclic collector's sight (:func:`gc.freeze`).
+
+    The collector was paused while the model was built; the first collection after it would scan
+    each of the model's millions of rows (half a second on torchrl), and each older generation
+    again later, to find no cycle: they are tuples and dicts of strings and numbers, freed by their
+    reference counts like any object.  Only a cycle already unreachable now would be kept, which
+    the few thousand objects of a command's setup do not form.
+    """
+    gc.freeze()
+
+
+def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:
+    """The cached model under ``key``, itself or linked (see :data:`LINKS`), if it names only
+    files of ``paths``; a model refused is added to ``refused`` (and not looked at again)."""
+    refused = set() if refused is None else refused
+    for candidate in (key, _linked(cache, key)):
+        if not candidate or candidate in refused:
+            continue
+        cached: Sections[ModelHead] | None = cache.get_sections(MODELS, candidate, ModelHead)
+        if cached is None:
+            continue
+        # Later stages read the files a model names: an entry (valid checksum or not) that names
+        # anything but the files just hashed is not ours.
+        if set(cached.head.files) <= paths:
+            return CodeModel.from_cache(cached)
+        cache.rejected += 1
+        refused.add(candidate)
+    return None
+
+
+def _linked(cache: Cache, key: str) -> str | None:
+    """The model key ``key`` links to; ``None`` without a link or with one that is not a key (a
+    link names a file of the cache: nothing but 64 hex digits)."""
+    if cache.directory is None:
+        return None
+    link = cache.get(LINKS, key, str)
+    if link is None:
+        return None
+    if not _KEY.fullmatch(link):
+        cache.rejected += 1
+        return None
+    return link
+
+
+def _records_key(index: ProjectIndex, source: SourceTree, extensions: tuple[str, ...]) -> str:
+    """A hash of everything the resolved model is computed from: every file's records (their
+    MessagePack, which the same records always encode to), the entries that were skipped, what
+    the model says of the source (but its commit), and the resolver's code."""
+    encode = msgspec.msgpack.Encoder().encode
+    parts: list[bytes | str] = ["records", _MODEL_CODE, source.package, source.version, source.repo_url]
+    parts.append("extensions:" + ",".join(extensions))
+    parts.append("companions:" + ",".join("|".join(link) for link in source.companion_links()))
+    parts.append("names:" + ",".join(source.companion_names))
+    parts.extend(hashlib.sha256(encode(module)).digest() for module in index.modules)
+    parts.extend(str(diagnostic) for diagnostic in index.skipped)
+    return content_key(*parts)
 
 
 def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = ()) -> CodeModel | None:
     """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
     (for shell completion, which must answer at once or not at all)."""
     key, paths = _project_key(source, enabled_extensions(extensions), cache)
-    cached: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
-    if cached is None:
-        return None
-    return CodeModel.from_cache(cached) if set(cached.head.files) <= paths else None
+    return _cached_at(cache, key, paths)
 
 
 def cached_module(cache: Cache, path: str, data: bytes, extensions: Sequence[str]) -> ModuleIndex | None:

@@ -60,6 +60,13 @@ class SymbolTable:
         self.key_bindings: dict[str, dict[str, list[LocalBinding]]] = defaultdict(dict)
         self._member_memo: dict[str, dict[str, Any]] = defaultdict(dict)
         self._canonical: dict[str, str | None] = {}
+        # Answers that depend only on the tables (and on canonical names, memoized once found),
+        # asked again for every call site: each is computed once.
+        self._module_of: dict[str, str] = {}
+        self._self_names: dict[str, tuple[str, str]] = {}
+        self._names: dict[tuple[str, str, str], str | None] = {}
+        self._imported: dict[tuple[str, str, str], str | None] = {}
+        self._class_members: dict[tuple[str, str], str | None] = {}
         for module in modules:
             self._add_module(module)
         self._class_member_names = {
@@ -130,12 +137,17 @@ class SymbolTable:
 
     def module_of(self, qualname: str) -> str:
         """The module a qualname is defined in (longest module prefix)."""
-        candidate = qualname
-        while candidate:
-            if candidate in self.modules:
-                return candidate
-            candidate = candidate.rpartition(".")[0]
-        return ""
+        found = self._module_of.get(qualname)
+        if found is None:
+            found = ""
+            candidate = qualname
+            while candidate:
+                if candidate in self.modules:
+                    found = candidate
+                    break
+                candidate = candidate.rpartition(".")[0]
+            self._module_of[qualname] = found
+        return found
 
     def enclosing_class(self, qualname: str) -> str:
         """The class whose method (or nested function of a method) ``qualname`` is."""
@@ -151,6 +163,12 @@ class SymbolTable:
 
     def self_name(self, function: str) -> tuple[str, str]:
         """(``self`` parameter name, class) for a method or a function nested in one."""
+        found = self._self_names.get(function)
+        if found is None:
+            found = self._self_names[function] = self._self_name(function)
+        return found
+
+    def _self_name(self, function: str) -> tuple[str, str]:
         candidate = function
         while candidate:
             symbol = self.symbols.get(candidate)
@@ -223,20 +241,27 @@ class SymbolTable:
         if symbol.kind == CLASS:
             if name not in self._class_member_names:
                 return None
-            # An annotation without a value (``tensor_keys: _AcceptedKeys``) declares a type,
-            # not a member: a definition further up the MRO (the inherited property) wins.
-            found = first_in_mro(self.bases, owner, self._member_memo[name], lambda cls: self._defined(cls, name))
-            if found is None:
-                found = first_in_mro(
-                    self.bases,
-                    owner,
-                    self._member_memo[name + " (declared)"],
-                    lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
-                )
+            key = (owner, name)
+            if key in self._class_members:  # what the walk below memoizes for ``owner`` anyway
+                return self._class_members[key]
+            found = self._class_members[key] = self._class_member(owner, name)
             return found
         if symbol.kind == MODULE:
             return self._lookup_in_module(owner, name, 0)
         return None
+
+    def _class_member(self, owner: str, name: str) -> str | None:
+        # An annotation without a value (``tensor_keys: _AcceptedKeys``) declares a type,
+        # not a member: a definition further up the MRO (the inherited property) wins.
+        found = first_in_mro(self.bases, owner, self._member_memo[name], lambda cls: self._defined(cls, name))
+        if found is None:
+            found = first_in_mro(
+                self.bases,
+                owner,
+                self._member_memo[name + " (declared)"],
+                lambda cls: f"{cls}.{name}" if name in self.members.get(cls, {}) else None,
+            )
+        return found
 
     def _defined(self, cls: str, name: str) -> str | None:
         """``cls.name`` when ``cls`` itself defines ``name`` (an annotation alone does not)."""
@@ -278,6 +303,13 @@ class SymbolTable:
 
     def import_target(self, module: str, scope: str, name: str) -> str | None:
         """What ``name`` is imported as in ``scope`` or an enclosing scope, as written."""
+        key = (module, scope, name)
+        if key in self._imported:
+            return self._imported[key]
+        found = self._imported[key] = self._import_target(module, scope, name)
+        return found
+
+    def _import_target(self, module: str, scope: str, name: str) -> str | None:
         for candidate in _scope_chain(scope, module):
             target = self.imports.get(candidate, {}).get(name)
             if target is not None:
@@ -286,6 +318,13 @@ class SymbolTable:
 
     def resolve_name(self, module: str, scope: str, name: str) -> str | None:
         """A bare name in ``scope`` (a function or the module): nested defs, imports, globals."""
+        key = (module, scope, name)
+        if key in self._names:
+            return self._names[key]
+        found = self._names[key] = self._resolve_name(module, scope, name)
+        return found
+
+    def _resolve_name(self, module: str, scope: str, name: str) -> str | None:
         for candidate in _scope_chain(scope, module):
             if candidate != module and self.is_kind(candidate, CLASS):
                 continue  # a class body is not an enclosing scope for its methods
