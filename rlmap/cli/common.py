@@ -3,6 +3,7 @@ model, the configuration and the profile.  Only the modules of :mod:`rlmap.cli` 
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -245,6 +246,11 @@ def load_model_of(
     else:
         with progress_display(quiet) as own:
             loaded = load_model(tree, cache, jobs=jobs, progress=own, extensions=extensions)
+    # A command is one short process: every object alive now (the model's millions of rows, tuples
+    # and dicts of strings freed by their reference counts) is moved out of the cyclic collector's
+    # sight, so that no later collection scans them to find no cycle (half a second on torchrl).
+    # Not done in the library: a long process (Sphinx) would keep any cycle frozen here.
+    gc.freeze()
     if cache.write_failed:
         say_warning(f"could not write to the cache in {cache.directory}; the next run will parse again")
     if cache.rejected:

@@ -12,7 +12,6 @@ them, so a part of it cannot be reused with the same result.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import re
@@ -149,20 +148,7 @@ def load_model(
         cache.put_sections(MODELS, key, *model_sections(model.state))
         if records:
             cache.put(LINKS, records, key)
-        _keep_out_of_collections()
     return LoadedModel(model, stats, source)
-
-
-def _keep_out_of_collections() -> None:
-    """Move every object alive now out of the cyclic collector's sight (:func:`gc.freeze`).
-
-    The collector was paused while the model was built; the first collection after it would scan
-    each of the model's millions of rows (half a second on torchrl), and each older generation
-    again later, to find no cycle: they are tuples and dicts of strings and numbers, freed by their
-    reference counts like any object.  Only a cycle already unreachable now would be kept, which
-    the few thousand objects of a command's setup do not form.
-    """
-    gc.freeze()
 
 
 def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:
