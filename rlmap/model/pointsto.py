@@ -10,7 +10,7 @@ A variable is a number, given the first time its name is seen: what it holds, it
 bindings and its watchers are entries of lists indexed by that number (a solve of torch holds
 millions of variables: no object per variable, and a variable that nothing reads or fills costs
 a few list slots).  Values are interned (:attr:`PointsTo.texts`): a value held by a thousand
-variables is one string.
+variables is one string, and, for those holding it alone, one tuple.
 
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
 capped variable keeps the first values to arrive, so that order is part of the result): the
@@ -26,7 +26,7 @@ from typing import Any
 
 CAP = 64  # values kept per variable (the first to arrive; see rlmap.model.valueflow)
 
-_FEW = 8  # copies held in a sorted tuple: smaller than a dict, and a lookup in 8 is as fast
+_FEW = 8  # copies (and watchers) held in a tuple while there are few: the smallest container
 _NOTHING: tuple[str, ...] = ()
 
 
@@ -42,11 +42,14 @@ class PointsTo:
         # per variable: the variables receiving a copy (None, one number, a few in a tuple sorted
         # by name, or a dict used as a set, sorted when visited)
         self.copies: list[int | tuple[int, ...] | dict[int, None] | None] = []
-        self.watchers: list[list[Any] | None] = []  # per variable: the facts that read it
+        # per variable: the facts that read it (a few in a tuple, more in a list)
+        self.watchers: list[tuple[Any, ...] | list[Any] | None] = []
         self.guards = bytearray()  # per variable: 1 if it admits only some values (see admit)
         self.binds: dict[int, dict[tuple[str, str], int]] = {}  # variable -> (target name, receiver) -> target
         self.delta: dict[int, dict[str, None]] = {}  # the worklist: values not yet pushed on
-        self.texts: dict[str, str] = {}  # every value (and receiver) once: the object the sets share
+        # every value (and receiver) once, as the tuple of it alone: the text and the tuple of one
+        # value are shared by every variable holding them
+        self.texts: dict[str, tuple[str]] = {}
 
     # -- hooks for the subclass --------------------------------------------------------------
     def guarded(self, name: str) -> bool:
@@ -111,8 +114,13 @@ class PointsTo:
             if len(new) > room:
                 del new[room:]
         texts = self.texts
-        new = [texts.setdefault(value, value) for value in new]
-        self.held[variable] = current + tuple(new)
+        for position, value in enumerate(new):
+            one = texts.get(value)
+            if one is None:
+                one = texts[value] = (value,)
+            new[position] = one[0]
+        # one value (most variables hold one): the tuple every variable holding it alone shares
+        self.held[variable] = current + tuple(new) if current or len(new) > 1 else texts[new[0]]
         pending = self.delta.get(variable)
         if pending is None:
             self.delta[variable] = dict.fromkeys(new)
@@ -158,7 +166,7 @@ class PointsTo:
         elif key in binds:
             return
         destination = self.variable(target)
-        binds[(self.names[destination], self.texts.setdefault(receiver, receiver))] = destination
+        binds[(self.names[destination], self.texts.setdefault(receiver, (receiver,))[0])] = destination
         if self.held[origin]:
             self.add_to(destination, self.bound(self.held[origin], receiver))
 
@@ -169,9 +177,13 @@ class PointsTo:
         variable = self.variable(name)
         watchers = self.watchers[variable]
         if watchers is None:
-            self.watchers[variable] = [fact]
+            self.watchers[variable] = (fact,)
+        elif type(watchers) is tuple and len(watchers) < _FEW:
+            self.watchers[variable] = (*watchers, fact)
+        elif type(watchers) is tuple:
+            self.watchers[variable] = [*watchers, fact]
         else:
-            watchers.append(fact)
+            watchers.append(fact)  # type: ignore[union-attr]
         if self.held[variable]:
             self.handle(fact, tuple(self.held[variable]))
 
@@ -211,6 +223,6 @@ class PointsTo:
                     add_to(binds[key], self.bound(values, key[1]))
             watchers = all_watchers[variable]
             if watchers:
-                for fact in tuple(watchers):
+                for fact in tuple(watchers) if type(watchers) is list else watchers:
                     self.handle(fact, values)
             self.visited(self.names[variable], values)

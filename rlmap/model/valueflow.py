@@ -110,6 +110,7 @@ _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
+_UNREAD: dict[str, str] = {}  # the arguments of a call no one asks for again (never changed)
 
 
 # Library functions that call a function they are given: the argument holding the function, and
@@ -743,7 +744,8 @@ class ValueFlow(PointsTo):
             if result:
                 self.returned(function, fact, receiver, first, bound)
             return
-        self._bound_calls[key] = given
+        # only a function that returns a parameter reads them again (:meth:`returned`)
+        self._bound_calls[key] = given if function in self.passthrough else _UNREAD
         index = 0
         for arg in fact[ARGS]:
             if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
