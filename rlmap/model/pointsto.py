@@ -21,6 +21,7 @@ in the order they were added; values arriving together are taken in sorted order
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -39,13 +40,14 @@ class PointsTo:
         # per variable: what it holds, in arrival order (a tuple: at most CAP values, a dict of
         # them would be four times the size)
         self.held: list[tuple[str, ...]] = []
-        # per variable: the variables receiving a copy (None, one number, a few in a tuple sorted
-        # by name, or a dict used as a set, sorted when visited)
-        self.copies: list[int | tuple[int, ...] | dict[int, None] | None] = []
+        # per variable: the variables receiving a copy, sorted by name (None, one number, a few in
+        # a tuple, more in a list)
+        self.copies: list[int | tuple[int, ...] | list[int] | None] = []
         # per variable: the facts that read it (a few in a tuple, more in a list)
         self.watchers: list[tuple[Any, ...] | list[Any] | None] = []
         self.guards = bytearray()  # per variable: 1 if it admits only some values (see admit)
-        self.binds: dict[int, dict[tuple[str, str], int]] = {}  # variable -> (target name, receiver) -> target
+        # variable -> the variables receiving its values bound -> the receiver(s) they are bound to
+        self.binds: dict[int, dict[int, str | tuple[str, ...]]] = {}
         self.delta: dict[int, dict[str, None]] = {}  # the worklist: values not yet pushed on
         # every value (and receiver) once, as the tuple of it alone: the text and the tuple of one
         # value are shared by every variable holding them
@@ -145,28 +147,35 @@ class PointsTo:
         elif type(copies) is tuple:
             if receiver in copies:
                 return
-            if len(copies) < _FEW:
-                self.copies[origin] = tuple(sorted((*copies, receiver), key=self.names.__getitem__))
-            else:
-                self.copies[origin] = dict.fromkeys((*copies, receiver))
-        else:
-            if receiver in copies:  # type: ignore[operator]
+            placed = sorted((*copies, receiver), key=self.names.__getitem__)
+            self.copies[origin] = tuple(placed) if len(placed) <= _FEW else placed
+        else:  # many: a list kept sorted by name (a set of them would be four times the size)
+            name = self.names[receiver]
+            place = bisect_left(copies, name, key=self.names.__getitem__)  # type: ignore[arg-type]
+            if place < len(copies) and copies[place] == receiver:  # type: ignore[index, arg-type]
                 return
-            copies[receiver] = None  # type: ignore[index]
+            copies.insert(place, receiver)  # type: ignore[union-attr]
         if self.held[origin]:
             self.add_to(receiver, self.held[origin])
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
         """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
         origin = self.variable(source)
+        destination = self.variable(target)
         binds = self.binds.get(origin)
-        key = (target, receiver)
         if binds is None:
             binds = self.binds[origin] = {}
-        elif key in binds:
-            return
-        destination = self.variable(target)
-        binds[(self.names[destination], self.texts.setdefault(receiver, (receiver,))[0])] = destination
+        receivers = binds.get(destination)
+        if receivers is None:
+            binds[destination] = self.texts.setdefault(receiver, (receiver,))[0]
+        elif type(receivers) is str:
+            if receivers == receiver:
+                return
+            binds[destination] = tuple(sorted((receivers, self.texts.setdefault(receiver, (receiver,))[0])))
+        else:
+            if receiver in receivers:
+                return
+            binds[destination] = tuple(sorted((*receivers, self.texts.setdefault(receiver, (receiver,))[0])))
         if self.held[origin]:
             self.add_to(destination, self.bound(self.held[origin], receiver))
 
@@ -215,12 +224,14 @@ class PointsTo:
                 if type(copies) is int:
                     add_to(copies, values)
                 else:
-                    for target in sorted(copies, key=names.__getitem__) if type(copies) is dict else copies:  # type: ignore[union-attr]
+                    for target in copies:  # type: ignore[union-attr]
                         add_to(target, values)
             binds = all_binds.get(variable)
             if binds:
-                for key in sorted(binds):
-                    add_to(binds[key], self.bound(values, key[1]))
+                for destination in sorted(binds, key=names.__getitem__):
+                    receivers = binds[destination]
+                    for receiver in (receivers,) if type(receivers) is str else receivers:
+                        add_to(destination, self.bound(values, receiver))
             watchers = all_watchers[variable]
             if watchers:
                 for fact in tuple(watchers) if type(watchers) is list else watchers:
