@@ -6,8 +6,12 @@ receiver on the way), and the facts that read them (:meth:`PointsTo.handle`, giv
 subclass, :class:`rlmap.model.valueflow.ValueFlow`).  :meth:`PointsTo.solve` pushes only the
 values a variable received since it was last visited (difference propagation).
 
-Each variable is one :class:`Variable` object found once by name: the worklist, the copy edges
-and the watchers hold the objects themselves, so propagating a value costs no lookup by name.
+A variable is a number, given the first time its name is seen: what it holds, its copies, its
+bindings and its watchers are entries of lists indexed by that number (a solve of torch holds
+millions of variables: no object per variable, and a variable that nothing reads or fills costs
+a few list slots).  Values are interned (:attr:`PointsTo.texts`): a value held by a thousand
+variables is one string, and, for those holding it alone, one tuple.
+
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
 capped variable keeps the first values to arrive, so that order is part of the result): the
 worklist takes the most recently queued variable first, a variable's copies are visited in the
@@ -17,46 +21,37 @@ in the order they were added; values arriving together are taken in sorted order
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Collection, Iterable
-from operator import attrgetter
 from typing import Any
 
 CAP = 64  # values kept per variable (the first to arrive; see rlmap.model.valueflow)
 
-
-class Variable:
-    """One variable: what it holds and what reads it (containers made on first use; a solve of
-    torch holds millions of variables, so nothing else is stored per variable)."""
-
-    __slots__ = ("binds", "copies", "name", "values", "watchers")
-    guarded = False  # only some values may enter (see PointsTo.admit): a GuardedVariable
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        # what it holds, in arrival order: a tuple while there are few, then a dict (an ordered set)
-        self.values: tuple[str, ...] | dict[str, None] = ()
-        self.copies: tuple[Variable, ...] | dict[str, Variable] | None = None  # a few, or by name
-        self.binds: dict[tuple[str, str], Variable] | None = None  # (target name, receiver) -> target
-        self.watchers: list[Any] | None = None  # the facts that read this variable
-
-
-class GuardedVariable(Variable):
-    """A variable that admits only some values."""
-
-    __slots__ = ()
-    guarded = True
-
-
-_FEW = 8  # values (and copies) held in a tuple: smaller than a dict, and a lookup in 8 is as fast
-_name = attrgetter("name")
+_FEW = 8  # copies (and watchers) held in a tuple while there are few: the smallest container
+_NOTHING: tuple[str, ...] = ()
 
 
 class PointsTo:
     """Variables, the edges between them, and the worklist; the subclass says what facts do."""
 
     def __init__(self) -> None:
-        self.variables: dict[str, Variable] = {}
-        self.delta: dict[Variable, dict[str, None]] = {}  # the worklist: values not yet pushed on
+        self.ids: dict[str, int] = {}  # name -> variable number
+        self.names: list[str] = []  # variable number -> name
+        # per variable: what it holds, in arrival order (a tuple: at most CAP values, a dict of
+        # them would be four times the size)
+        self.held: list[tuple[str, ...]] = []
+        # per variable: the variables receiving a copy, sorted by name (None, one number, a few in
+        # a tuple, more in a list)
+        self.copies: list[int | tuple[int, ...] | list[int] | None] = []
+        # per variable: the facts that read it (a few in a tuple, more in a list)
+        self.watchers: list[tuple[Any, ...] | list[Any] | None] = []
+        self.guards = bytearray()  # per variable: 1 if it admits only some values (see admit)
+        # variable -> the variables receiving its values bound -> the receiver(s) they are bound to
+        self.binds: dict[int, dict[int, str | tuple[str, ...]]] = {}
+        self.delta: dict[int, dict[str, None]] = {}  # the worklist: values not yet pushed on
+        # every value (and receiver) once, as the tuple of it alone: the text and the tuple of one
+        # value are shared by every variable holding them
+        self.texts: dict[str, tuple[str]] = {}
 
     # -- hooks for the subclass --------------------------------------------------------------
     def guarded(self, name: str) -> bool:
@@ -81,28 +76,38 @@ class PointsTo:
         """``values`` were pushed from variable ``name`` along its edges and to its watchers."""
 
     # -- the graph -----------------------------------------------------------------------------
-    def variable(self, name: str) -> Variable:
-        found = self.variables.get(name)
+    def variable(self, name: str) -> int:
+        """The number of variable ``name`` (made on first use)."""
+        found = self.ids.get(name)
         if found is None:
-            found = self.variables[name] = GuardedVariable(name) if self.guarded(name) else Variable(name)
+            found = self.ids[name] = len(self.names)
+            self.names.append(name)
+            self.held.append(_NOTHING)
+            self.copies.append(None)
+            self.watchers.append(None)
+            self.guards.append(self.guarded(name))
         return found
 
     def values_of(self, name: str) -> Collection[str]:
         """What variable ``name`` holds (empty if it was never used)."""
-        found = self.variables.get(name)
-        return found.values if found is not None else ()
+        found = self.ids.get(name)
+        return self.held[found] if found is not None else _NOTHING
+
+    def all_values(self) -> dict[str, tuple[str, ...]]:
+        """Every variable's values, by name (for tests and comparisons)."""
+        return {name: self.held[number] for name, number in self.ids.items()}
 
     def add(self, name: str, values: Iterable[str]) -> None:
         self.add_to(self.variable(name), values)
 
-    def add_to(self, variable: Variable, values: Iterable[str]) -> None:
+    def add_to(self, variable: int, values: Iterable[str]) -> None:
         """``values`` reach ``variable``: the new ones, in sorted order, up to the cap."""
-        current = variable.values
+        current = self.held[variable]
         room = CAP - len(current)
         if room <= 0:
             return
-        if variable.guarded:
-            values = self.admit(variable.name, values)
+        if self.guards[variable]:
+            values = self.admit(self.names[variable], values)
         new = [value for value in values if value not in current]
         if not new:
             return
@@ -110,97 +115,125 @@ class PointsTo:
             new = sorted(set(new))
             if len(new) > room:
                 del new[room:]
-        if isinstance(current, tuple):  # a few values: a tuple (most variables hold one)
-            if len(current) + len(new) <= _FEW:
-                variable.values = current + tuple(new)
-            else:
-                variable.values = dict.fromkeys(current + tuple(new))
-        else:
-            for value in new:
-                current[value] = None
+        texts = self.texts
+        for position, value in enumerate(new):
+            one = texts.get(value)
+            if one is None:
+                one = texts[value] = (value,)
+            new[position] = one[0]
+        # one value (most variables hold one): the tuple every variable holding it alone shares
+        self.held[variable] = current + tuple(new) if current or len(new) > 1 else texts[new[0]]
         pending = self.delta.get(variable)
         if pending is None:
-            pending = self.delta[variable] = {}
-        for value in new:
-            pending[value] = None
+            self.delta[variable] = dict.fromkeys(new)
+        else:
+            for value in new:
+                pending[value] = None
 
     def copy(self, source: str, target: str) -> None:
         """``target`` holds what ``source`` holds."""
         if not source:
             return
         origin = self.variable(source)
-        copies = origin.copies
+        receiver = self.variable(target)
+        copies = self.copies[origin]
         if copies is None:
-            receiver = self.variable(target)
-            origin.copies = (receiver,)
-        elif isinstance(copies, tuple):  # a few: a tuple, as for values
-            if any(existing.name == target for existing in copies):
+            self.copies[origin] = receiver
+        elif type(copies) is int:
+            if copies == receiver:
                 return
-            receiver = self.variable(target)
-            if len(copies) < _FEW:
-                origin.copies = (*copies, receiver)
-            else:
-                origin.copies = {existing.name: existing for existing in (*copies, receiver)}
-        else:
-            if target in copies:
+            pair = (copies, receiver)
+            self.copies[origin] = pair if self.names[copies] < self.names[receiver] else pair[::-1]
+        elif type(copies) is tuple:
+            if receiver in copies:
                 return
-            receiver = self.variable(target)
-            copies[receiver.name] = receiver  # the name ``variables`` holds: one string, not two
-        if origin.values:
-            self.add_to(receiver, origin.values)
+            placed = sorted((*copies, receiver), key=self.names.__getitem__)
+            self.copies[origin] = tuple(placed) if len(placed) <= _FEW else placed
+        else:  # many: a list kept sorted by name (a set of them would be four times the size)
+            name = self.names[receiver]
+            place = bisect_left(copies, name, key=self.names.__getitem__)  # type: ignore[arg-type]
+            if place < len(copies) and copies[place] == receiver:  # type: ignore[index, arg-type]
+                return
+            copies.insert(place, receiver)  # type: ignore[union-attr]
+        if self.held[origin]:
+            self.add_to(receiver, self.held[origin])
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
         """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
         origin = self.variable(source)
-        binds = origin.binds
-        key = (target, receiver)
+        destination = self.variable(target)
+        binds = self.binds.get(origin)
         if binds is None:
-            binds = origin.binds = {}
-        elif key in binds:
-            return
-        destination = binds[key] = self.variable(target)
-        if origin.values:
-            self.add_to(destination, self.bound(origin.values, receiver))
+            binds = self.binds[origin] = {}
+        receivers = binds.get(destination)
+        if receivers is None:
+            binds[destination] = self.texts.setdefault(receiver, (receiver,))[0]
+        elif type(receivers) is str:
+            if receivers == receiver:
+                return
+            binds[destination] = tuple(sorted((receivers, self.texts.setdefault(receiver, (receiver,))[0])))
+        else:
+            if receiver in receivers:
+                return
+            binds[destination] = tuple(sorted((*receivers, self.texts.setdefault(receiver, (receiver,))[0])))
+        if self.held[origin]:
+            self.add_to(destination, self.bound(self.held[origin], receiver))
 
     def watch(self, name: str, fact: Any) -> None:
         """``fact`` reads variable ``name``: it sees what the variable holds now and later."""
         if not name:
             return
         variable = self.variable(name)
-        if variable.watchers is None:
-            variable.watchers = [fact]
+        watchers = self.watchers[variable]
+        if watchers is None:
+            self.watchers[variable] = (fact,)
+        elif type(watchers) is tuple and len(watchers) < _FEW:
+            self.watchers[variable] = (*watchers, fact)
+        elif type(watchers) is tuple:
+            self.watchers[variable] = [*watchers, fact]
         else:
-            variable.watchers.append(fact)
-        if variable.values:
-            self.handle(fact, tuple(variable.values))
+            watchers.append(fact)  # type: ignore[union-attr]
+        if self.held[variable]:
+            self.handle(fact, tuple(self.held[variable]))
 
     def release(self) -> None:
-        """Let the graph go: its variables refer to each other, and resolution runs with the
-        cyclic garbage collector paused, so only breaking the references frees them at once."""
-        for variable in self.variables.values():
-            variable.copies = variable.binds = variable.watchers = None
-        self.variables.clear()
+        """Let the graph go (resolution runs with the cyclic garbage collector paused: nothing
+        here holds a cycle, but the tables are dropped at once rather than with the object)."""
+        self.ids.clear()
+        self.names.clear()
+        self.held.clear()
+        self.copies.clear()
+        self.watchers.clear()
+        self.binds.clear()
+        self.guards.clear()
         self.delta.clear()
+        self.texts.clear()
 
     def solve(self) -> None:
         """Push every variable's new values until nothing changes."""
         delta = self.delta
         add_to = self.add_to
+        all_copies = self.copies
+        all_binds = self.binds
+        all_watchers = self.watchers
+        names = self.names
         while delta:
             variable, values = delta.popitem()
-            copies = variable.copies
-            if copies:
-                if isinstance(copies, dict):
-                    for name in sorted(copies):
-                        add_to(copies[name], values)
+            copies = all_copies[variable]
+            if copies is not None:
+                if type(copies) is int:
+                    add_to(copies, values)
                 else:
-                    for target in sorted(copies, key=_name) if len(copies) > 1 else copies:
+                    for target in copies:  # type: ignore[union-attr]
                         add_to(target, values)
-            if variable.binds:
-                binds = variable.binds
-                for key in sorted(binds):
-                    add_to(binds[key], self.bound(values, key[1]))
-            if variable.watchers:
-                for fact in tuple(variable.watchers):
+            binds = all_binds.get(variable)
+            if binds:
+                for destination in sorted(binds, key=names.__getitem__):
+                    receivers = binds[destination]
+                    for receiver in (receivers,) if type(receivers) is str else receivers:
+                        add_to(destination, self.bound(values, receiver))
+            watchers = all_watchers[variable]
+            if watchers:
+                for fact in tuple(watchers) if type(watchers) is list else watchers:
                     self.handle(fact, values)
-            self.visited(variable.name, values)
+            self.visited(self.names[variable], values)

@@ -69,10 +69,21 @@ from __future__ import annotations
 
 import builtins
 from collections import defaultdict
-from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Collection, Iterable, Iterator
+from typing import TYPE_CHECKING, Final, NamedTuple
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Flow, ModuleIndex
+from rlmap.index.records import (
+    ATTRIBUTE,
+    CLASS,
+    FUNCTION,
+    METHOD,
+    MODULE,
+    PROPERTY,
+    VARIABLE,
+    Flow,
+    FlowRow,
+    ModuleIndex,
+)
 from rlmap.index.summaries import METACLASS
 from rlmap.model.annotations import CONTAINER, Declared, declared_types
 from rlmap.model.mro import first_in_mro
@@ -82,6 +93,15 @@ from rlmap.model.target import Target
 if TYPE_CHECKING:
     from rlmap.model.resolve import Resolver
 
+# A fact's fields: the facts are the index's rows themselves (no object is made per row; a
+# fact the solve makes is a :class:`Flow`, a row with names), read by position.
+OP: Final = 0
+TARGET: Final = 1
+SOURCE: Final = 2
+NAME: Final = 3
+ARGS: Final = 4
+LINE: Final = 5
+SCOPE: Final = 6
 RETURN = "<return>"
 OWN = "<own>"  # a returned parameter: what the function itself assigns to it
 DEFAULT = "<default>"  # a returned parameter: its default value
@@ -90,6 +110,7 @@ _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
+_UNREAD: dict[str, str] = {}  # the arguments of a call no one asks for again (never changed)
 
 
 # Library functions that call a function they are given: the argument holding the function, and
@@ -152,7 +173,7 @@ class ValueFlow(PointsTo):
         super().__init__()
         self.params: dict[str, tuple[str, ...]] = {}
         self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
-        self.decorated: list[Flow] = []
+        self.decorated: list[FlowRow] = []
         self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
         self._subclass_memo: dict[str, dict[str, bool | None]] = {}
         self._fits_memo: dict[Declared, dict[str, bool]] = {}
@@ -167,22 +188,22 @@ class ValueFlow(PointsTo):
         self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
         self._keep: list[Flow] = []
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
-        self._metacalls: dict[int, tuple[Flow, str]] = {}
+        self._metacalls: dict[int, tuple[FlowRow, str]] = {}
         self._metaclass_watched: set[tuple[int, str]] = set()
-        facts = [Flow._make(row) for module in modules for row in module.flow]
+        facts = [row for module in modules for row in module.flow]
         # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
         self._declares_metaclass = {
-            fact.target for fact in facts if fact.op == "copy" and fact.target.endswith("." + METACLASS)
+            fact[TARGET] for fact in facts if fact[OP] == "copy" and fact[TARGET].endswith("." + METACLASS)
         }
         self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
         self._metaclass_memo: dict[str, bool | None] = {}
         self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
-        self.originals = {fact.name for fact in facts if fact.op == "decorated"}
+        self.originals = {fact[NAME] for fact in facts if fact[OP] == "decorated"}
         self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
         for fact in facts:
-            if fact.op == "params":
-                self.params[fact.target] = fact.args
-                self._receiver_of(fact.target, fact.args)
+            if fact[OP] == "params":
+                self.params[fact[TARGET]] = fact[ARGS]
+                self._receiver_of(fact[TARGET], fact[ARGS])
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
         self._guarded = frozenset(self.receivers).union(self.declared)
@@ -195,12 +216,12 @@ class ValueFlow(PointsTo):
             self.fact(fact)
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
-            missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact.source))]
-            self.decorated = [fact for fact in self.decorated if self._internal(self.values_of(fact.source))]
+            missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact[SOURCE]))]
+            self.decorated = [fact for fact in self.decorated if self._internal(self.values_of(fact[SOURCE]))]
             if not missing:
                 break
             for fact in missing:
-                self.add(fact.target, {fact.name})
+                self.add(fact[TARGET], {fact[NAME]})
             self.solve()
         # A method no call of the program reaches (an entry point: ``collector.start()`` is the
         # user's call) still runs on an instance of its class: its ``self`` holds one, so that what
@@ -210,8 +231,9 @@ class ValueFlow(PointsTo):
                 self.add(variable, ("i:" + self.receivers[variable],))
         self.solve()
 
-    def _returned_parameters(self, facts: list[Flow]) -> list[Flow]:
-        """The facts, with ``return p`` of a parameter ``p`` made per call.
+    def _returned_parameters(self, facts: list[FlowRow]) -> Iterator[FlowRow]:
+        """The facts, with ``return p`` of a parameter ``p`` made per call (one at a time: the
+        facts of the whole program are not copied).
 
         A function that returns a parameter (``return self``, ``return policy`` of a wrapper that
         may wrap it) would, merged over every call, return at each call what any call passed.
@@ -221,29 +243,28 @@ class ValueFlow(PointsTo):
         """
         returned: dict[str, list[str]] = defaultdict(list)
         for fact in facts:
-            if fact.op == "copy" and fact.target.endswith(RETURN) and fact.target == f"{fact.scope}.{RETURN}":
-                names = self.params.get(fact.scope, ())
-                bare = fact.source.removeprefix(fact.scope + ".")
+            if fact[OP] == "copy" and fact[TARGET].endswith(RETURN) and fact[TARGET] == f"{fact[SCOPE]}.{RETURN}":
+                names = self.params.get(fact[SCOPE], ())
+                bare = fact[SOURCE].removeprefix(fact[SCOPE] + ".")
                 is_parameter = any(_bare(name) == bare and not name.startswith("*") for name in names)
-                if bare != fact.source and is_parameter and bare not in returned[fact.scope]:
-                    returned[fact.scope].append(bare)
+                if bare != fact[SOURCE] and is_parameter and bare not in returned[fact[SCOPE]]:
+                    returned[fact[SCOPE]].append(bare)
         if not returned:
-            return facts
+            yield from facts
+            return
         self.passthrough = dict(returned)
         variables = {f"{function}.{name}": function for function, names in returned.items() for name in names}
-        result = []
         for fact in facts:
-            function = variables.get(fact.source) if fact.op == "copy" else None
-            if function is not None and fact.target == f"{function}.{RETURN}":
-                result.append(fact._replace(source=fact.source + OWN))
+            function = variables.get(fact[SOURCE]) if fact[OP] == "copy" else None
+            if function is not None and fact[TARGET] == f"{function}.{RETURN}":
+                yield Flow._make(fact)._replace(source=fact[SOURCE] + OWN)
                 continue
-            result.append(fact)
-            owner = variables.get(fact.target)
-            if owner is not None and fact.op not in ("store", "elem_store", "params"):
+            yield fact
+            owner = variables.get(fact[TARGET])
+            if owner is not None and fact[OP] not in ("store", "elem_store", "params"):
                 # an assignment to the parameter: in the function itself, or its default
-                suffix = OWN if fact.scope == owner else DEFAULT
-                result.append(fact._replace(target=fact.target + suffix))
-        return result
+                suffix = OWN if fact[SCOPE] == owner else DEFAULT
+                yield Flow._make(fact)._replace(target=fact[TARGET] + suffix)
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
         """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
@@ -317,51 +338,51 @@ class ValueFlow(PointsTo):
             self.add(target, [value for value in values if value == original or value not in self.originals])
 
     # -- facts -----------------------------------------------------------------------------
-    def fact(self, fact: Flow) -> None:
-        op = fact.op
+    def fact(self, fact: FlowRow) -> None:
+        op = fact[OP]
         if op == "value":
-            self.add(fact.target, (fact.source,))
+            self.add(fact[TARGET], (fact[SOURCE],))
         elif op == "copy":
-            self.copy(fact.source, fact.target)
+            self.copy(fact[SOURCE], fact[TARGET])
         elif op == "ref":
-            self.reference(fact.source, fact.name, fact.target)
+            self.reference(fact[SOURCE], fact[NAME], fact[TARGET])
         elif op in ("load", "elem_load", "call"):
-            self.watch(fact.source, fact)
+            self.watch(fact[SOURCE], fact)
         elif op in ("store", "elem_store"):
-            self.watch(fact.target, fact)
+            self.watch(fact[TARGET], fact)
         elif op == "decorated":
-            self.decorations[fact.source].append((fact.target, fact.name))
+            self.decorations[fact[SOURCE]].append((fact[TARGET], fact[NAME]))
             self.decorated.append(fact)
-            if self.values_of(fact.source):
-                self.decorate(fact.source, self.values_of(fact.source))
+            if self.values_of(fact[SOURCE]):
+                self.decorate(fact[SOURCE], self.values_of(fact[SOURCE]))
 
-    def handle(self, fact: Flow, values: Iterable[str]) -> None:
-        op = fact.op
+    def handle(self, fact: FlowRow, values: Iterable[str]) -> None:
+        op = fact[OP]
         if op == "load":
             for value in sorted(values):
-                self.load(value, fact.name, fact.target, fact)
+                self.load(value, fact[NAME], fact[TARGET], fact)
         elif op == "call":
             for value in sorted(values):
-                side = self.via_getattr.get(fact.source)  # per value: a call below may set it
+                side = self.via_getattr.get(fact[SOURCE])  # per value: a call below may set it
                 self._through_getattr = side is not None and value in self.values_of(side)
                 self.call(fact, value)
                 self._through_getattr = False
         elif op == "elem_load":
             for value in sorted(values):
-                self.element_load(value, fact.name, fact.target)
+                self.element_load(value, fact[NAME], fact[TARGET])
         elif op == "elem_store":
             for value in sorted(values):
-                self.element_store(value, fact.name, fact.source)
+                self.element_store(value, fact[NAME], fact[SOURCE])
         elif op == "store":
             for value in sorted(values):
-                self.store(value, fact.name, fact.source, fact)
+                self.store(value, fact[NAME], fact[SOURCE], fact)
         elif op == "metacall":
             for value in sorted(values):
                 self.metaclass_call(fact, value)
         elif op == "super_of":
             for value in sorted(values):
                 if value.startswith("cls:"):
-                    self.add(fact.target, (f"super:{fact.name}|{value}",))
+                    self.add(fact[TARGET], (f"super:{fact[NAME]}|{value}",))
 
     def reference(self, dotted: str, bare: str, target: str) -> None:
         """What a dotted name denotes: a definition's value, a module variable, or an outside name."""
@@ -397,7 +418,7 @@ class ValueFlow(PointsTo):
             self.copy(qualname, target)  # what the module (or class) variable holds
 
     # -- attributes ------------------------------------------------------------------------
-    def load(self, value: str, name: str, target: str, fact: Flow) -> None:
+    def load(self, value: str, name: str, target: str, fact: FlowRow) -> None:
         kind, _, rest = value.partition(":")
         if kind == "cls" and name == "apply" and self._autograd_apply(rest):
             self.add(target, ("apply:" + rest,))
@@ -449,7 +470,7 @@ class ValueFlow(PointsTo):
                     stack.append(base)
         return False
 
-    def load_member(self, cls: str, name: str, target: str, receiver: str, fact: Flow) -> None:
+    def load_member(self, cls: str, name: str, target: str, receiver: str, fact: FlowRow) -> None:
         """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
         if receiver.startswith("i:"):
             if name == "__dict__":
@@ -476,7 +497,7 @@ class ValueFlow(PointsTo):
         for field in fields:
             self.bind_copy(field, target, receiver)
 
-    def getattr_fallback(self, fact: Flow, cls: str, receiver: str) -> None:
+    def getattr_fallback(self, fact: FlowRow, cls: str, receiver: str) -> None:
         """``obj.name`` answered by ``__getattr__``; what it returns is kept apart (``<getattr>``)
         so that the edges it leads to are known (``by_getattr``) when :meth:`targets` decides."""
         member = self.resolver.member(cls, "__getattr__")
@@ -486,10 +507,10 @@ class ValueFlow(PointsTo):
         self.edge(fact, member, "implicit")
         self._through_getattr = False
         self.bind(member, fact, receiver, result=False)
-        side = fact.target + "<getattr>"
-        self.via_getattr[fact.target] = side
+        side = fact[TARGET] + "<getattr>"
+        self.via_getattr[fact[TARGET]] = side
         self.copy(f"{member}.{RETURN}", side)
-        self.copy(side, fact.target)
+        self.copy(side, fact[TARGET])
 
     def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
         """The variables ``obj.name`` reads for an instance of ``cls`` (the field of the class that
@@ -513,7 +534,7 @@ class ValueFlow(PointsTo):
         """The variable of attribute ``name`` of instances of ``cls``: under the class that assigns it."""
         return f"{self.resolver.attribute_owner(cls, name) or cls}.{name}"
 
-    def store(self, value: str, name: str, source: str, fact: Flow) -> None:
+    def store(self, value: str, name: str, source: str, fact: FlowRow) -> None:
         kind, _, rest = value.partition(":")
         if kind == "i":
             setattr_method = self.resolver.member(rest, "__setattr__")
@@ -587,10 +608,10 @@ class ValueFlow(PointsTo):
             self.copy(source, f"{rest}[{key}]" if key else f"{rest}[?]")
 
     # -- calls -----------------------------------------------------------------------------
-    def edge(self, fact: Flow, callee: str, how: str) -> None:
-        key = (fact.scope, fact.line, fact.name)
+    def edge(self, fact: FlowRow, callee: str, how: str) -> None:
+        key = (fact[SCOPE], fact[LINE], fact[NAME])
         how = self.hows.get(id(fact), how)
-        self.site_source.setdefault(key, fact.target if fact.op == "load" else fact.source)
+        self.site_source.setdefault(key, fact[TARGET] if fact[OP] == "load" else fact[SOURCE])
         known = self.edges[key].get(callee)
         if self._through_getattr:
             if known is None:
@@ -599,19 +620,19 @@ class ValueFlow(PointsTo):
             self.by_getattr.discard((key, callee))
         self.edges[key][callee] = min(how, known) if known else how  # the same label in any order
 
-    def call(self, fact: Flow, value: str) -> None:
+    def call(self, fact: FlowRow, value: str) -> None:
         kind, _, rest = value.partition(":")
-        if fact.name == "!raise":
+        if fact[NAME] == "!raise":
             if kind == "cls":
                 self.construct(fact, rest)
             return
-        implicit = fact.name.startswith(".")
+        implicit = fact[NAME].startswith(".")
         if implicit:
             if kind == "i":
-                self.call_method(fact, rest, fact.name[1:], value, "implicit")
+                self.call_method(fact, rest, fact[NAME][1:], value, "implicit")
             return
         if kind == "fn":
-            self.edge(fact, rest, "decorator" if fact.name.startswith("@") else "flow")
+            self.edge(fact, rest, "decorator" if fact[NAME].startswith("@") else "flow")
             self.bind(rest, fact, None)
         elif kind == "b":
             receiver, _, qualname = rest.partition("|")
@@ -633,7 +654,7 @@ class ValueFlow(PointsTo):
         elif kind == "ext":
             self.external_call(fact, rest)
 
-    def call_method(self, fact: Flow, cls: str, name: str, receiver: str, how: str) -> bool:
+    def call_method(self, fact: FlowRow, cls: str, name: str, receiver: str, how: str) -> bool:
         member = self.resolver.member(cls, name)
         if member is None or self.symbols[member].kind not in (METHOD, FUNCTION):
             return False
@@ -641,11 +662,11 @@ class ValueFlow(PointsTo):
         self.bind(member, fact, receiver)
         return True
 
-    def construct(self, fact: Flow, cls: str, through_metaclass: bool = False) -> None:
+    def construct(self, fact: FlowRow, cls: str, through_metaclass: bool = False) -> None:
         """``C(...)``: an instance of ``C`` whose ``__init__`` runs; first, the ``__call__`` of
         ``C``'s metaclass if it defines one.  ``through_metaclass``: the call is that ``__call__``'s
         ``super().__call__(...)``, which runs ``__init__`` (an ``implicit`` edge)."""
-        self.add(fact.target, ("i:" + cls,))
+        self.add(fact[TARGET], ("i:" + cls,))
         init = self.resolver.member(cls, "__init__")
         how = "implicit" if through_metaclass else "flow"
         if init is not None and self.symbols[init].kind in (METHOD, FUNCTION):
@@ -655,10 +676,10 @@ class ValueFlow(PointsTo):
             self.bind(init, fact, "i:" + cls, arguments=not through_metaclass)
         elif not through_metaclass:
             self.edge(fact, cls, "flow")
-        if not through_metaclass and fact.name != "!raise":
+        if not through_metaclass and fact[NAME] != "!raise":
             self.watch_metaclass(fact, cls)
 
-    def watch_metaclass(self, fact: Flow, cls: str) -> None:
+    def watch_metaclass(self, fact: FlowRow, cls: str) -> None:
         """Watch the ``metaclass=`` of ``cls`` and of its bases for the constructor call ``fact``."""
         if (id(fact), cls) in self._metaclass_watched:
             return
@@ -675,12 +696,12 @@ class ValueFlow(PointsTo):
             lambda owner: f"{owner}.{METACLASS}" if f"{owner}.{METACLASS}" in declared else None,
         )
         for variable in (nearest,) if nearest else ():
-            watcher = Flow("metacall", fact.target, variable, fact.name, fact.args, fact.line, fact.scope)
+            watcher = Flow("metacall", fact[TARGET], variable, fact[NAME], fact[ARGS], fact[LINE], fact[SCOPE])
             self._keep.append(watcher)
             self._metacalls[id(watcher)] = (fact, cls)
             self.watch(variable, watcher)
 
-    def metaclass_call(self, watcher: Flow, value: str) -> None:
+    def metaclass_call(self, watcher: FlowRow, value: str) -> None:
         """The metaclass ``value`` of a class being made: its ``__call__`` runs with ``cls`` the class."""
         if not value.startswith("cls:"):
             return
@@ -693,11 +714,11 @@ class ValueFlow(PointsTo):
             self.bind(call, fact, "cls:" + cls, result=False)
 
     def bind(
-        self, function: str, fact: Flow, receiver: str | None, result: bool = True, arguments: bool = True
+        self, function: str, fact: FlowRow, receiver: str | None, result: bool = True, arguments: bool = True
     ) -> None:
         """Arguments to parameters, the return value to the call's result (either may be left out)."""
         if result:
-            self.copy(f"{function}.{RETURN}", fact.target)
+            self.copy(f"{function}.{RETURN}", fact[TARGET])
         names = self.params.get(function)
         if names is None:
             return
@@ -723,9 +744,10 @@ class ValueFlow(PointsTo):
             if result:
                 self.returned(function, fact, receiver, first, bound)
             return
-        self._bound_calls[key] = given
+        # only a function that returns a parameter reads them again (:meth:`returned`)
+        self._bound_calls[key] = given if function in self.passthrough else _UNREAD
         index = 0
-        for arg in fact.args:
+        for arg in fact[ARGS]:
             if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
                 for name in sorted(keywords):
                     self.elements(arg[2:], f"{function}.{name}", repr(name), fact)
@@ -759,116 +781,116 @@ class ValueFlow(PointsTo):
             self.returned(function, fact, receiver, first, given)
 
     def returned(
-        self, function: str, fact: Flow, receiver: str | None, first: list[str], given: dict[str, str] | None
+        self, function: str, fact: FlowRow, receiver: str | None, first: list[str], given: dict[str, str] | None
     ) -> None:
         """What a call gets back of the parameters the function returns as is (see
         :meth:`_returned_parameters`): its receiver, its own arguments, else the defaults
         (``given`` ``None``: the arguments are not this call's, every one is possible)."""
         for name in self.passthrough.get(function, ()):
             variable = f"{function}.{name}"
-            self.copy(variable + OWN, fact.target)
+            self.copy(variable + OWN, fact[TARGET])
             if receiver is not None and first == [name]:
-                self.add(fact.target, (receiver,))
+                self.add(fact[TARGET], (receiver,))
             elif given is None or given.get(name) == "":
-                self.copy(variable, fact.target)
+                self.copy(variable, fact[TARGET])
             elif name in given:
-                self.copy(given[name], fact.target)
+                self.copy(given[name], fact[TARGET])
             else:
-                self.copy(variable + DEFAULT, fact.target)
+                self.copy(variable + DEFAULT, fact[TARGET])
 
-    def elements(self, source: str, target: str, key: str, fact: Flow) -> None:
+    def elements(self, source: str, target: str, key: str, fact: FlowRow) -> None:
         """``target`` holds the elements of what ``source`` holds (at constant ``key``, or any)."""
         if (source, target, key) in self._unpacked:
             return
         self._unpacked.add((source, target, key))
-        self.watch(source, Flow("elem_load", target, source, key, (), fact.line, fact.scope))
+        self.watch(source, Flow("elem_load", target, source, key, (), fact[LINE], fact[SCOPE]))
 
-    def container_call(self, fact: Flow, rest: str) -> None:
+    def container_call(self, fact: FlowRow, rest: str) -> None:
         container, _, method = rest.partition("|")
         if method in _CONTAINER_READS:
-            self.copy(f"{container}[]", fact.target)
+            self.copy(f"{container}[]", fact[TARGET])
         elif method in _CONTAINER_SAME:
-            self.add(fact.target, ("new:" + container,))
+            self.add(fact[TARGET], ("new:" + container,))
         elif method == "items":
-            self.add(fact.target, ("pairs:" + container,))
-        elif method in _CONTAINER_WRITES and fact.args:
-            self.copy(fact.args[-1], f"{container}[]")
-            self.copy(fact.args[-1], f"{container}[?]")
-        elif method in _CONTAINER_EXTENDS and fact.args:
-            element = f"{fact.target}.<element>"
-            self.watch(fact.args[0], Flow("elem_load", element, fact.args[0], "", (), fact.line, fact.scope))
+            self.add(fact[TARGET], ("pairs:" + container,))
+        elif method in _CONTAINER_WRITES and fact[ARGS]:
+            self.copy(fact[ARGS][-1], f"{container}[]")
+            self.copy(fact[ARGS][-1], f"{container}[?]")
+        elif method in _CONTAINER_EXTENDS and fact[ARGS]:
+            element = f"{fact[TARGET]}.<element>"
+            self.watch(fact[ARGS][0], Flow("elem_load", element, fact[ARGS][0], "", (), fact[LINE], fact[SCOPE]))
             self.copy(element, f"{container}[]")
             self.copy(element, f"{container}[?]")
 
-    def external_call(self, fact: Flow, name: str) -> None:
-        args = fact.args
+    def external_call(self, fact: FlowRow, name: str) -> None:
+        args = fact[ARGS]
         if name == "builtins.super":
-            cls = self.resolver.enclosing_class(fact.scope)
-            names = self.params.get(fact.scope, ())
+            cls = self.resolver.enclosing_class(fact[SCOPE])
+            names = self.params.get(fact[SCOPE], ())
             if cls and names and self._is_metaclass(cls):  # ``super()`` bound to the class being made
-                first = f"{fact.scope}.{names[0]}"
-                self.watch(first, Flow("super_of", fact.target, first, cls, (), fact.line, fact.scope))
+                first = f"{fact[SCOPE]}.{names[0]}"
+                self.watch(first, Flow("super_of", fact[TARGET], first, cls, (), fact[LINE], fact[SCOPE]))
             elif cls:
-                self.add(fact.target, (f"super:{cls}|i:{cls}",))
+                self.add(fact[TARGET], (f"super:{cls}|i:{cls}",))
             return
         if name in ("builtins.getattr", "builtins.setattr") and len(args) >= 2 and args[1].startswith("=s:"):
             attribute = args[1][3:]
             if name == "builtins.getattr":
-                self.watch(args[0], Flow("load", fact.target, args[0], attribute, (), fact.line, fact.scope))
+                self.watch(args[0], Flow("load", fact[TARGET], args[0], attribute, (), fact[LINE], fact[SCOPE]))
             elif len(args) >= 3:
-                self.watch(args[0], Flow("store", args[0], args[2], attribute, (), fact.line, fact.scope))
+                self.watch(args[0], Flow("store", args[0], args[2], attribute, (), fact[LINE], fact[SCOPE]))
             return
         if name == "functools.partial" and args:
-            self.copy(args[0], fact.target)
+            self.copy(args[0], fact[TARGET])
             return
         if name in _PASS_CONTAINER and args and not args[0].startswith(("*", "=")):
-            self.copy(args[0], fact.target)
+            self.copy(args[0], fact[TARGET])
         if name == "builtins.enumerate" and args and not args[0].startswith(("*", "=")):
-            self.watch(args[0], Flow("load", fact.target, args[0], "<enumerate>", (), fact.line, fact.scope))
+            self.watch(args[0], Flow("load", fact[TARGET], args[0], "<enumerate>", (), fact[LINE], fact[SCOPE]))
         if name == "builtins.zip":
             self.zip(fact)
         if name in _ELEMENT_OF_FIRST and args and not args[0].startswith(("*", "=")):
-            self.watch(args[0], Flow("elem_load", fact.target, args[0], "", (), fact.line, fact.scope))
+            self.watch(args[0], Flow("elem_load", fact[TARGET], args[0], "", (), fact[LINE], fact[SCOPE]))
         callback = _CALLBACKS.get(name)
         if callback is not None:
             result = self.callback(fact, callback)
             if name in ("builtins.map", "builtins.filter"):  # an iterator over the function's results
-                self.add(fact.target, (f"new:{fact.target}.<map>",))
-                self.copy(result, f"{fact.target}.<map>[]")
-                self.copy(result, f"{fact.target}.<map>[?]")
+                self.add(fact[TARGET], (f"new:{fact[TARGET]}.<map>",))
+                self.copy(result, f"{fact[TARGET]}.<map>[]")
+                self.copy(result, f"{fact[TARGET]}.<map>[?]")
 
-    def zip(self, fact: Flow) -> None:
+    def zip(self, fact: FlowRow) -> None:
         """``zip(xs, ys)``: tuples whose element ``i`` is an element of the ``i``-th argument."""
-        tuple_id = f"{fact.target}.<zip>"
-        self.add(fact.target, (f"new:{tuple_id}s",))
+        tuple_id = f"{fact[TARGET]}.<zip>"
+        self.add(fact[TARGET], (f"new:{tuple_id}s",))
         self.add(f"{tuple_id}s[]", (f"new:{tuple_id}",))
-        for position, arg in enumerate(fact.args):
+        for position, arg in enumerate(fact[ARGS]):
             if not arg or arg.startswith(("*", "=")):
                 continue
             element = f"{tuple_id}[{position}]"
-            self.watch(arg, Flow("elem_load", element, arg, "", (), fact.line, fact.scope))
+            self.watch(arg, Flow("elem_load", element, arg, "", (), fact[LINE], fact[SCOPE]))
             self.copy(element, f"{tuple_id}[]")
 
-    def callback(self, fact: Flow, spec: tuple[str, str]) -> str:
+    def callback(self, fact: FlowRow, spec: tuple[str, str]) -> str:
         """``map(f, xs)``: a call of ``f`` with an element of ``xs``, at the site of ``map``; the
         variable holding what the calls return."""
-        result = f"{fact.target}.<callback>"
+        result = f"{fact[TARGET]}.<callback>"
         swapped = (spec[1], spec[0]) if spec[0].isdigit() and spec[1].isdigit() else None
         for function_at, elements_at in (spec, swapped) if swapped else (spec,):
-            function, elements = self._argument(fact.args, function_at), self._argument(fact.args, elements_at)
+            function, elements = self._argument(fact[ARGS], function_at), self._argument(fact[ARGS], elements_at)
             if not function:
                 continue
             call_args: tuple[str, ...] = ()
             if elements and elements_at == "args":  # ``Thread(target=f, args=xs)`` calls ``f(*xs)``
                 call_args = ("*" + elements,)
             elif elements:  # ``map(f, xs)`` calls ``f(x)`` for each element ``x``
-                element = f"{fact.target}.<element{elements_at}>"
-                self.watch(elements, Flow("elem_load", element, elements, "", (), fact.line, fact.scope))
+                element = f"{fact[TARGET]}.<element{elements_at}>"
+                self.watch(elements, Flow("elem_load", element, elements, "", (), fact[LINE], fact[SCOPE]))
                 call_args = (element,)
-            mapping = self._argument(fact.args, "kwargs") if elements_at == "args" else ""
+            mapping = self._argument(fact[ARGS], "kwargs") if elements_at == "args" else ""
             if mapping:  # ``Thread(..., kwargs=d)`` calls ``f(..., **d)``
                 call_args += ("**" + mapping,)
-            synthetic = Flow("call", result, function, fact.name, call_args, fact.line, fact.scope)
+            synthetic = Flow("call", result, function, fact[NAME], call_args, fact[LINE], fact[SCOPE])
             self._keep.append(synthetic)  # ``hows`` is keyed by id: the fact must outlive the solve
             self.hows[id(synthetic)] = "callback"
             self.watch(function, synthetic)

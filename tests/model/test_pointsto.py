@@ -105,7 +105,27 @@ def test_release_lets_the_graph_go() -> None:
     graph.copy("b", "a")
     graph.add("a", ("v1",))
     graph.solve()
-    variable = graph.variables["a"]
     graph.release()
-    assert not graph.variables
-    assert variable.copies is None
+    assert not graph.ids
+    assert not graph.values_of("a")
+
+
+def test_many_copies_are_queued_by_name_whatever_order_they_were_made_in() -> None:
+    graph = Recording()
+    names = [f"c{index:02d}" for index in range(12)]  # more than a tuple holds: the sorted list
+    for name in (*names[::2], *names[1::2], names[3]):  # made out of order, one twice
+        graph.copy("source", name)
+    for name in names:
+        graph.watch(name, name)
+    graph.add("source", ("v1",))
+    graph.solve()
+    assert graph.seen == [(name, "v1") for name in reversed(names)]  # queued in name order, last first
+
+
+def test_one_target_bound_through_several_receivers_gets_each_binding_once() -> None:
+    graph = Recording()
+    for receiver in ("r2", "r1", "r1"):
+        graph.bind_copy("methods", "bound", receiver)
+    graph.add("methods", ("v1",))
+    graph.solve()
+    assert list(graph.values_of("bound")) == ["r1|v1", "r2|v1"]
