@@ -60,8 +60,9 @@ the solver meets them, and that order is fixed by the input alone: modules in pa
 source order, the worklist taking the variable queued last first, every set walked sorted (the
 graph and its solve are :mod:`rlmap.model.pointsto`).  So the result is the same whatever the
 hash seed, the working directory or the number of parser processes, but it is not the result of
-another order: on torchrl 0.14.1 with tensordict, 665 of 104,301 variables reach the cap, and
-solving the modules in reverse path order changes 19 of 25,859 (site, callee) pairs.  A capped set is a truncated
+another order: on torchrl 0.14.1 with tensordict, 663 of the 102,888 variables that hold a
+value reach the cap, and solving the modules in reverse path order changes 22 of the 25,387
+(site, callee) pairs of :meth:`ValueFlow.targets`, counted on either side.  A capped set is a truncated
 one, never a proof that a call does not happen.
 """
 
