@@ -50,7 +50,7 @@ class AccessVisitor(KeyVisitor):
         elif kind == READ and self.handed is not None and node is self.handed[0]:
             _, kind, operation = self.handed
             self.handed = None
-        on_self = bool(scope.self_name) and isinstance(node.value, cst.Name) and node.value.value == scope.self_name
+        on_self = bool(scope.self_name) and type(node.value) is cst.Name and node.value.value == scope.self_name
         if kind == READ and not is_callee and not on_self and scope.kind == FUNCTION:
             self.record_attribute_read(node, line)
         if on_self:
@@ -137,14 +137,14 @@ class AccessVisitor(KeyVisitor):
         )
         self.record_call_keys(node, line, start, end)
         self.callee = func  # the attribute read that is this call's callee is not a read
-        if isinstance(func, cst.Attribute) and self.mutates(func.attr.value, node):
+        if type(func) is cst.Attribute and self.mutates(func.attr.value, node):
             self.mutated = (func.value, func.attr.value)
         self.walk(func)
         name = ".".join(parts) if parts else "a call"
         handing = name not in _READS_ONLY
         for arg in node.args:
             value = arg.value
-            if handing and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and not arg.star:
+            if handing and type(value) is cst.Attribute and type(value.value) is cst.Name and not arg.star:
                 # ``f(self.x)`` may change self.x in place; ``g(..., out=self.x)`` does
                 keyword = arg.keyword.value if arg.keyword is not None else ""
                 kind, how = (MUTATE, f"out= of {name}") if keyword == "out" else (READ, f"passed to {name}")

@@ -12,6 +12,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Callable
 
 from rlmap.index import lines as L
 
@@ -139,9 +140,11 @@ def too_deep(line: int, detail: str = "") -> Skip:
     return Skip(line, f"nesting too deep to index{detail}; file skipped")
 
 
-def ast_index(text: str, path: str) -> tuple[dict[str, list[L.Position]], int, ast.Module]:
-    """The ``ast`` positions of a decoded file, the line of its deepest nesting, and the tree
-    (the value-flow summary is read from it, :mod:`rlmap.index.summaries`).
+def ast_index(text: str, path: str) -> tuple[dict[str, list[L.Position]], Callable[[], int], ast.Module]:
+    """The ``ast`` positions of a decoded file (:func:`rlmap.index.lines.index_lines`), a
+    function giving the line of its deepest nesting (read only when libcst recurses too deep,
+    so only then computed), and the tree (the value-flow summary is read from it,
+    :mod:`rlmap.index.summaries`).
 
     Raises :class:`Skip` for a syntax error, a dotted name or a nesting deeper than
     ``MAX_NESTING`` (found before parsing when it would make the parse itself quadratic).
@@ -155,7 +158,8 @@ def ast_index(text: str, path: str) -> tuple[dict[str, list[L.Position]], int, a
         raise Skip(error.lineno or 1, f"syntax error: {error.msg}; file skipped") from None
     except (RecursionError, MemoryError):  # CPython's parser stops at ~3000 levels, or its stack
         raise too_deep(_deepest_line(text), " (deeper than Python's own parser allows)") from None
-    positions, nesting = L.index_ast(tree, text.encode("utf-8"), MAX_NESTING)
-    if nesting.depth > MAX_NESTING:
+    source = text.encode("utf-8")
+    positions, nesting = L.index_lines(tree, source, MAX_NESTING)
+    if nesting is not None:
         raise too_deep(nesting.line, f" ({nesting.depth} levels, limit {MAX_NESTING})")
-    return positions, nesting.line, tree
+    return positions, lambda: L.index_ast(tree, source, MAX_NESTING)[1].line, tree

@@ -67,6 +67,8 @@ Extractor.handlers = {
     cst.Del: Extractor.visit_del,
     cst.Return: Extractor.visit_return,
     cst.IndentedBlock: Extractor.visit_block,
+    cst.SimpleStatementLine: Extractor.visit_simple_statements,
+    cst.SimpleStatementSuite: Extractor.visit_simple_statements,
     cst.Attribute: Extractor.visit_attribute,
     cst.Call: Extractor.visit_call,
     cst.Subscript: Extractor.visit_subscript,
@@ -92,6 +94,10 @@ class _Provided:
         start = self.positions[target].start.line
         end = self.positions[node].end.line
         return start, end, self.texts(node)
+
+    def statement(self, node: cst.CSTNode) -> bool:  # noqa: ARG002 - every node has its own position
+        """Never a one-line statement whose expressions go unpaired: every node is looked up."""
+        return False
 
     def text(self, node: cst.CSTNode | None) -> str:
         return L.shorten(self.module.code_for_node(node)) if node is not None else ""
@@ -195,7 +201,7 @@ def _extract(
     except cst.ParserSyntaxError as error:
         raise Skip(error.raw_line, f"libcst cannot parse: {error.message}; file skipped") from None
     except RecursionError:
-        raise too_deep(deepest_line) from None
+        raise too_deep(deepest_line()) from None
     line_count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
     lines = text.split("\n")  # the line numbering ast uses (splitlines also splits on \f, \v, ...)
     try:
@@ -206,14 +212,14 @@ def _extract(
     except L.PositionMismatch:
         pass
     except RecursionError:
-        raise too_deep(deepest_line) from None
+        raise too_deep(deepest_line()) from None
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         provided = _Provided(wrapper.module, wrapper.resolve(PositionProvider))
         extractor = Extractor(wrapper.module, module_name, path, provided, vocabulary)
         return _finished(_run(extractor, is_package, line_count, lines), tree, library)
     except RecursionError:
-        raise too_deep(deepest_line) from None
+        raise too_deep(deepest_line()) from None
 
 
 def _skip_validation(self: cst.CSTNode) -> None:

@@ -18,6 +18,7 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from itertools import accumulate
 from typing import Any
 
 CALL = "call"
@@ -35,6 +36,7 @@ ANN_ASSIGN = "annassign"
 AUG_ASSIGN = "augassign"
 IMPORT = "import"
 RETURN = "return"
+STATEMENT = "stmt"  # a simple statement (:func:`index_lines`)
 
 # (line, end_line, check, texts) per node; ``check`` is a name the libcst side must agree
 # with, ``texts`` the source text of the parts the index prints (see ``_TEXTS``; a call's are
@@ -85,12 +87,9 @@ def _line_starts(source: bytes) -> list[int]:
     """Byte offset of each line's start, with Python's line breaks (``\\n``, ``\\r\\n``, ``\\r``)."""
     if b"\r" in source:
         return [0, *(match.end() for match in _LINE_BREAK.finditer(source))]
-    starts = [0]
-    newline = source.find(b"\n")
-    while newline != -1:
-        starts.append(newline + 1)
-        newline = source.find(b"\n", newline + 1)
-    return starts
+    lengths = [len(line) + 1 for line in source.split(b"\n")]
+    del lengths[-1]  # the text after the last newline starts a line and ends none
+    return list(accumulate(lengths, initial=0))
 
 
 def _segment_reader(source: bytes, starts: list[int]) -> Callable[[ast.AST | None], str]:
@@ -214,24 +213,79 @@ def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str
     ``import a.b.c``); the depth counts them as libcst will.  ``limit`` (0: none) is where
     the caller stops: string literals are only counted exactly when they could pass it.
     """
+    return _index(tree, source, limit, flat=False)
+
+
+def index_lines(tree: ast.Module, source: bytes, limit: int) -> tuple[dict[str, list[Position]], Nesting | None]:
+    """The positions :class:`PairedPositions` hands out, and the module's :class:`Nesting` if it
+    passes ``limit`` (else ``None``: the depth is only computed exactly where it could pass it).
+
+    The cheap form of :func:`index_ast`: most statements are written on one line, and every
+    node inside a one-line simple statement is on that line, so their expressions are not
+    visited: each simple statement gets a ``STATEMENT`` entry, and only those spread over
+    lines (and the headers of compound statements) get expression-level positions.  The one
+    text wanted inside a one-line statement, a callee that is not a dotted name, is read from
+    its ``ast`` statement on demand (:meth:`PairedPositions.statement`).
+    """
+    positions, nesting = _index(tree, source, limit, flat=True)
+    if nesting.depth <= limit:
+        return positions, None
+    return positions, index_ast(tree, source, limit)[1]  # the exact figures, for the message
+
+
+# ``ast`` simple statements: libcst's small statements, one to one, in source order; the check
+# is the class name, with libcst's for ``del``.
+_SIMPLE_STATEMENTS: dict[type, str] = {
+    kind: ("Del" if kind is ast.Delete else kind.__name__)
+    for kind in (
+        ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Import, ast.ImportFrom,
+        ast.Pass, ast.Break, ast.Continue, ast.Delete, ast.Global, ast.Nonlocal, ast.Assert,
+        *((ast.TypeAlias,) if hasattr(ast, "TypeAlias") else ()),
+    )
+}  # fmt: skip
+# A one-line statement's nodes nest at most one level per byte of it, plus a few levels that
+# take no text of their own (``Expr`` over its call, a context marker); beyond this bound its
+# nodes are walked for their depth.
+_LEVELS_PER_BYTE = 2
+_LEVELS_WITHOUT_TEXT = 16
+
+
+def _index(tree: ast.Module, source: bytes, limit: int, flat: bool) -> tuple[dict[str, list[Position]], Nesting]:
+    """The walk of :func:`index_ast`; ``flat``: as :func:`index_lines` (its depth is exact only
+    past ``limit``... and then not necessarily its line: callers redo the exact walk)."""
     starts = _line_starts(source)
     segment = _segment_reader(source, starts)
-    found: dict[str, list[tuple[int, int, int, int, int, str, tuple[str, ...]]]] = {}
+    found: dict[str, list[tuple[int, int, int, int, int, str, tuple[Any, ...]]]] = {}
     deepest, deepest_line = 0, 1
     # (node, depth of its parent, line of the nearest node that has one: contexts, operators
     # and ``arguments`` have none)
     stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 1)]
     pop, push, category_of, fields_of = stack.pop, stack.append, _AST_CATEGORY.get, _CHILD_FIELDS.get
+    simple = _SIMPLE_STATEMENTS if flat else {}
+    # where the depth is only a bound (``flat``), a name is not pushed: its depth is counted
+    # where it is met (the exact walk pops it in order, for the line of the first deepest node)
+    leaf = ast.Name if flat else None
     while stack:
         node, depth, line = pop()
         kind = type(node)
         depth += 1
         line = getattr(node, "lineno", line)
+        if kind in simple and _statement(found, node, simple[kind], line, segment):
+            # one line: its nodes are not paired; walked for their depth only if it could pass the limit
+            width = node.end_col_offset - node.col_offset  # type: ignore[attr-defined]
+            if limit and depth + _LEVELS_PER_BYTE * width + _LEVELS_WITHOUT_TEXT > limit:
+                room = max(1, limit - depth + 1)
+                nested = _index(node, source, room, flat=False)[1].depth + depth - 1  # type: ignore[arg-type]
+                if nested > deepest:
+                    deepest, deepest_line = nested, line
+            elif depth > deepest:
+                deepest, deepest_line = depth, line
+            continue
         if kind in _FLATTENED:
             depth += _flattened_depth(node, source, starts, (limit - depth) if limit else 0)
+        fields = fields_of(kind)
         if depth > deepest:
             deepest, deepest_line = depth, line
-        fields = fields_of(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = _child_fields(kind)
         if kind is ast.JoinedStr:  # its constant parts carry the whole literal's position
@@ -243,8 +297,14 @@ def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for child in value:
-                    if isinstance(child, ast.AST):
+                    if child.__class__ is leaf:  # a name and its context: two levels
+                        if depth + 2 > deepest:
+                            deepest, deepest_line = depth + 2, child.lineno
+                    elif isinstance(child, ast.AST):
                         push((child, depth, line))
+            elif value.__class__ is leaf:
+                if depth + 2 > deepest:
+                    deepest, deepest_line = depth + 2, value.lineno
             elif isinstance(value, ast.AST):
                 if value.__class__ in _CONTEXTS:
                     # a load/store/del marker: a leaf, the last field, popped right after its
@@ -275,6 +335,23 @@ def index_ast(tree: ast.Module, source: bytes, limit: int = 0) -> tuple[dict[str
         entries.sort()
         result[category] = [(entry[0], entry[4], entry[5], entry[6]) for entry in entries]
     return result, Nesting(deepest, deepest_line)
+
+
+def _statement(
+    found: dict[str, list[Any]], node: ast.AST, check: str, line: int, segment: Callable[[ast.AST | None], str]
+) -> bool:
+    """Record a simple statement's ``STATEMENT`` entry, and if it is on one line its own
+    category's entry (it is then not walked); whether it is on one line."""
+    end_line = node.end_lineno or line  # type: ignore[attr-defined]
+    key = (line, node.col_offset, -end_line, -(node.end_col_offset or 0), end_line)  # type: ignore[attr-defined]
+    found.setdefault(STATEMENT, []).append((*key, check, (node, segment)))
+    if end_line != line:
+        return False
+    category = _AST_CATEGORY.get(type(node))
+    if category is not None:
+        texts = _TEXTS.get(category)
+        found.setdefault(category, []).append((*key, "", texts(node, segment) if texts is not None else ()))
+    return True
 
 
 _CONTEXTS = frozenset({ast.Load, ast.Store, ast.Del})
@@ -315,13 +392,23 @@ def _flattened_depth(node: ast.AST, source: bytes, starts: list[int], room: int)
 
 
 class PairedPositions:
-    """Hands out ast positions to a libcst walk that meets nodes in source order."""
+    """Hands out ast positions to a libcst walk that meets nodes in source order.
 
-    __slots__ = ("_cursor", "_positions")
+    With the entries of :func:`index_lines`, the walk announces each simple statement
+    (:meth:`statement`); inside a one-line statement, the walk's position source is
+    :meth:`take_flat`, which answers for the expressions without pairing them.
+    """
+
+    __slots__ = ("_cursor", "_flat_calls", "_flat_line", "_flat_node", "_positions", "_statement", "_statements")
 
     def __init__(self, positions: dict[str, list[Position]]) -> None:
         self._positions = positions
         self._cursor: dict[str, int] = dict.fromkeys(positions, 0)
+        self._statements = positions.get(STATEMENT, [])
+        self._statement = 0  # the cursor of ``STATEMENT``, kept apart: :meth:`statement` runs for every one
+        self._flat_line = 0
+        self._flat_node: tuple[Any, ...] = ()
+        self._flat_calls = 0
 
     def take(
         self,
@@ -340,7 +427,51 @@ class PairedPositions:
         self._cursor[category] = index + 1
         return line, end_line, texts
 
+    def statement(self, node: object) -> bool:
+        """Pair the next simple statement (a libcst small statement); whether it is on one line,
+        the line :meth:`take_flat` then gives its expressions."""
+        index = self._statement
+        if index >= len(self._statements):
+            raise PositionMismatch(f"more {STATEMENT} nodes in libcst than in ast")
+        line, end_line, expected, texts = self._statements[index]
+        if type(node).__name__ != expected:
+            raise PositionMismatch(f"{STATEMENT} #{index}: {type(node).__name__!r} != {expected!r} at line {line}")
+        self._statement = index + 1
+        if line != end_line:
+            return False
+        self._flat_line, self._flat_node, self._flat_calls = line, texts, 0
+        return True
+
+    def take_flat(self, node: object, category: str, check: str | None = None) -> tuple[int, int, tuple[Any, ...]]:
+        """:meth:`take` inside a one-line statement: its own entry is paired, its expressions
+        are on its line (a call's callee text is read from the ``ast`` statement when asked)."""
+        if category not in _FLAT:
+            return self.take(node, category, check)
+        line = self._flat_line
+        if category == CALL:
+            index = self._flat_calls
+            self._flat_calls = index + 1
+            return line, line, (partial(_flat_callee, self._flat_node, index, check), line)
+        return line, line, ()
+
     def verify_exhausted(self) -> None:
+        self._cursor[STATEMENT] = self._statement
         for category, entries in self._positions.items():
             if self._cursor.get(category, 0) != len(entries):
                 raise PositionMismatch(f"fewer {category} nodes in libcst than in ast")
+
+
+# The categories of expressions: inside a one-line statement, not paired.
+_FLAT = frozenset({CALL, ATTR, SUBSCRIPT, COMPARE})
+
+
+def _flat_callee(statement: tuple[Any, ...], index: int, check: str | None) -> str:
+    """The callee text of the ``index``-th call (source pre-order) of a one-line ``ast`` statement."""
+    node, segment = statement
+    calls = sorted(
+        (call for call in ast.walk(node) if type(call) is ast.Call),
+        key=lambda call: (call.col_offset, -(call.end_col_offset or 0)),
+    )
+    if index >= len(calls) or (check is not None and _call_check(calls[index]) != check):
+        raise PositionMismatch(f"call #{index} of the statement at line {node.lineno}")
+    return segment(calls[index].func)

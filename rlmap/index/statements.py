@@ -50,6 +50,18 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         finally:
             del self.guards[len(self.guards) - pushed :]
 
+    def visit_simple_statements(self, node: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> None:
+        """A line's small statements; inside one written on one line, every expression is on
+        that line, and the position source answers without pairing (``take_flat``)."""
+        positions = self.positions
+        for statement in node.body:
+            if positions.statement(statement):
+                self.position = positions.take_flat
+                self.walk(statement)
+                self.position = positions.take
+            else:
+                self.walk(statement)
+
     def visit_while(self, node: cst.While) -> None:
         _, _, (test,) = self.position(node, L.WHILE)
         self.walk(node.test)
@@ -123,15 +135,16 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         annotation: str = "",
     ) -> None:
         """An assignment or ``del`` target: unpacked, then an attribute, a subscript or a name."""
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
+        shape = type(target)  # libcst's node classes have no subclasses: no ``isinstance`` (ABCMeta)
+        if shape is cst.Tuple or shape is cst.List:
+            for element in target.elements:  # type: ignore[attr-defined]
                 self.walk_target(element.value, kind, None, "", "")
-        elif isinstance(target, cst.StarredElement):
-            self.walk_target(target.value, kind, None, "", "")
-        elif isinstance(target, cst.Attribute):
-            self.visit_attribute(target, kind, value, value_text, annotation)
-        elif isinstance(target, cst.Subscript):
-            self.mutated = (target.value, "del []" if kind == DELETE else "[]=")  # ``self.x[k] = v`` changes self.x
-            self.visit_subscript(target, WRITE if kind in (WRITE, AUGMENTED) else kind)
+        elif shape is cst.StarredElement:
+            self.walk_target(target.value, kind, None, "", "")  # type: ignore[attr-defined]
+        elif shape is cst.Attribute:
+            self.visit_attribute(target, kind, value, value_text, annotation)  # type: ignore[arg-type]
+        elif shape is cst.Subscript:  # ``self.x[k] = v`` changes self.x
+            self.mutated = (target.value, "del []" if kind == DELETE else "[]=")  # type: ignore[attr-defined]
+            self.visit_subscript(target, WRITE if kind in (WRITE, AUGMENTED) else kind)  # type: ignore[arg-type]
         else:
             self.walk(target)

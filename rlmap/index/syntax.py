@@ -92,14 +92,19 @@ def walked_types(handled: Iterable[type]) -> frozenset[type]:
 
 
 def dotted_parts(node: cst.BaseExpression) -> tuple[str, ...]:
-    """``a.b.c`` -> ``("a", "b", "c")``; ``super().m`` -> ``("super()", "m")``; else ``()``."""
+    """``a.b.c`` -> ``("a", "b", "c")``; ``super().m`` -> ``("super()", "m")``; else ``()``.
+
+    Nodes are told by ``type(...) is``: libcst's node classes have no subclasses, and
+    ``isinstance`` goes through ``ABCMeta`` (this runs for most expressions of a module)."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
+    kind = type(node)
+    while kind is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node)
+    if kind is cst.Name:
+        parts.append(node.value)  # type: ignore[attr-defined]
+    elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "super":  # type: ignore[attr-defined]
         parts.append("super()")
     else:
         return ()
@@ -145,10 +150,11 @@ def literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
 
 def call_name(func: cst.BaseExpression) -> str:
     """The name a call's callee ends in (``f`` of ``f()``, ``g`` of ``a.g()``); ``""`` otherwise."""
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
+    kind = type(func)
+    if kind is cst.Name:
+        return func.value  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return func.attr.value  # type: ignore[attr-defined]
     return ""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
@@ -327,3 +328,54 @@ def test_nodes_skip_validation_only_while_the_parser_builds_them() -> None:
         assert cst.parse_module("x = (1 +\n     2)\n").code == "x = (1 +\n     2)\n"
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")  # checked again once the block is left
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = " + "-" * 600 + "1\n",  # one level per byte, on one line
+        "ok = 1\nx = " + ".".join(["a"] * 600) + "\n",
+        "ok = 1\nx = " + " or ".join(["a"] * 600) + "\n",  # levels libcst adds where ast has none
+        'x = f(1)\ny = ("' + '" "'.join(["a"] * 600) + '")\n',
+        "def f():\n    return (\n        " + "-" * 600 + "1\n    )\n",  # spread over lines
+    ],
+)
+def test_a_one_line_statement_too_deep_is_refused_with_the_exact_depth(code: str) -> None:
+    """Nodes inside a one-line statement are not walked for positions; one that nests past the
+    limit is still walked, and the refusal names the depth and line the full walk finds."""
+    import ast
+
+    from rlmap.index.decode import MAX_NESTING
+    from rlmap.index.lines import index_ast
+
+    _, nesting = index_ast(ast.parse(code), code.encode(), MAX_NESTING)
+    assert nesting.depth > MAX_NESTING
+    index = extract_module(code.encode(), "pkg/m.py")
+    assert [str(diagnostic) for diagnostic in index.diagnostics] == [
+        f"pkg/m.py:{nesting.line}: nesting too deep to index ({nesting.depth} levels, limit {MAX_NESTING}); file skipped"
+    ]
+
+
+def test_one_line_and_spread_statements_pair_as_libcst_positions_do() -> None:
+    """Expressions inside one-line statements take their statement's line without pairing; a
+    callee that is not a dotted name is read from the statement's ``ast`` (here the second
+    call of a line, and one in a ``if c: ...`` suite); both agree with libcst's own positions."""
+    code = textwrap.dedent(
+        """
+        def f(self, names, td):
+            y = g(1) + ", ".join(h(names)); self.x.append(td["k"] == 1)
+            if names: return "-".join(names)
+            z = self.a.b(1) + "/".join(
+                k(td["n"], self.c[0])
+            )
+            self.d = [m(2) for m in names if m in td.keys()]
+            return z
+        """
+    ).lstrip("\n")
+    fast = extract_module(code.encode(), "pkg/m.py", extensions=TENSORDICT)
+    exact = extract_module(code.encode(), "pkg/m.py", extensions=TENSORDICT, position_provider=True)
+    assert not fast.position_fallback
+    assert exact.position_fallback
+    assert fast == dataclasses.replace(exact, position_fallback=False)
+    calls = {(call.callee_text, call.line) for call in fast.calls if not call.attribute_read}
+    assert {('", ".join.join', 2), ('"-".join.join', 3), ('"/".join.join', 4), ("k", 5)} <= calls
