@@ -101,8 +101,8 @@ def encode_entry(value: Any) -> bytes:
     return _framed(msgspec.msgpack.encode(value))
 
 
-def _framed(payload: bytes) -> bytes:
-    return _MAGIC + hashlib.sha256(payload).digest() + payload
+def _framed(payload: bytes, digest: bytes | None = None) -> bytes:
+    return _MAGIC + (digest or hashlib.sha256(payload).digest()) + payload
 
 
 def encode_sections(head: Any, sections: Mapping[str, bytes]) -> bytes:
@@ -188,14 +188,21 @@ class Sections(Generic[T]):
 
 def decode_entry(data: bytes, decoder: msgspec.msgpack.Decoder[T]) -> T | None:
     """The value of a whole, intact entry of the expected type; ``None`` for anything else."""
+    found = _decode_checked(data, decoder)
+    return found[0] if found is not None else None
+
+
+def _decode_checked(data: bytes, decoder: msgspec.msgpack.Decoder[T]) -> tuple[T, bytes] | None:
+    """:func:`decode_entry`'s value and the SHA-256 of its payload (checked against the bytes)."""
     head = len(_MAGIC) + _DIGEST
     if len(data) < head or not data.startswith(_MAGIC):
         return None
     payload = memoryview(data)[head:]
-    if hashlib.sha256(payload).digest() != data[len(_MAGIC) : head]:
+    digest = hashlib.sha256(payload).digest()
+    if digest != data[len(_MAGIC) : head]:
         return None
     try:
-        return decoder.decode(payload)
+        return decoder.decode(payload), digest
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, RecursionError):
         return None
 
@@ -235,6 +242,11 @@ class Cache:
 
     def get(self, namespace: str, key: str, kind: type[T] | Any) -> T | None:
         """The entry of ``kind`` stored under ``key``, or ``None`` (missing or unusable)."""
+        found = self.get_digested(namespace, key, kind)
+        return found[0] if found is not None else None
+
+    def get_digested(self, namespace: str, key: str, kind: type[T] | Any) -> tuple[T, bytes] | None:
+        """:meth:`get`'s value and the SHA-256 of its MessagePack payload, or ``None``."""
         if self.directory is None:
             return None
         data = _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
@@ -246,13 +258,13 @@ class Cache:
         enabled = gc.isenabled()
         gc.disable()  # decoding builds millions of tuples and no cycle: the collector only costs time
         try:
-            value = decode_entry(data, decoder)
+            found = _decode_checked(data, decoder)
         finally:
             if enabled:
                 gc.enable()
-        if value is None:
+        if found is None:
             self.rejected += 1
-        return value
+        return found
 
     def get_sections(self, namespace: str, key: str, head: type[T] | Any) -> Sections[T] | None:
         """The sectioned entry under ``key`` with its head decoded as ``head``, or ``None``
@@ -275,10 +287,11 @@ class Cache:
         if self.directory is not None:
             self.put_payload(namespace, key, msgspec.msgpack.encode(value))
 
-    def put_payload(self, namespace: str, key: str, payload: bytes) -> None:
-        """:meth:`put` of a value already encoded (``msgspec.msgpack.encode(value)``)."""
+    def put_payload(self, namespace: str, key: str, payload: bytes, digest: bytes | None = None) -> None:
+        """:meth:`put` of a value already encoded (``msgspec.msgpack.encode(value)``), whose
+        SHA-256 is ``digest`` when the caller has it."""
         if self.directory is not None:
-            self._write(namespace, key, (_framed(payload),))
+            self._write(namespace, key, (_framed(payload, digest),))
 
     def put_sections(self, namespace: str, key: str, head: Any, sections: Mapping[str, bytes]) -> None:
         """Store a sectioned entry (see :func:`encode_sections`)."""

@@ -9,6 +9,7 @@ part of every file's cache key.
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import stat
 import sys
@@ -45,8 +46,9 @@ Job = tuple[bytes, str, tuple[str, ...], bool]
 # What a worker is handed: the job, its cache key, and the cache directory it writes the entry to.
 Work = tuple[Job, str, Path | None]
 # What it hands back: the MessagePack of the file's ModuleIndex (the very payload of its cache
-# entry: the records are serialized once, in the worker), and whether writing the entry failed.
-Done = tuple[bytes, bool]
+# entry: the records are serialized once, in the worker), its SHA-256, and whether writing the
+# entry failed.
+Done = tuple[bytes, bytes, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,9 @@ class ProjectIndex:
     key: str  # content key of all files together: the resolved model's cache key
     stats: IndexStats = field(compare=False)
     skipped: tuple[Diagnostic, ...] = ()  # entries of the tree that were not read (see SourceTree.scan_files)
+    # the SHA-256 of each module's records (their MessagePack, which the same records always
+    # encode to), in the order of ``modules``: what the model's records key is made of
+    digests: tuple[bytes, ...] = field(default=(), compare=False)
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -170,6 +175,7 @@ def build_index(
     files, skipped_entries = source.scan_files()
     skipped = tuple(Diagnostic(path, 1, why) for path, why in skipped_entries)
     results: dict[str, ModuleIndex] = {}
+    digests: dict[str, bytes] = {}
     pending: list[tuple[Job, str]] = []  # (job, key)
     keys: list[str] = []
     compact = _compact if _source_bytes(files) > COMPACT_BYTES else _as_is
@@ -179,22 +185,25 @@ def build_index(
         key, found = _cached_or_job(cache, (path, library), absolute, enabled, pending)
         keys.append(key)
         if found is not None:
-            results[path] = compact(found)
+            results[path] = compact(found[0])
+            digests[path] = found[1]
 
     done = len(results)
     if progress:
         progress("index", done, len(files))
     decoder = msgspec.msgpack.Decoder(ModuleIndex)
     with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
-        for payload, write_failed in _parse_all(pending, jobs, cache.directory):
+        for payload, digest, write_failed in _parse_all(pending, jobs, cache.directory):
             parsed = compact(decoder.decode(payload))
             results[parsed.path] = parsed
+            digests[parsed.path] = digest
             cache.write_failed |= write_failed
             done += 1
             if progress:
                 progress("index", done, len(files))
 
-    modules = tuple(results[path] for path in sorted(results))
+    paths = sorted(results)
+    modules = tuple(results[path] for path in paths)
     stats = IndexStats(
         files=len(files),
         parsed=len(pending),
@@ -202,7 +211,7 @@ def build_index(
         position_fallbacks=sum(module.position_fallback for module in modules),
     )
     project_key = content_key(source.package, *enabled, *keys, *(str(diagnostic) for diagnostic in skipped))
-    return ProjectIndex(modules=modules, key=project_key, stats=stats, skipped=skipped)
+    return ProjectIndex(modules, project_key, stats, skipped, tuple(digests[path] for path in paths))
 
 
 def _source_bytes(files: list[Path]) -> int:
@@ -262,8 +271,9 @@ def _cached_or_job(
     absolute: os.PathLike[str],
     extensions: tuple[str, ...],
     pending: list[tuple[Job, str]],
-) -> tuple[str, ModuleIndex | None]:
-    """A file's key and its index when it is known without parsing (cached, or unreadable).
+) -> tuple[str, tuple[ModuleIndex, bytes] | None]:
+    """A file's key and, when it is known without parsing (cached, or unreadable), its index
+    and the SHA-256 of the index's MessagePack.
 
     ``file`` is its repo-relative path, and whether it is a companion package's.  Otherwise the
     file becomes a job appended to ``pending``, and the index is ``None``.
@@ -275,10 +285,11 @@ def _cached_or_job(
 
         name, is_package = module_name_for(path)
         unreadable = ModuleIndex(name, path, is_package, diagnostics=(problem,) if problem else ())
-        return file_key(path, "<unreadable>", extensions, library), unreadable
+        digest = hashlib.sha256(msgspec.msgpack.encode(unreadable)).digest()
+        return file_key(path, "<unreadable>", extensions, library), (unreadable, digest)
     key = file_key(path, data, extensions, library)
-    cached = cache.get(FILES, key, ModuleIndex)
-    if isinstance(cached, ModuleIndex):
+    cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
+    if cached is not None and isinstance(cached[0], ModuleIndex):
         return key, cached
     pending.append(((data, path, extensions, library), key))
     return key, None
@@ -346,12 +357,13 @@ def _failed(work: Work, module: ModuleIndex) -> Done:
 def _stored(work: Work, payload: bytes) -> Done:
     """Write the cache entry of a file's records (when there is a cache); the payload travels on."""
     _, key, directory = work
+    digest = hashlib.sha256(payload).digest()
     write_failed = False
     if directory is not None:
         cache = Cache(directory)
-        cache.put_payload(FILES, key, payload)
+        cache.put_payload(FILES, key, payload, digest)
         write_failed = cache.write_failed
-    return payload, write_failed
+    return payload, digest, write_failed
 
 
 def _parse_alone(items: list[Work]) -> Iterator[Done]:

@@ -12,7 +12,6 @@ them, so a part of it cannot be reused with the same result.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -75,11 +74,7 @@ def _project_key(source: SourceTree, extensions: tuple[str, ...], cache: Cache |
     does); any difference, and any file changed in the last two seconds, means reading and
     hashing them all.
     """
-    # The commit is not part of it: the model is the same at any commit with the same files, and
-    # what the commit changes (links) is attached fresh on every load.
-    parts: list[bytes | str] = [_MODEL_CODE, source.package, source.version, source.repo_url]
-    parts.append("extensions:" + ",".join(extensions))
-    parts.append("companions:" + ",".join("|".join(link) for link in source.companion_links()))
+    parts: list[bytes | str] = _settings(source, extensions)
     files, skipped = source.scan_files()
     relatives = [source.relpath(path) for path in files]
     stats_key = stats = None
@@ -184,16 +179,26 @@ def _linked(cache: Cache, key: str) -> str | None:
     return link
 
 
+def _settings(source: SourceTree, extensions: tuple[str, ...]) -> list[bytes | str]:
+    """What a model key holds besides the files: the resolver's code, what the model says of the
+    source, the enabled extensions.  The commit is not part of it: the model is the same at any
+    commit with the same files, and what the commit changes (links) is attached fresh on every load."""
+    return [
+        _MODEL_CODE,
+        source.package,
+        source.version,
+        source.repo_url,
+        "extensions:" + ",".join(extensions),
+        "companions:" + ",".join("|".join(link) for link in source.companion_links()),
+    ]
+
+
 def _records_key(index: ProjectIndex, source: SourceTree, extensions: tuple[str, ...]) -> str:
-    """A hash of everything the resolved model is computed from: every file's records (their
-    MessagePack, which the same records always encode to), the entries that were skipped, what
-    the model says of the source (but its commit), and the resolver's code."""
-    encode = msgspec.msgpack.Encoder().encode
-    parts: list[bytes | str] = ["records", _MODEL_CODE, source.package, source.version, source.repo_url]
-    parts.append("extensions:" + ",".join(extensions))
-    parts.append("companions:" + ",".join("|".join(link) for link in source.companion_links()))
-    parts.append("names:" + ",".join(source.companion_names))
-    parts.extend(hashlib.sha256(encode(module)).digest() for module in index.modules)
+    """A hash of everything the resolved model is computed from: every file's records (the
+    SHA-256 of their MessagePack, which the indexer has from the cache entry or the worker), the
+    entries that were skipped, and :func:`_settings`."""
+    parts = ["records", *_settings(source, extensions), "names:" + ",".join(source.companion_names)]
+    parts.extend(index.digests)
     parts.extend(str(diagnostic) for diagnostic in index.skipped)
     return content_key(*parts)
 

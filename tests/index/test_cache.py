@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from rlmap.index.cache import Cache
+from rlmap.index.indexer import build_index
 from rlmap.index.source import locate_source
 from rlmap.model.session import load_model
 from rlmap.query.graphdump import graph_json
@@ -45,6 +49,21 @@ def test_one_changed_file_is_the_only_one_parsed(tmp_path: Path) -> None:
     assert before is not None
     assert after is not None
     assert after.line == before.line + 2
+
+
+def test_each_module_carries_the_digest_of_its_records_parsed_or_cached(tmp_path: Path) -> None:
+    """The records key of a model (session._records_key) is made of these digests: each must be
+    the SHA-256 of its own module's MessagePack, whether a worker made it or the cache held it."""
+    root = copy_fixture(tmp_path)
+    (root / "pkg" / "unreadable.py").write_bytes(b"\xff\xfe not utf-8")
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    for parsed in (True, False):
+        index = build_index(source, cache, jobs=2)
+        assert (index.stats.parsed > 0) is parsed
+        assert len(index.digests) == len(index.modules) > 5
+        for module, digest in zip(index.modules, index.digests, strict=True):
+            assert digest == hashlib.sha256(msgspec.msgpack.encode(module)).digest(), module.path
 
 
 def test_corrupt_entries_are_misses(tmp_path: Path) -> None:
