@@ -1,7 +1,15 @@
-"""``rlmap graph``: the call graph as sorted JSON or deterministic DOT text."""
+"""``rlmap graph``: the call graph as sorted JSON or deterministic DOT text.
+
+The JSON of a large package (torch's is 80 MB) is written as it is made (:func:`graph_json_chunks`):
+the text ``json.dumps(graph_json(model), indent=1, sort_keys=True)`` gives, one node or edge at
+a time, so that neither the whole document as objects nor its text (nor the million pieces the
+encoder joins into it) is ever held at once.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from rlmap.model.codemodel import CodeModel, Edge
@@ -36,20 +44,55 @@ def _node(model: CodeModel, qualname: str) -> dict[str, Any]:
     }
 
 
-def graph_json(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
-    edges = scoped_edges(model, scopes)
+def _source(model: CodeModel) -> dict[str, str]:
+    return {"package": model.source.package, "version": model.source.version, "commit": model.source.commit}
+
+
+def _edge(edge: Edge) -> dict[str, Any]:
+    return {"caller": edge.caller, "callee": edge.callee, "lines": list(edge.lines), "how": list(edge.how)}
+
+
+def _names(model: CodeModel, edges: list[Edge], scopes: tuple[str, ...]) -> list[str]:
     names = {name for name in model.qualnames() if _in_scope(name, scopes)} if scopes else set(model.qualnames())
     for edge in edges:
         names.add(edge.caller)
         names.add(edge.callee)
+    return sorted(names)
+
+
+def graph_json(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
+    edges = scoped_edges(model, scopes)
     return {
-        "source": {"package": model.source.package, "version": model.source.version, "commit": model.source.commit},
-        "nodes": [_node(model, name) for name in sorted(names)],
-        "edges": [
-            {"caller": edge.caller, "callee": edge.callee, "lines": list(edge.lines), "how": list(edge.how)}
-            for edge in edges
-        ],
+        "source": _source(model),
+        "nodes": [_node(model, name) for name in _names(model, edges, scopes)],
+        "edges": [_edge(edge) for edge in edges],
     }
+
+
+def graph_json_chunks(model: CodeModel, scopes: tuple[str, ...] = ()) -> Iterator[str]:
+    """The text of ``json.dumps(graph_json(model, scopes), indent=1, sort_keys=True)``, in pieces.
+
+    The document's keys in sorted order (``edges``, ``nodes``, ``source``), each list's items
+    encoded one at a time by the same encoder, their lines indented by their depth (an encoded
+    item has no raw newline but those of its layout: ``json`` escapes one in a string).
+    """
+    encode = json.JSONEncoder(indent=1, sort_keys=True).encode
+    edges = scoped_edges(model, scopes)
+    names = _names(model, edges, scopes)
+
+    def items(values: Iterator[dict[str, Any]]) -> Iterator[str]:
+        first = True
+        for value in values:
+            yield ("[\n  " if first else ",\n  ") + encode(value).replace("\n", "\n  ")
+            first = False
+        yield "[]" if first else "\n ]"
+
+    yield '{\n "edges": '
+    yield from items(_edge(edge) for edge in edges)
+    del edges
+    yield ',\n "nodes": '
+    yield from items(_node(model, name) for name in names)
+    yield ',\n "source": ' + encode(_source(model)).replace("\n", "\n ") + "\n}"
 
 
 def _quote(text: str) -> str:
