@@ -1,9 +1,7 @@
 """``rlmap graph``: the call graph as sorted JSON or deterministic DOT text.
 
-The JSON of a large package (torch's is 80 MB) is written as it is made (:func:`graph_json_chunks`):
-the text ``json.dumps(graph_json(model), indent=1, sort_keys=True)`` gives, one node or edge at
-a time, so that neither the whole document as objects nor its text (nor the million pieces the
-encoder joins into it) is ever held at once.
+The JSON of a large package (torch's is 80 MB) is written as it is encoded (:func:`graph_json_chunks`):
+neither its text nor the millions of pieces the encoder joins into it are ever held whole.
 """
 
 from __future__ import annotations
@@ -70,29 +68,9 @@ def graph_json(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, Any]
 
 
 def graph_json_chunks(model: CodeModel, scopes: tuple[str, ...] = ()) -> Iterator[str]:
-    """The text of ``json.dumps(graph_json(model, scopes), indent=1, sort_keys=True)``, in pieces.
-
-    The document's keys in sorted order (``edges``, ``nodes``, ``source``), each list's items
-    encoded one at a time by the same encoder, their lines indented by their depth (an encoded
-    item has no raw newline but those of its layout: ``json`` escapes one in a string).
-    """
-    encode = json.JSONEncoder(indent=1, sort_keys=True).encode
-    edges = scoped_edges(model, scopes)
-    names = _names(model, edges, scopes)
-
-    def items(values: Iterator[dict[str, Any]]) -> Iterator[str]:
-        first = True
-        for value in values:
-            yield ("[\n  " if first else ",\n  ") + encode(value).replace("\n", "\n  ")
-            first = False
-        yield "[]" if first else "\n ]"
-
-    yield '{\n "edges": '
-    yield from items(_edge(edge) for edge in edges)
-    del edges
-    yield ',\n "nodes": '
-    yield from items(_node(model, name) for name in names)
-    yield ',\n "source": ' + encode(_source(model)).replace("\n", "\n ") + "\n}"
+    """The text of ``json.dumps(graph_json(model, scopes), indent=1, sort_keys=True)``, in the
+    pieces the same encoder makes it of (``json.dumps`` joins them all first)."""
+    return json.JSONEncoder(indent=1, sort_keys=True).iterencode(graph_json(model, scopes))
 
 
 def _quote(text: str) -> str:
