@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -136,6 +137,21 @@ def _terminal_columns() -> int:
     return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
+def _echo_chunks(chunks: Iterator[str], size: int = 1 << 20) -> None:
+    """Echo the text of ``chunks`` and a newline, ~``size`` characters at a time (what one echo of
+    the joined text writes, without the whole text ever held)."""
+    batch: list[str] = []
+    held = 0
+    for chunk in chunks:
+        batch.append(chunk)
+        held += len(chunk)
+        if held >= size:
+            typer.echo("".join(batch), nl=False)
+            batch.clear()
+            held = 0
+    typer.echo("".join(batch))
+
+
 @common.app.command(cls=common.Command)
 def graph(
     source: common.SourceOption = None,
@@ -160,14 +176,14 @@ def graph(
     config: common.ConfigOption = None,
 ) -> None:
     """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
-    from rlmap.query.graphdump import graph_dot, graph_json, graph_pycg
+    from rlmap.query.graphdump import graph_dot, graph_json_chunks, graph_pycg
 
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_basics_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     scopes = tuple(scope or ())
     if output_format == "json":
-        typer.echo(json.dumps(graph_json(loaded.model, scopes), indent=1, sort_keys=True))
+        _echo_chunks(graph_json_chunks(loaded.model, scopes))
     elif output_format == "pycg":
         typer.echo(json.dumps(graph_pycg(loaded.model, scopes), indent=1, sort_keys=True))
     else:

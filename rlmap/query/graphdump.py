@@ -1,7 +1,13 @@
-"""``rlmap graph``: the call graph as sorted JSON or deterministic DOT text."""
+"""``rlmap graph``: the call graph as sorted JSON or deterministic DOT text.
+
+The JSON of a large package (torch's is 80 MB) is written as it is encoded (:func:`graph_json_chunks`):
+neither its text nor the millions of pieces the encoder joins into it are ever held whole.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from rlmap.model.codemodel import CodeModel, Edge
@@ -36,20 +42,35 @@ def _node(model: CodeModel, qualname: str) -> dict[str, Any]:
     }
 
 
-def graph_json(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
-    edges = scoped_edges(model, scopes)
+def _source(model: CodeModel) -> dict[str, str]:
+    return {"package": model.source.package, "version": model.source.version, "commit": model.source.commit}
+
+
+def _edge(edge: Edge) -> dict[str, Any]:
+    return {"caller": edge.caller, "callee": edge.callee, "lines": list(edge.lines), "how": list(edge.how)}
+
+
+def _names(model: CodeModel, edges: list[Edge], scopes: tuple[str, ...]) -> list[str]:
     names = {name for name in model.qualnames() if _in_scope(name, scopes)} if scopes else set(model.qualnames())
     for edge in edges:
         names.add(edge.caller)
         names.add(edge.callee)
+    return sorted(names)
+
+
+def graph_json(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
+    edges = scoped_edges(model, scopes)
     return {
-        "source": {"package": model.source.package, "version": model.source.version, "commit": model.source.commit},
-        "nodes": [_node(model, name) for name in sorted(names)],
-        "edges": [
-            {"caller": edge.caller, "callee": edge.callee, "lines": list(edge.lines), "how": list(edge.how)}
-            for edge in edges
-        ],
+        "source": _source(model),
+        "nodes": [_node(model, name) for name in _names(model, edges, scopes)],
+        "edges": [_edge(edge) for edge in edges],
     }
+
+
+def graph_json_chunks(model: CodeModel, scopes: tuple[str, ...] = ()) -> Iterator[str]:
+    """The text of ``json.dumps(graph_json(model, scopes), indent=1, sort_keys=True)``, in the
+    pieces the same encoder makes it of (``json.dumps`` joins them all first)."""
+    return json.JSONEncoder(indent=1, sort_keys=True).iterencode(graph_json(model, scopes))
 
 
 def _quote(text: str) -> str:
