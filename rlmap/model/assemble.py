@@ -31,6 +31,7 @@ EXTERNAL = "external"
 UNRESOLVED = "unresolved"
 LAMBDA = "lambda"  # a lambda found by the value flow (``mod.f.<lambda1>``), not a symbol
 
+_PAIR = operator.itemgetter(0)
 EdgeRow = tuple[str, str, tuple[int, ...], tuple[str, ...]]  # caller, callee, lines, hows
 SiteRow = tuple[int, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # line, text, guards, targets, hows
 
@@ -54,15 +55,16 @@ class CallEdges:
 
     def mark_unknown(self, symbols: dict[str, Symbol]) -> None:
         """Name every end of an edge that is neither a symbol nor an external node as unresolved."""
-        for pair in self._found:
-            for name in pair:
-                if name not in symbols and name not in self.nodes:
-                    self.nodes[name] = LAMBDA if ".<lambda" in name else UNRESOLVED
+        ends = {caller for caller, _ in self._found}  # each name once (a caller has many edges)
+        ends.update(callee for _, callee in self._found)
+        for name in ends:
+            if name not in symbols and name not in self.nodes:
+                self.nodes[name] = LAMBDA if ".<lambda" in name else UNRESOLVED
 
     def rows(self) -> list[EdgeRow]:
         """The edges sorted by (caller, callee), each with its sorted lines and hows."""
-        found = self._found
-        return [(*pair, tuple(sorted(found[pair][0])), tuple(sorted(found[pair][1]))) for pair in sorted(found)]
+        ordered = sorted(self._found.items(), key=_PAIR)  # pairs are unique: the sets are never compared
+        return [(*pair, tuple(sorted(lines)), tuple(sorted(hows))) for pair, (lines, hows) in ordered]
 
 
 def resolve_sites(

@@ -59,7 +59,7 @@ class PointsTo:
         del name
         return False
 
-    def admit(self, name: str, values: Iterable[str]) -> Iterable[str]:
+    def admit(self, name: str, values: Collection[str]) -> Collection[str]:
         """The ``values`` a guarded variable may hold."""
         del name
         return values
@@ -97,10 +97,11 @@ class PointsTo:
         """Every variable's values, by name (for tests and comparisons)."""
         return {name: self.held[number] for name, number in self.ids.items()}
 
-    def add(self, name: str, values: Iterable[str]) -> None:
-        self.add_to(self.variable(name), values)
+    def add(self, name: str, values: Collection[str]) -> None:
+        variable = self.ids.get(name)
+        self.add_to(self.variable(name) if variable is None else variable, values)
 
-    def add_to(self, variable: int, values: Iterable[str]) -> None:
+    def add_to(self, variable: int, values: Collection[str]) -> None:
         """``values`` reach ``variable``: the new ones, in sorted order, up to the cap."""
         current = self.held[variable]
         room = CAP - len(current)
@@ -108,21 +109,42 @@ class PointsTo:
             return
         if self.guards[variable]:
             values = self.admit(self.names[variable], values)
-        new = [value for value in values if value not in current]
+        if not current:
+            new = list(values)
+        elif len(current) > _FEW and len(values) > 1:  # a set: no scan of the held tuple per value
+            held = set(current)
+            new = [value for value in values if value not in held]
+        else:
+            new = [value for value in values if value not in current]
         if not new:
             return
-        if len(new) > 1:  # which values a cap keeps: fixed by sorting
-            new = sorted(set(new))
-            if len(new) > room:
-                del new[room:]
         texts = self.texts
+        if len(new) == 1:
+            value = new[0]
+            one = texts.get(value)
+            if one is None:
+                one = texts[value] = (value,)
+            value = one[0]
+            # one value (most variables hold one): the tuple every variable holding it alone shares
+            self.held[variable] = current + one if current else one
+            pending = self.delta.get(variable)
+            if pending is None:
+                self.delta[variable] = {value: None}
+            else:
+                pending[value] = None
+            return
+        new = sorted(set(new))  # which values a cap keeps: fixed by sorting
+        if len(new) > room:
+            del new[room:]
         for position, value in enumerate(new):
             one = texts.get(value)
             if one is None:
                 one = texts[value] = (value,)
             new[position] = one[0]
-        # one value (most variables hold one): the tuple every variable holding it alone shares
-        self.held[variable] = current + tuple(new) if current or len(new) > 1 else texts[new[0]]
+        if len(new) == 1:  # duplicates of one value
+            self.held[variable] = current + texts[new[0]] if current else texts[new[0]]
+        else:
+            self.held[variable] = current + tuple(new)
         pending = self.delta.get(variable)
         if pending is None:
             self.delta[variable] = dict.fromkeys(new)
@@ -134,8 +156,13 @@ class PointsTo:
         """``target`` holds what ``source`` holds."""
         if not source:
             return
-        origin = self.variable(source)
-        receiver = self.variable(target)
+        ids = self.ids
+        origin = ids.get(source)
+        if origin is None:
+            origin = self.variable(source)
+        receiver = ids.get(target)
+        if receiver is None:
+            receiver = self.variable(target)
         copies = self.copies[origin]
         if copies is None:
             self.copies[origin] = receiver
@@ -155,8 +182,9 @@ class PointsTo:
             if place < len(copies) and copies[place] == receiver:  # type: ignore[index, arg-type]
                 return
             copies.insert(place, receiver)  # type: ignore[union-attr]
-        if self.held[origin]:
-            self.add_to(receiver, self.held[origin])
+        held = self.held[origin]
+        if held:
+            self.add_to(receiver, held)
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
         """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
@@ -183,7 +211,9 @@ class PointsTo:
         """``fact`` reads variable ``name``: it sees what the variable holds now and later."""
         if not name:
             return
-        variable = self.variable(name)
+        variable = self.ids.get(name)
+        if variable is None:
+            variable = self.variable(name)
         watchers = self.watchers[variable]
         if watchers is None:
             self.watchers[variable] = (fact,)

@@ -111,6 +111,7 @@ _BUILTINS = frozenset(dir(builtins))
 _TYPE_BASES = frozenset({"type", "builtins.type", "ABCMeta", "EnumMeta", "enum.EnumMeta"})
 _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
+_WATCHED_SOURCE = frozenset({"load", "elem_load", "call"})  # the facts that read their source
 _UNREAD: dict[str, str] = {}  # the arguments of a call no one asks for again (never changed)
 
 
@@ -213,8 +214,17 @@ class ValueFlow(PointsTo):
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
         self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
         self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
-        for fact in self._returned_parameters(facts):
-            self.fact(fact)
+        copy, add, watch, other = self.copy, self.add, self.watch, self.fact
+        for fact in self._returned_parameters(facts):  # :meth:`fact`, its commonest rows inline
+            op = fact[OP]
+            if op == "copy":
+                copy(fact[SOURCE], fact[TARGET])
+            elif op == "value":
+                add(fact[TARGET], (fact[SOURCE],))
+            elif op in _WATCHED_SOURCE:
+                watch(fact[SOURCE], fact)
+            else:
+                other(fact)
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
             missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact[SOURCE]))]
@@ -315,7 +325,7 @@ class ValueFlow(PointsTo):
     def guarded(self, name: str) -> bool:
         return name in self._guarded or name[-1] == "]"  # an element: see :meth:`admit`
 
-    def admit(self, name: str, values: Iterable[str]) -> Iterable[str]:
+    def admit(self, name: str, values: Collection[str]) -> Collection[str]:
         cls = self.receivers.get(name)
         if cls is not None:  # an unrelated instance passed on by a generic wrapper is no ``self``
             values = [value for value in values if value.startswith("i:") and self._instance_of(value, cls)]
