@@ -75,6 +75,7 @@ Extractor.handlers = {
     cst.Comparison: Extractor.visit_comparison,
 }
 Extractor.walked = walked_types(Extractor.handlers)
+Extractor.dispatch = {kind: Extractor.handlers.get(kind, Extractor.walk_children) for kind in Extractor.walked}
 
 
 class _Provided:
