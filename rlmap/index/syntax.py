@@ -73,7 +73,7 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     return names
 
 
-def _node_types() -> frozenset[type]:
+def node_types() -> frozenset[type]:
     """Every libcst node class (a set lookup by ``type(value)`` is far cheaper than
     ``isinstance(value, CSTNode)``, which goes through ``ABCMeta`` on every call)."""
     found: set[type] = set()
@@ -92,7 +92,7 @@ def walked_types(handled: Iterable[type]) -> frozenset[type]:
     hold code (a ``Name`` or a number holds none, so a walk need not enter it)."""
     handled = set(handled)
     return frozenset(
-        kind for kind in _node_types() if kind in handled or (dataclasses.is_dataclass(kind) and child_fields(kind))
+        kind for kind in node_types() if kind in handled or (dataclasses.is_dataclass(kind) and child_fields(kind))
     )
 
 
