@@ -126,7 +126,10 @@ class Walker:
         the tree, so each child goes straight to its handler (or is walked into) by one lookup
         of its type in :attr:`dispatch`, not by ``isinstance`` nor a call of :meth:`walk`."""
         dispatch = self.dispatch
-        for name in CHILD_FIELDS.get(node.__class__) or child_fields(node.__class__):
+        fields = CHILD_FIELDS.get(node.__class__)
+        if fields is None:
+            fields = child_fields(node.__class__)
+        for name in fields:
             value: Any = getattr(node, name)
             kind = value.__class__
             handler = dispatch.get(kind)
