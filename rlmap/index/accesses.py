@@ -85,8 +85,8 @@ class AccessVisitor(KeyVisitor):
         value_parts: tuple[str, ...] = ()
         is_call = False
         if value is not None:
-            if isinstance(value, cst.Call):
-                value_parts, is_call = dotted_parts(value.func), True
+            if type(value) is cst.Call:
+                value_parts, is_call = dotted_parts(value.func), True  # type: ignore[attr-defined]
             else:
                 value_parts = dotted_parts(value)
         self.attributes.append(

@@ -28,6 +28,7 @@ from rlmap.index.records import (
 )
 from rlmap.index.syntax import (
     all_params,
+    docstring,
     dotted_parts,
     first_line,
     is_property,
@@ -43,10 +44,8 @@ class DefinitionVisitor(Walker):
 
     def add_definition(self, node: cst.Module | cst.ClassDef | cst.FunctionDef, **fields: Any) -> None:
         """A symbol for a definition node, with its docstring's presence and first line."""
-        docstring = node.get_docstring()
-        self.symbols.append(
-            Symbol(path=self.path, has_docstring=bool(docstring), doc_first_line=first_line(docstring), **fields)
-        )
+        text = docstring(node)
+        self.symbols.append(Symbol(path=self.path, has_docstring=bool(text), doc_first_line=first_line(text), **fields))
 
     def visit_module(self, node: cst.Module) -> None:
         self.add_definition(node, qualname=self.module_name, kind=MODULE, line=1, end_line=self.line_count)
@@ -209,7 +208,7 @@ class DefinitionVisitor(Walker):
         annotation: str,
     ) -> None:
         """``name = value``: a module variable or class attribute symbol, or a local binding."""
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return
         scope = self.scope
         if scope.kind in (MODULE, CLASS):
@@ -246,9 +245,9 @@ class DefinitionVisitor(Walker):
         if self.vocabulary is not None:
             copies = self.copies.setdefault(scope.qualname, set())
             is_copy = (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in self.vocabulary.copy_methods
+                type(value) is cst.Call
+                and type(value.func) is cst.Attribute  # type: ignore[union-attr]
+                and value.func.attr.value in self.vocabulary.copy_methods  # type: ignore[union-attr]
             )
             (copies.add if is_copy else copies.discard)(name)
         if value is not None:
@@ -262,8 +261,8 @@ class DefinitionVisitor(Walker):
                 self.locals.append(LocalBinding(scope.qualname, name, (value_text,), "value"))
         if annotation:
             self.locals.append(LocalBinding(scope.qualname, name, (annotation,), "annotation"))
-        elif isinstance(value, cst.Call):
-            parts = dotted_parts(value.func)
+        elif type(value) is cst.Call:
+            parts = dotted_parts(value.func)  # type: ignore[union-attr]
             if parts:
                 self.locals.append(LocalBinding(scope.qualname, name, parts, "assignment"))
 
@@ -272,14 +271,16 @@ def _key_shaped(node: cst.BaseExpression, functions: frozenset[str]) -> bool:
     """Whether ``node`` may build a key list or a key: ``[a, *b]``, ``a + [...]``, ``x[1]``,
     ``unravel_key_list(x)``, or a call given a string (``_replace_last(done_key, "is_init")``:
     the model sees whether the function returns that argument as is)."""
-    if isinstance(node, (cst.List, cst.Tuple, cst.BinaryOperation, cst.Subscript)):
+    kind = type(node)  # libcst's node classes have no subclasses: no ``isinstance`` (ABCMeta)
+    if kind is cst.List or kind is cst.Tuple or kind is cst.BinaryOperation or kind is cst.Subscript:
         return True
-    if isinstance(node, cst.Call):
-        parts = dotted_parts(node.func)
-        if len(node.args) == 1 and parts and parts[-1] in functions:
+    if kind is cst.Call:
+        call: cst.Call = node  # type: ignore[assignment]
+        parts = dotted_parts(call.func)
+        if len(call.args) == 1 and parts and parts[-1] in functions:
             return True
         return bool(parts) and any(
-            isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString)) for arg in node.args
+            type(arg.value) is cst.SimpleString or type(arg.value) is cst.ConcatenatedString for arg in call.args
         )
     return False
 

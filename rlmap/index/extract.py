@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,7 +28,7 @@ from rlmap.index.keys import key_literal
 from rlmap.index.records import Diagnostic, FlowRow, ModuleIndex
 from rlmap.index.statements import StatementVisitor
 from rlmap.index.summaries import summarize
-from rlmap.index.syntax import all_params, compact_text, dotted_parts, walked_types
+from rlmap.index.syntax import all_params, compact_text, dotted_parts, node_types, walked_types
 from rlmap.index.vocabulary import KeyVocabulary, vocabulary_for
 
 __all__ = [
@@ -75,6 +75,7 @@ Extractor.handlers = {
     cst.Comparison: Extractor.visit_comparison,
 }
 Extractor.walked = walked_types(Extractor.handlers)
+Extractor.dispatch = {kind: Extractor.handlers.get(kind, Extractor.walk_children) for kind in Extractor.walked}
 
 
 class _Provided:
@@ -226,6 +227,56 @@ def _skip_validation(self: cst.CSTNode) -> None:
     """What a libcst node's constructor runs after it is built, instead of its ``_validate``."""
 
 
+_NO_VALUE = object()  # a field with a default factory not given to the constructor
+
+
+def _quick_init(kind: type) -> Callable[..., None] | None:
+    """A constructor for the libcst node class ``kind`` that fills each field's slot through its
+    descriptor and runs no ``__post_init__``: what the generated ``__init__`` does, defaults and
+    default factories included, less the validation and ``object.__setattr__`` for each field
+    (which costs as much again: a sixth of ``parse_module``).  ``None`` for a class that is not
+    a slotted dataclass of plain fields (it keeps its own constructor)."""
+    if not dataclasses.is_dataclass(kind) or "__init__" not in kind.__dict__:
+        return None
+    if any("__post_init__" in klass.__dict__ for klass in kind.__mro__ if klass is not cst.CSTNode):
+        return None  # a hook of its own, which may do more than check
+    scope: dict[str, Any] = {"_NO_VALUE": _NO_VALUE}
+    params, lines = [], []
+    for field in dataclasses.fields(kind):
+        name = field.name
+        slot = next((klass.__dict__[name] for klass in kind.__mro__ if name in klass.__dict__), None)
+        if not field.init or field.kw_only or type(slot).__name__ != "member_descriptor":
+            return None
+        if field.default is not dataclasses.MISSING:
+            scope[f"_default_{name}"] = field.default
+            params.append(f"{name}=_default_{name}")
+        elif field.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{name}"] = field.default_factory
+            params.append(f"{name}=_NO_VALUE")
+            lines.append(f"    if {name} is _NO_VALUE:\n        {name} = _factory_{name}()\n")
+        else:
+            params.append(name)
+        scope[f"_set_{name}"] = slot.__set__  # type: ignore[union-attr]
+        lines.append(f"    _set_{name}(self, {name})\n")
+    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(lines)}    return None\n", scope)
+    init: Callable[..., None] = scope["__init__"]
+    init.__qualname__ = f"{kind.__qualname__}.__init__"
+    return init
+
+
+_QUICK_INITS: list[tuple[type, Callable[..., None], Callable[..., None]]] = []
+
+
+def _quick_inits() -> list[tuple[type, Callable[..., None], Callable[..., None]]]:
+    """(class, its constructor, :func:`_quick_init`'s) for every libcst node class that has one."""
+    if not _QUICK_INITS:
+        for kind in sorted(node_types(), key=lambda kind: (kind.__module__, kind.__qualname__)):
+            quick = _quick_init(kind)
+            if quick is not None:
+                _QUICK_INITS.append((kind, kind.__dict__["__init__"], quick))
+    return _QUICK_INITS
+
+
 @contextmanager
 def unvalidated_nodes() -> Iterator[None]:
     """libcst nodes built in the block skip their constructor's validation.
@@ -233,18 +284,24 @@ def unvalidated_nodes() -> Iterator[None]:
     Every node's ``__post_init__`` checks its own fields (whitespace, parentheses, operators),
     which costs a sixth of ``parse_module``; libcst's own comment there notes that parsing
     would not need it.  The nodes the parser builds come from text that ``ast.parse`` has
-    already accepted, so every check would pass.  The hook is restored on leaving, so that
-    nodes built later (by ``with_changes``) are checked as usual.
+    already accepted, so every check would pass.  Each node class's constructor is also swapped
+    for :func:`_quick_init`'s, which builds the same node for less.  Both are restored on
+    leaving, so that nodes built later (by ``with_changes``) are built and checked as usual.
     """
     base = cst.CSTNode
     saved = base.__dict__.get("__post_init__")
     if saved is None:  # a libcst that validates elsewhere: parse as it does
         yield
         return
+    quick = _quick_inits()
     base.__post_init__ = _skip_validation  # type: ignore[method-assign]
     try:
+        for kind, _, init in quick:
+            kind.__init__ = init  # type: ignore[misc]
         yield
     finally:
+        for kind, own, _ in quick:
+            kind.__init__ = own  # type: ignore[misc]
         base.__post_init__ = saved  # type: ignore[method-assign]
 
 

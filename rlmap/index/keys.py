@@ -104,7 +104,7 @@ class KeyVisitor(Walker):
         if vocabulary is None:
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in vocabulary.methods:
+        if type(func) is cst.Attribute and func.attr.value in vocabulary.methods:  # type: ignore[attr-defined]
             self.key_method(func, node.args, line, start, end)
         for arg in node.args:
             keyword = arg.keyword.value if arg.keyword is not None else ""
@@ -181,7 +181,7 @@ class KeyVisitor(Walker):
         if self.vocabulary is not None:
             left = node.left
             for target in node.comparisons:
-                if isinstance(target.operator, (cst.In, cst.NotIn)):
+                if type(target.operator) is cst.In or type(target.operator) is cst.NotIn:
                     self.membership_key(left, target.comparator, line)
                 left = target.comparator
         self.walk(node.left)

@@ -25,13 +25,13 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         self.walk(node.test)
         self.walk_guarded(f"{keyword} {test}", node.body)
         orelse = node.orelse
-        if isinstance(orelse, cst.If):
+        if type(orelse) is cst.If:
             self.guards.append(f"not ({test})")
             try:
                 self.visit_if(orelse, "elif")
             finally:
                 self.guards.pop()
-        elif isinstance(orelse, cst.Else):
+        elif type(orelse) is cst.Else:
             self.walk_guarded(f"else (not ({test}))", orelse.body)
         if keyword == "if" and orelse is None and ends_in_exit(node.body):
             self.exit_guard = f"not ({test})"  # the statements after this ``if`` run only when it failed

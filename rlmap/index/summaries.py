@@ -60,6 +60,7 @@ class _Scope:
     globals: set[str] = field(default_factory=set)
     nonlocals: set[str] = field(default_factory=set)
     lambdas: int = 0
+    caller: str = ""  # :meth:`_Summary.caller` inside this scope (set by :meth:`_Summary.enter`)
 
 
 METACLASS = "<metaclass>"  # the variable holding a class's ``metaclass=``: ``pkg.mod.C.<metaclass>``
@@ -307,10 +308,12 @@ class _Summary:
 
     def caller(self) -> str:
         """The function (or module) a call made here is attributed to (class bodies: the module)."""
-        for scope in reversed(self.scopes):
-            if scope.kind != "class":
-                return scope.qualname
-        return self.module_name
+        return self.scopes[-1].caller if self.scopes else self.module_name
+
+    def enter(self, scope: _Scope) -> None:
+        """Push ``scope``; a class body's calls are its enclosing function's (or the module's)."""
+        scope.caller = self.caller() if scope.kind == "class" else scope.qualname
+        self.scopes.append(scope)
 
     def variable(self, name: str) -> str | None:
         """The variable ``name`` reads here; ``None`` when the model must resolve it (a ``ref``)."""
@@ -351,7 +354,7 @@ class _Summary:
     # -- scopes ------------------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
         local = _bound_names(tree.body)[0]
-        self.scopes.append(_Scope(self.module_name, "module", local))
+        self.enter(_Scope(self.module_name, "module", local))
         self.statements(tree.body)
 
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, qualname: str) -> None:
@@ -363,7 +366,7 @@ class _Summary:
             local = {arg.arg for arg in _all_args(args)}
         else:
             local, declared_global, declared_nonlocal = _bound_names(node.body, args)
-        self.scopes.append(_Scope(qualname, "function", local, declared_global, declared_nonlocal))
+        self.enter(_Scope(qualname, "function", local, declared_global, declared_nonlocal))
         try:
             if isinstance(node, ast.Lambda):
                 value = self.expression(node.body)
@@ -438,7 +441,7 @@ class _Summary:
                 self.emit("copy", f"{qualname}.{METACLASS}", value)
         decorators = [self.expression(decorator) for decorator in node.decorator_list]
         local = _bound_names(node.body)[0]
-        self.scopes.append(_Scope(qualname, "class", local))
+        self.enter(_Scope(qualname, "class", local))
         try:
             self.statements(node.body)
         finally:

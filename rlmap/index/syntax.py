@@ -8,7 +8,9 @@ the syntax.
 from __future__ import annotations
 
 import dataclasses
+from ast import literal_eval
 from collections.abc import Iterable
+from inspect import cleandoc
 
 import libcst as cst
 
@@ -48,27 +50,30 @@ _FIELD_ORDER: dict[type, tuple[str, ...]] = {
     cst.IfExp: ("body", "test", "orelse"),
     cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
 }
-_FIELDS_CACHE: dict[type, tuple[str, ...]] = {}
+# :func:`child_fields` of each type met so far (the walker reads it first: a dict lookup is cheaper than a call)
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_EXITS = frozenset({cst.Return, cst.Raise, cst.Continue, cst.Break})
+# What a docstring is looked for in: a block, a one-line suite, a line of simple statements
+_SUITES = frozenset({cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine})
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 
 
 def child_fields(node_type: type) -> tuple[str, ...]:
     """The fields of a libcst node type that may hold code, in source order (not its text:
     ``Name.value`` is a ``str``)."""
-    names = _FIELDS_CACHE.get(node_type)
+    names = CHILD_FIELDS.get(node_type)
     if names is None:
         names = _FIELD_ORDER.get(node_type) or tuple(
             field.name
             for field in dataclasses.fields(node_type)
             if not field.name.startswith("whitespace") and field.name not in _SKIPPED_FIELDS and field.type is not str
         )
-        _FIELDS_CACHE[node_type] = names
+        CHILD_FIELDS[node_type] = names
     return names
 
 
-def _node_types() -> frozenset[type]:
+def node_types() -> frozenset[type]:
     """Every libcst node class (a set lookup by ``type(value)`` is far cheaper than
     ``isinstance(value, CSTNode)``, which goes through ``ABCMeta`` on every call)."""
     found: set[type] = set()
@@ -87,7 +92,7 @@ def walked_types(handled: Iterable[type]) -> frozenset[type]:
     hold code (a ``Name`` or a number holds none, so a walk need not enter it)."""
     handled = set(handled)
     return frozenset(
-        kind for kind in _node_types() if kind in handled or (dataclasses.is_dataclass(kind) and child_fields(kind))
+        kind for kind in node_types() if kind in handled or (dataclasses.is_dataclass(kind) and child_fields(kind))
     )
 
 
@@ -114,23 +119,62 @@ def dotted_parts(node: cst.BaseExpression) -> tuple[str, ...]:
 
 def compact_text(node: cst.BaseExpression, fallback: str) -> str:
     """A callee expression with argument lists and subscripts elided: ``f(...).g``."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{compact_text(node.value, fallback)}.{node.attr.value}"
-    if isinstance(node, cst.Call):
-        return f"{compact_text(node.func, fallback)}(...)"
-    if isinstance(node, cst.Subscript):
-        return f"{compact_text(node.value, fallback)}[...]"
+    kind = type(node)  # libcst's node classes have no subclasses: no ``isinstance`` (ABCMeta)
+    if kind is cst.Name:
+        return node.value  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return f"{compact_text(node.value, fallback)}.{node.attr.value}"  # type: ignore[attr-defined]
+    if kind is cst.Call:
+        return f"{compact_text(node.func, fallback)}(...)"  # type: ignore[attr-defined]
+    if kind is cst.Subscript:
+        return f"{compact_text(node.value, fallback)}[...]"  # type: ignore[attr-defined]
     return fallback if len(fallback) <= 40 else "<expression>"
+
+
+def literal_value(raw: str) -> str | bytes:
+    """What :func:`ast.literal_eval` makes of a string literal's source text (libcst's
+    ``SimpleString.evaluated_value``), without compiling it when the text is its value: a literal
+    with no prefix and no backslash (most of them) is the text between its quotes."""
+    quote = raw[0]
+    if quote in ('"', "'") and "\\" not in raw:
+        return raw[3:-3] if len(raw) >= 6 and raw[1] == quote and raw[2] == quote else raw[1:-1]
+    return literal_eval(raw)
+
+
+def _evaluated(node: cst.BaseExpression) -> str | bytes | None:
+    """A string literal's value (``evaluated_value``); ``None`` for anything else."""
+    kind = type(node)
+    if kind is cst.SimpleString:
+        return literal_value(node.value)  # type: ignore[attr-defined]
+    if kind is cst.ConcatenatedString:
+        return node.evaluated_value  # type: ignore[attr-defined]
+    return None
 
 
 def string_value(node: cst.BaseExpression) -> str | None:
     """The value of a string literal (plain or implicitly concatenated); ``None`` for anything else."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+    value = _evaluated(node)
+    return value if type(value) is str else None
+
+
+def docstring(node: cst.Module | cst.ClassDef | cst.FunctionDef) -> str | None:
+    """The node's ``get_docstring()`` (cleaned as :func:`inspect.cleandoc` does), reading the
+    literal with :func:`literal_value`."""
+    body = node.body
+    if type(body) is tuple or type(body) is list:
+        if not body:
+            return None
+        expression: cst.CSTNode = body[0]
+    else:
+        expression = body  # type: ignore[assignment]
+    while type(expression) in _SUITES:
+        if not expression.body:  # type: ignore[attr-defined]
+            return None
+        expression = expression.body[0]  # type: ignore[attr-defined]
+    if type(expression) is not cst.Expr:
+        return None
+    value = _evaluated(expression.value)
+    return cleandoc(value) if type(value) is str else None
 
 
 def literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
@@ -161,7 +205,7 @@ def call_name(func: cst.BaseExpression) -> str:
 def all_params(params: cst.Parameters) -> list[cst.Param]:
     """Every parameter in source order: positional-only, plain, ``*args``, keyword-only, ``**kw``."""
     found = [*params.posonly_params, *params.params]
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         found.append(params.star_arg)
     found.extend(params.kwonly_params)
     if params.star_kwarg is not None:
@@ -188,9 +232,10 @@ def is_property(decorator: str) -> bool:
 
 def ends_in_exit(body: cst.BaseSuite) -> bool:
     """Whether a suite's last statement leaves the block (return, raise, continue, break)."""
-    if isinstance(body, cst.SimpleStatementSuite):
-        return bool(body.body) and isinstance(body.body[-1], _EXITS)
-    if isinstance(body, cst.IndentedBlock) and body.body:
+    kind = type(body)  # told by ``type(...)``, as in :func:`dotted_parts`
+    if kind is cst.SimpleStatementSuite:
+        return bool(body.body) and type(body.body[-1]) in _EXITS
+    if kind is cst.IndentedBlock and body.body:
         last = body.body[-1]
-        return isinstance(last, cst.SimpleStatementLine) and bool(last.body) and isinstance(last.body[-1], _EXITS)
+        return type(last) is cst.SimpleStatementLine and bool(last.body) and type(last.body[-1]) in _EXITS  # type: ignore[attr-defined]
     return False

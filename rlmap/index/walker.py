@@ -2,9 +2,10 @@
 
 :class:`Walker` walks a libcst tree in source order with a hand-rolled walker (libcst's
 generic visitor rebuilds every node it passes and costs four times more): a node whose type
-has a handler in :attr:`Walker.handlers` goes to it, any other node is walked into.  The
-handlers live in the mixins that subclass it (definitions, statements, accesses, keys); the
-class that combines them is :class:`rlmap.index.extract.Extractor`.
+has a handler in :attr:`Walker.handlers` goes to it, any other node is walked into, both by one
+lookup of its type in :attr:`Walker.dispatch`.  The handlers live in the mixins that subclass it
+(definitions, statements, accesses, keys); the class that combines them is
+:class:`rlmap.index.extract.Extractor`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from rlmap.index.records import (
     ReturnSite,
     Symbol,
 )
-from rlmap.index.syntax import child_fields, dotted_parts
+from rlmap.index.syntax import CHILD_FIELDS, child_fields, dotted_parts
 from rlmap.index.vocabulary import KeyVocabulary
 
 
@@ -45,6 +46,9 @@ class Walker:
     handlers: ClassVar[dict[type, Callable[[Any, Any], None]]] = {}
     # the node types a walk enters: :func:`rlmap.index.syntax.walked_types` of the handlers
     walked: ClassVar[frozenset[Any]] = frozenset()
+    # each type of ``walked``: its handler, or :meth:`walk_children` (set with ``walked``, in
+    # :mod:`rlmap.index.extract`); a node's type is looked up once, then its function called
+    dispatch: ClassVar[dict[type, Callable[[Any, Any], None]]] = {}
 
     def __init__(
         self,
@@ -115,25 +119,27 @@ class Walker:
 
     # -- walking ---------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
-        kind = type(node)
-        handler = self.handlers.get(kind)
-        if handler is not None:
-            handler(self, node)
-            return
-        self.walk_children(node)
+        self.dispatch.get(node.__class__, Walker.walk_children)(self, node)
 
     def walk_children(self, node: cst.CSTNode) -> None:
         """Into the children that may hold code, in source order; this runs for most nodes of
-        the tree, so nodes are told by a set lookup of their type, not by ``isinstance``."""
-        walked = self.walked
-        for name in child_fields(type(node)):
+        the tree, so each child goes straight to its handler (or is walked into) by one lookup
+        of its type in :attr:`dispatch`, not by ``isinstance`` nor a call of :meth:`walk`."""
+        dispatch = self.dispatch
+        fields = CHILD_FIELDS.get(node.__class__)
+        if fields is None:
+            fields = child_fields(node.__class__)
+        for name in fields:
             value: Any = getattr(node, name)
-            if value.__class__ in walked:
-                self.walk(value)
-            elif value.__class__ is tuple or value.__class__ is list:
+            kind = value.__class__
+            handler = dispatch.get(kind)
+            if handler is not None:
+                handler(self, value)
+            elif kind is tuple or kind is list:
                 for item in value:
-                    if item.__class__ in walked:
-                        self.walk(item)
+                    handler = dispatch.get(item.__class__)
+                    if handler is not None:
+                        handler(self, item)
 
     def walk_all(self, nodes: Sequence[cst.CSTNode]) -> None:
         for node in nodes:

@@ -330,6 +330,51 @@ def test_nodes_skip_validation_only_while_the_parser_builds_them() -> None:
         cst.Name("not a name")  # checked again once the block is left
 
 
+def test_nodes_built_in_the_unvalidated_block_are_the_nodes_libcst_builds() -> None:
+    """The block's quick constructors fill every field as libcst's own do (defaults, default
+    factories), and libcst's constructors are back once it is left."""
+    import libcst as cst
+
+    from rlmap.index.extract import unvalidated_nodes
+
+    code = textwrap.dedent(
+        """\
+        @decorator(x, *a, k=1, **kw)
+        class C(Base, metaclass=M):
+            'Doc.'
+
+            async def f(self, a: int = 1, /, b=2, *args, c, **kwargs) -> "T":
+                x: int = await g(a if b else c)  # comment
+                y = [i async for i in z if i] + {k: v for k, v in d.items()}
+                del self.x[1:2, ::3], z
+                with open(p) as (h, j):
+                    return lambda q, *r: q or not r and -1 ** 2
+                try:
+                    raise E from e
+                except* (A, B) as err:
+                    pass
+                finally:
+                    global G
+        match p:
+            case [1, *rest] | {"k": _, **others} if rest:
+                print(f"{x!r:>{w}}", b"b" rb"\\d", sep="")
+        """
+    )
+    own_init = cst.Name.__init__
+    expected = cst.parse_module(code)
+    with unvalidated_nodes():
+        built = cst.parse_module(code)
+        made = (cst.Arg(value=cst.Name("x")), cst.Name("n"), cst.SimpleWhitespace(" "))
+    assert cst.Name.__init__ is own_init
+    assert built.deep_equals(expected)
+    assert built.code == code
+    assert made[0].deep_equals(cst.Arg(value=cst.Name("x")))
+    assert made[0].whitespace_after_arg.deep_equals(cst.SimpleWhitespace(""))
+    assert made[1].lpar == ()
+    assert made[1].rpar == ()
+    assert made[2].value == " "
+
+
 @pytest.mark.parametrize(
     "code",
     [
