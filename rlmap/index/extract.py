@@ -25,7 +25,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from rlmap.index import lines as L
 from rlmap.index.decode import Skip, ast_index, decode_source, too_deep
 from rlmap.index.keys import key_literal
-from rlmap.index.records import Diagnostic, FlowRow, ModuleIndex
+from rlmap.index.records import Diagnostic, FlowRow, ModuleIndex, slot_init
 from rlmap.index.statements import StatementVisitor
 from rlmap.index.summaries import summarize
 from rlmap.index.syntax import all_params, compact_text, dotted_parts, node_types, walked_types
@@ -227,41 +227,14 @@ def _skip_validation(self: cst.CSTNode) -> None:
     """What a libcst node's constructor runs after it is built, instead of its ``_validate``."""
 
 
-_NO_VALUE = object()  # a field with a default factory not given to the constructor
-
-
 def _quick_init(kind: type) -> Callable[..., None] | None:
-    """A constructor for the libcst node class ``kind`` that fills each field's slot through its
-    descriptor and runs no ``__post_init__``: what the generated ``__init__`` does, defaults and
-    default factories included, less the validation and ``object.__setattr__`` for each field
-    (which costs as much again: a sixth of ``parse_module``).  ``None`` for a class that is not
-    a slotted dataclass of plain fields (it keeps its own constructor)."""
-    if not dataclasses.is_dataclass(kind) or "__init__" not in kind.__dict__:
-        return None
+    """:func:`~rlmap.index.records.slot_init`'s constructor for the libcst node class ``kind``:
+    the same node less the validation and ``object.__setattr__`` for each field (which costs as
+    much again: a sixth of ``parse_module``).  ``None`` for a class with a ``__post_init__`` of
+    its own, which may do more than check, or that is not a slotted dataclass of plain fields."""
     if any("__post_init__" in klass.__dict__ for klass in kind.__mro__ if klass is not cst.CSTNode):
-        return None  # a hook of its own, which may do more than check
-    scope: dict[str, Any] = {"_NO_VALUE": _NO_VALUE}
-    params, lines = [], []
-    for field in dataclasses.fields(kind):
-        name = field.name
-        slot = next((klass.__dict__[name] for klass in kind.__mro__ if name in klass.__dict__), None)
-        if not field.init or field.kw_only or type(slot).__name__ != "member_descriptor":
-            return None
-        if field.default is not dataclasses.MISSING:
-            scope[f"_default_{name}"] = field.default
-            params.append(f"{name}=_default_{name}")
-        elif field.default_factory is not dataclasses.MISSING:
-            scope[f"_factory_{name}"] = field.default_factory
-            params.append(f"{name}=_NO_VALUE")
-            lines.append(f"    if {name} is _NO_VALUE:\n        {name} = _factory_{name}()\n")
-        else:
-            params.append(name)
-        scope[f"_set_{name}"] = slot.__set__  # type: ignore[union-attr]
-        lines.append(f"    _set_{name}(self, {name})\n")
-    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(lines)}    return None\n", scope)
-    init: Callable[..., None] = scope["__init__"]
-    init.__qualname__ = f"{kind.__qualname__}.__init__"
-    return init
+        return None
+    return slot_init(kind)
 
 
 _QUICK_INITS: list[tuple[type, Callable[..., None], Callable[..., None]]] = []

@@ -7,35 +7,53 @@ and no syntax node ever leaves it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 _Record = TypeVar("_Record")
+_NO_VALUE = object()  # a field with a default factory not given to the constructor
+
+
+def slot_init(cls: type) -> Callable[..., None] | None:
+    """An ``__init__`` for the slotted dataclass ``cls`` that fills each field's slot through its
+    own descriptor: the same signature, defaults and default factories as the generated one,
+    which reaches every field through ``object.__setattr__`` and costs twice as much, and no
+    ``__post_init__``.  ``None`` for a class that is not a slotted dataclass of plain fields.
+    The code run is built here from the class's own field names."""
+    if not dataclasses.is_dataclass(cls) or "__init__" not in cls.__dict__:
+        return None
+    scope: dict[str, Any] = {"_NO_VALUE": _NO_VALUE}
+    params, lines = [], []
+    for field in dataclasses.fields(cls):
+        name = field.name
+        slot = next((klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__), None)
+        if not field.init or field.kw_only or type(slot).__name__ != "member_descriptor":
+            return None
+        if field.default is not dataclasses.MISSING:
+            scope[f"_default_{name}"] = field.default
+            params.append(f"{name}=_default_{name}")
+        elif field.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{name}"] = field.default_factory
+            params.append(f"{name}=_NO_VALUE")
+            lines.append(f"    if {name} is _NO_VALUE:\n        {name} = _factory_{name}()\n")
+        else:
+            params.append(name)
+        scope[f"_set_{name}"] = slot.__set__  # type: ignore[union-attr]
+        lines.append(f"    _set_{name}(self, {name})\n")
+    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(lines)}    return None\n", scope)
+    init: Callable[..., None] = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    return init
 
 
 def _quick_init(cls: type[_Record]) -> type[_Record]:
-    """Give a frozen, slotted dataclass an ``__init__`` that fills each slot through its own
-    descriptor: the same signature, defaults and result as the generated one, which reaches
-    every field through ``object.__setattr__`` and costs twice as much (the index builds a few
-    hundred thousand records per package)."""
-    scope: dict[str, Any] = {}
-    params, lines = [], []
-    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
-        name = field.name
-        if field.default_factory is not dataclasses.MISSING or not field.init:
-            raise TypeError(f"{cls.__name__}.{name}: only plain fields and defaults are supported")
-        if field.default is dataclasses.MISSING:
-            params.append(name)
-        else:
-            scope[f"_default_{name}"] = field.default
-            params.append(f"{name}=_default_{name}")
-        scope[f"_set_{name}"] = cls.__dict__[name].__set__
-        lines.append(f"    _set_{name}(self, {name})\n")
-    code = f"def __init__(self, {', '.join(params)}):\n{''.join(lines)}"
-    exec(code, scope)  # the source is built above from the class's own field names
-    init = scope["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
+    """A record class with :func:`slot_init`'s constructor (the index builds a few hundred
+    thousand records per package)."""
+    init = slot_init(cls)
+    if init is None:
+        raise TypeError(f"{cls.__name__}: only a slotted dataclass of plain fields is supported")
     cls.__init__ = init  # type: ignore[misc,method-assign]
     return cls
 
