@@ -12,9 +12,15 @@ from rlmap.index.cache import Cache
 from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.session import load_model
+from rlmap.pages.header import builtin_profile_path, load_profile_basics
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TORCHRL_EXTENSIONS = ("tensordict",)  # what the built-in TorchRL profile turns on
+# what the built-in TorchRL profile turns on, and its cap on a value-flow variable's values
+_TORCHRL_PROFILE_PATH = builtin_profile_path("torchrl")
+assert _TORCHRL_PROFILE_PATH is not None
+_TORCHRL_PROFILE = load_profile_basics(_TORCHRL_PROFILE_PATH)
+TORCHRL_EXTENSIONS = _TORCHRL_PROFILE.extensions
+TORCHRL_VALUE_CAP = _TORCHRL_PROFILE.value_cap
 
 
 def write_package(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -77,4 +83,5 @@ def torchrl_source() -> SourceTree:
 
 @pytest.fixture(scope="session")
 def torchrl_model(torchrl_source: SourceTree, torchrl_cache: Path) -> CodeModel:
-    return load_model(torchrl_source, Cache.at(torchrl_cache), extensions=TORCHRL_EXTENSIONS).model
+    cache = Cache.at(torchrl_cache)
+    return load_model(torchrl_source, cache, extensions=TORCHRL_EXTENSIONS, value_cap=TORCHRL_VALUE_CAP).model

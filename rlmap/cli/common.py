@@ -223,9 +223,11 @@ def load_model_of(
     changed it, and not at all when the worktree changed it (see :mod:`rlmap.index.history`).
     """
     from rlmap.index.source import locate_source
+    from rlmap.model.pointsto import CAP
     from rlmap.model.session import load_model
 
     extensions = profile.extensions if profile is not None else ()
+    value_cap = profile.value_cap if profile is not None else CAP
     tree = locate_source(
         settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
     )
@@ -242,10 +244,10 @@ def load_model_of(
         jobs = cores
     cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
     if progress is not None:
-        loaded = load_model(tree, cache, jobs=jobs, progress=progress, extensions=extensions)
+        loaded = load_model(tree, cache, jobs, progress, extensions, value_cap)
     else:
         with progress_display(quiet) as own:
-            loaded = load_model(tree, cache, jobs=jobs, progress=own, extensions=extensions)
+            loaded = load_model(tree, cache, jobs, own, extensions, value_cap)
     # A command is one short process: every object alive now (the model's millions of rows, tuples
     # and dicts of strings freed by their reference counts) is moved out of the cyclic collector's
     # sight, so that no later collection scans them to find no cycle (half a second on torchrl).
@@ -258,9 +260,20 @@ def load_model_of(
             f"ignored {cache.rejected} unusable cache entr{'y' if cache.rejected == 1 else 'ies'} in {cache.directory} "
             "(corrupt, truncated or not written by this rlmap) and rebuilt them"
         )
+    if loaded.model.at_cap:
+        say_note(cap_note(loaded.model.at_cap, loaded.model.value_cap))
     if pin_links and tree.commit and tree.repo_url:
         pin_permalinks(loaded)
     return loaded
+
+
+def cap_note(at_cap: int, value_cap: int) -> str:
+    """What a model whose value flow dropped values past its cap may miss, and what raises the cap."""
+    variables, them = (f"{at_cap:,} variables", "them") if at_cap != 1 else ("1 variable", "it")
+    return (
+        f"the value flow dropped values past its cap of {value_cap:,} per variable in {variables}: calls found "
+        f"through {them} may be incomplete (set a higher value_cap in the profile's [profile] table)"
+    )
 
 
 def settings_of(config: Path | None, source: Path | None, package: str | None, profile: Path | None = None) -> Any:

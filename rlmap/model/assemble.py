@@ -24,6 +24,7 @@ from rlmap.index.records import (
 )
 from rlmap.index.source import companion_path
 from rlmap.model.admission import admitted
+from rlmap.model.pointsto import CAP
 from rlmap.model.resolve import Resolver, Target
 from rlmap.model.valueflow import ValueFlow
 
@@ -68,8 +69,8 @@ class CallEdges:
 
 
 def resolve_sites(
-    resolver: Resolver, index: ProjectIndex, edges: CallEdges, companions: tuple[str, ...] = ()
-) -> dict[str, list[SiteRow]]:
+    resolver: Resolver, index: ProjectIndex, edges: CallEdges, companions: tuple[str, ...] = (), cap: int = CAP
+) -> tuple[dict[str, list[SiteRow]], int]:
     """Resolve every call site into ``edges``; the calls written in each function, as rows.
 
     Each site's targets are the resolver's (by name and type), joined by what the whole-program
@@ -80,10 +81,14 @@ def resolve_sites(
     and annotations, not its value flow: its functions' bodies are library code, whose
     flow-insensitive merge (tensorclass's generated methods, ``__getattr__`` fallbacks) would
     reach every receiver that passes through them.  A value it returns is typed by its annotation.
+
+    Also returns how many variables of the value flow reached ``cap`` values (and may have
+    dropped some: :mod:`rlmap.model.valueflow`).
     """
     documented = [module for module in index.modules if not companion_path(companions, module.path)]
-    solved = ValueFlow(resolver, documented, companions)
+    solved = ValueFlow(resolver, documented, companions, cap)
     flow = solved.targets()
+    at_cap = solved.at_cap()
     solved.release()
     del solved
     used: set[tuple[str, int, str]] = set()
@@ -113,7 +118,7 @@ def resolve_sites(
         if key not in used:
             for target in found:
                 edges.add(key[0], target, key[1])
-    return sites
+    return sites, at_cap
 
 
 def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:

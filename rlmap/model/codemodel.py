@@ -26,6 +26,7 @@ from rlmap.errors import CacheError
 from rlmap.index.records import AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
 from rlmap.index.source import SourceTree, companion_path, git_ref, permalink_url, source_stamp
 from rlmap.model.mro import descendants, nearest_in_bases
+from rlmap.model.pointsto import CAP
 
 if TYPE_CHECKING:
     from rlmap.index.cache import Sections
@@ -185,6 +186,7 @@ _PLAIN = {
 }
 _SOURCE = tuple[str, str, str, str, tuple[str, ...], tuple[tuple[str, str, str], ...]]
 _DIAGNOSTICS = tuple[tuple[str, int, str], ...]
+_VALUE_FLOW = tuple[int, int]  # the cap per variable, how many variables reached it
 
 # The model's state: plain typed data, all of it decoded (what build_model makes, what
 # :func:`model_sections` stores).
@@ -193,6 +195,7 @@ STATE = typing.TypedDict(  # type: ignore[operator]
     {
         "source": _SOURCE,
         "diagnostics": _DIAGNOSTICS,
+        "value_flow": _VALUE_FLOW,
         **_PLAIN,  # type: ignore[misc]
         **{name: dict[_TABLE_KEYS.get(name, str), row] for name, row in _TABLES.items()},  # type: ignore[misc]
     },
@@ -211,6 +214,7 @@ class ModelHead(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     files: tuple[str, ...]  # every file a symbol is in, sorted
     rows: dict[str, int]  # table -> its number of rows
     shards: dict[str, int]  # table -> its number of shards
+    value_flow: _VALUE_FLOW  # type: ignore[valid-type]
 
 
 def _shard_of(key: Any, shards: int) -> int:
@@ -245,7 +249,9 @@ def model_sections(state: dict[str, Any]) -> tuple[ModelHead, dict[str, bytes]]:
             sections[f"{table}:{number}"] = encode(bucket)
     for name in _PLAIN:
         sections[name] = encode(state[name])
-    head = ModelHead(tuple(state["source"]), tuple(state["diagnostics"]), tuple(files), rows, shards)
+    head = ModelHead(
+        tuple(state["source"]), tuple(state["diagnostics"]), tuple(files), rows, shards, tuple(state["value_flow"])
+    )
     return head, sections
 
 
@@ -390,6 +396,9 @@ class CodeModel:
         self.bases: Mapping[str, tuple[str, ...]] = state["bases"]
         self.subclasses: Mapping[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
+        # the value flow's cap per variable, and how many variables reached it (and may have
+        # dropped values: rlmap.model.valueflow)
+        self.value_cap, self.at_cap = state["value_flow"]
         self._kinds: Mapping[str, str] | None = None  # symbol -> kind (a cached model reads them apart)
         self._graph: Any = None  # networkx.DiGraph, imported only when a caller asks for it
         self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
@@ -400,7 +409,7 @@ class CodeModel:
         """The model of a cached entry (:func:`model_sections`): its tables are read shard by
         shard, its other values whole, as queries read them."""
         head = entry.head
-        lazy: dict[str, Any] = {"source": head.source, "diagnostics": head.diagnostics}
+        lazy: dict[str, Any] = {"source": head.source, "diagnostics": head.diagnostics, "value_flow": head.value_flow}
         lazy.update({table: LazyRows(entry, table) for table in _TABLES})
         lazy.update({name: _LazyPlain(entry, name) for name in _PLAIN})
         return cls(lazy)
@@ -536,8 +545,9 @@ class CodeModel:
         return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))
 
 
-def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeModel:
-    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`."""
+def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, value_cap: int = CAP) -> CodeModel:
+    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`;
+    ``value_cap``: the values a variable of the value flow keeps."""
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
     from rlmap.model.redefinitions import keep_chosen_definitions
@@ -548,7 +558,7 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
-    sites = assemble.resolve_sites(resolver, index, edges, info.companions)
+    sites, at_cap = assemble.resolve_sites(resolver, index, edges, info.companions, value_cap)
     attributes, property_reads = assemble.group_attributes(resolver, index)
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)
@@ -589,5 +599,6 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeMod
             "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
             "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
             "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
+            "value_flow": (value_cap, at_cap),
         }
     )

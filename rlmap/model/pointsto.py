@@ -1,10 +1,11 @@
 """The points-to graph the value flow solves: variables, copy edges, watchers and the worklist.
 
 :class:`PointsTo` knows nothing of Python: it holds, per variable, the values that reach it (at
-most :data:`CAP`), the variables that receive a copy of them (plainly, or with methods bound to a
-receiver on the way), and the facts that read them (:meth:`PointsTo.handle`, given by the
-subclass, :class:`rlmap.model.valueflow.ValueFlow`).  :meth:`PointsTo.solve` pushes only the
-values a variable received since it was last visited (difference propagation).
+most ``cap``: :data:`CAP` unless a profile sets another), the variables that receive a copy of
+them (plainly, or with methods bound to a receiver on the way), and the facts that read them
+(:meth:`PointsTo.handle`, given by the subclass, :class:`rlmap.model.valueflow.ValueFlow`).
+:meth:`PointsTo.solve` pushes only the values a variable received since it was last visited
+(difference propagation).
 
 A variable is a number, given the first time its name is seen: what it holds, its copies, its
 bindings and its watchers are entries of lists indexed by that number (a solve of torch holds
@@ -13,7 +14,8 @@ a few list slots).  Values are interned (:attr:`PointsTo.texts`): a value held b
 variables is one string, and, for those holding it alone, one tuple.
 
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
-capped variable keeps the first values to arrive, so that order is part of the result): the
+variable at the cap keeps the first values to arrive, so that order is part of the result
+wherever a variable reaches the cap): the
 worklist takes the most recently queued variable first, a variable's copies are visited in the
 sorted order of their names, then its bindings (sorted by (target name, receiver)), then its watchers
 in the order they were added; values arriving together are taken in sorted order.
@@ -25,7 +27,8 @@ from bisect import bisect_left
 from collections.abc import Collection, Iterable
 from typing import Any
 
-CAP = 64  # values kept per variable (the first to arrive; see rlmap.model.valueflow)
+CAP = 64  # values kept per variable by default (the first to arrive; see rlmap.model.valueflow)
+CAP_RANGE = (8, 4096)  # the caps a profile may set (rlmap.pages.header)
 
 _FEW = 8  # copies (and watchers) held in a tuple while there are few: the smallest container
 _NOTHING: tuple[str, ...] = ()
@@ -34,10 +37,11 @@ _NOTHING: tuple[str, ...] = ()
 class PointsTo:
     """Variables, the edges between them, and the worklist; the subclass says what facts do."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int = CAP) -> None:
+        self.cap = cap
         self.ids: dict[str, int] = {}  # name -> variable number
         self.names: list[str] = []  # variable number -> name
-        # per variable: what it holds, in arrival order (a tuple: at most CAP values, a dict of
+        # per variable: what it holds, in arrival order (a tuple: at most ``cap`` values, a dict of
         # them would be four times the size)
         self.held: list[tuple[str, ...]] = []
         # per variable: the variables receiving a copy, sorted by name (None, one number, a few in
@@ -46,6 +50,7 @@ class PointsTo:
         # per variable: the facts that read it (a few in a tuple, more in a list)
         self.watchers: list[tuple[Any, ...] | list[Any] | None] = []
         self.guards = bytearray()  # per variable: 1 if it admits only some values (see admit)
+        self.dropped = bytearray()  # per variable: 1 once the cap made it drop a value
         # variable -> the variables receiving its values bound -> the receiver(s) they are bound to
         self.binds: dict[int, dict[int, str | tuple[str, ...]]] = {}
         self.delta: dict[int, dict[str, None]] = {}  # the worklist: values not yet pushed on
@@ -86,12 +91,17 @@ class PointsTo:
             self.copies.append(None)
             self.watchers.append(None)
             self.guards.append(self.guarded(name))
+            self.dropped.append(0)
         return found
 
     def values_of(self, name: str) -> Collection[str]:
         """What variable ``name`` holds (empty if it was never used)."""
         found = self.ids.get(name)
         return self.held[found] if found is not None else _NOTHING
+
+    def at_cap(self) -> int:
+        """How many variables dropped a value because they held ``cap`` already."""
+        return self.dropped.count(1)
 
     def all_values(self) -> dict[str, tuple[str, ...]]:
         """Every variable's values, by name (for tests and comparisons)."""
@@ -104,8 +114,13 @@ class PointsTo:
     def add_to(self, variable: int, values: Collection[str]) -> None:
         """``values`` reach ``variable``: the new ones, in sorted order, up to the cap."""
         current = self.held[variable]
-        room = CAP - len(current)
+        room = self.cap - len(current)
         if room <= 0:
+            if not self.dropped[variable]:
+                if self.guards[variable]:
+                    values = self.admit(self.names[variable], values)
+                if any(value not in current for value in values):
+                    self.dropped[variable] = 1
             return
         if self.guards[variable]:
             values = self.admit(self.names[variable], values)
@@ -136,6 +151,7 @@ class PointsTo:
         new = sorted(set(new))  # which values a cap keeps: fixed by sorting
         if len(new) > room:
             del new[room:]
+            self.dropped[variable] = 1
         for position, value in enumerate(new):
             one = texts.get(value)
             if one is None:
@@ -236,6 +252,7 @@ class PointsTo:
         self.watchers.clear()
         self.binds.clear()
         self.guards.clear()
+        self.dropped.clear()
         self.delta.clear()
         self.texts.clear()
 

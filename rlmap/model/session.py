@@ -6,8 +6,8 @@ A run after a change re-parses only the changed files.  The model is a function 
 records, not of their bytes: when the records of every file are those a cached model was
 resolved from (an edit to a comment, to blank lines at the end of a file), that model is the
 answer, and the run resolves nothing.  Any other change re-resolves the model: the value flow
-is one whole-program solve whose kept values (the 64-value cap) depend on the order it meets
-them, so a part of it cannot be reused with the same result.
+is one whole-program solve, and where a variable drops values past its cap, which it keeps
+depends on the order the solve meets them.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
 from rlmap.model.codemodel import MODEL_MODULES, CodeModel, ModelHead, SourceInfo, build_model, model_sections
+from rlmap.model.pointsto import CAP
 
 MODELS = "models"
 # A model's key under another key that denotes the same model: a project key whose files differ
@@ -46,9 +47,10 @@ class LoadedModel:
 _MODEL_CODE = code_version(*MODEL_MODULES, "model.session")  # the resolver and the model builder
 
 
-def project_key(source: SourceTree, extensions: Sequence[str] = ()) -> str:
-    """Hash of every file's path and bytes, every skipped entry, the repository URL, the extensions."""
-    return _project_key(source, enabled_extensions(extensions))[0]
+def project_key(source: SourceTree, extensions: Sequence[str] = (), value_cap: int = CAP) -> str:
+    """Hash of every file's path and bytes, every skipped entry, the repository URL, the
+    extensions, the value flow's cap."""
+    return _project_key(source, enabled_extensions(extensions), value_cap)[0]
 
 
 # The file stats a project key was computed from (see _known_key), by checkout and settings.
@@ -66,7 +68,9 @@ class _StatsSeen(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     skipped: list[tuple[str, str]]
 
 
-def _project_key(source: SourceTree, extensions: tuple[str, ...], cache: Cache | None = None) -> tuple[str, set[str]]:
+def _project_key(
+    source: SourceTree, extensions: tuple[str, ...], value_cap: int, cache: Cache | None = None
+) -> tuple[str, set[str]]:
     """:func:`project_key` and the repo-relative paths of the files it hashed.
 
     With a cache, a tree whose every file has the stat (size, mtime, ctime, inode) it had when
@@ -74,7 +78,7 @@ def _project_key(source: SourceTree, extensions: tuple[str, ...], cache: Cache |
     does); any difference, and any file changed in the last two seconds, means reading and
     hashing them all.
     """
-    parts: list[bytes | str] = _settings(source, extensions)
+    parts: list[bytes | str] = _settings(source, extensions, value_cap)
     files, skipped = source.scan_files()
     relatives = [source.relpath(path) for path in files]
     stats_key = stats = None
@@ -116,10 +120,12 @@ def load_model(
     jobs: int | None = None,
     progress: Progress | None = None,
     extensions: Sequence[str] = (),
+    value_cap: int = CAP,
 ) -> LoadedModel:
-    """The resolved model of ``source``, with key accesses under the enabled ``extensions``."""
+    """The resolved model of ``source``, with key accesses under the enabled ``extensions``, and
+    at most ``value_cap`` values per variable of the value flow."""
     enabled = enabled_extensions(extensions)
-    key, paths = _project_key(source, enabled, cache)
+    key, paths = _project_key(source, enabled, value_cap, cache)
     refused: set[str] = set()
     model = _cached_at(cache, key, paths, refused)
     if model is not None:
@@ -127,7 +133,7 @@ def load_model(
         return LoadedModel(model, None, source)
     with paused_gc():  # records and the model are millions of objects without a cycle
         index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
-        records = _records_key(index, source, enabled) if cache.directory is not None else ""
+        records = _records_key(index, source, enabled, value_cap) if cache.directory is not None else ""
         model = _cached_at(cache, records, paths, refused) if records else None
         if model is not None:  # the files changed, their records did not: the model is the same
             model.source = SourceInfo.of(source)
@@ -135,7 +141,7 @@ def load_model(
             return LoadedModel(model, index.stats, source)
         if progress:
             progress("resolve", 0, len(index.modules))
-        model = build_model(index, source)
+        model = build_model(index, source, value_cap)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats
@@ -179,9 +185,9 @@ def _linked(cache: Cache, key: str) -> str | None:
     return link
 
 
-def _settings(source: SourceTree, extensions: tuple[str, ...]) -> list[bytes | str]:
+def _settings(source: SourceTree, extensions: tuple[str, ...], value_cap: int) -> list[bytes | str]:
     """What a model key holds besides the files: the resolver's code, what the model says of the
-    source, the enabled extensions.  The commit is not part of it: the model is the same at any
+    source, the enabled extensions, the value flow's cap.  The commit is not part of it: the model is the same at any
     commit with the same files, and what the commit changes (links) is attached fresh on every load."""
     return [
         _MODEL_CODE,
@@ -189,24 +195,27 @@ def _settings(source: SourceTree, extensions: tuple[str, ...]) -> list[bytes | s
         source.version,
         source.repo_url,
         "extensions:" + ",".join(extensions),
+        f"value-cap:{value_cap}",
         "companions:" + ",".join("|".join(link) for link in source.companion_links()),
     ]
 
 
-def _records_key(index: ProjectIndex, source: SourceTree, extensions: tuple[str, ...]) -> str:
+def _records_key(index: ProjectIndex, source: SourceTree, extensions: tuple[str, ...], value_cap: int) -> str:
     """A hash of everything the resolved model is computed from: every file's records (the
     SHA-256 of their MessagePack, which the indexer has from the cache entry or the worker), the
     entries that were skipped, and :func:`_settings`."""
-    parts = ["records", *_settings(source, extensions), "names:" + ",".join(source.companion_names)]
+    parts = ["records", *_settings(source, extensions, value_cap), "names:" + ",".join(source.companion_names)]
     parts.extend(index.digests)
     parts.extend(str(diagnostic) for diagnostic in index.skipped)
     return content_key(*parts)
 
 
-def cached_model(source: SourceTree, cache: Cache, extensions: Sequence[str] = ()) -> CodeModel | None:
+def cached_model(
+    source: SourceTree, cache: Cache, extensions: Sequence[str] = (), value_cap: int = CAP
+) -> CodeModel | None:
     """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
     (for shell completion, which must answer at once or not at all)."""
-    key, paths = _project_key(source, enabled_extensions(extensions), cache)
+    key, paths = _project_key(source, enabled_extensions(extensions), value_cap, cache)
     return _cached_at(cache, key, paths)
 
 

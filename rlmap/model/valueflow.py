@@ -52,18 +52,23 @@ otherwise put the list among its own elements, and a store into an element into 
 :mod:`rlmap.model.admission` drops the callees a site's own receiver type or ``isinstance``
 guard contradicts.
 
-Nothing is imported or run.  Sets are capped (:data:`rlmap.model.pointsto.CAP` values per
-variable) so that a variable that may hold anything does not make the solve quadratic: a variable
-keeps the first values that reach it (of those arriving together, the smallest in sort order) and
-drops the rest, and what it dropped flows nowhere.  Which values those are depends on the order
-the solver meets them, and that order is fixed by the input alone: modules in path order, facts in
-source order, the worklist taking the variable queued last first, every set walked sorted (the
-graph and its solve are :mod:`rlmap.model.pointsto`).  So the result is the same whatever the
-hash seed, the working directory or the number of parser processes, but it is not the result of
-another order: on torchrl 0.14.1 with tensordict, 663 of the 102,888 variables that hold a
-value reach the cap, and solving the modules in reverse path order changes 22 of the 25,387
-(site, callee) pairs of :meth:`ValueFlow.targets`, counted on either side.  A capped set is a truncated
-one, never a proof that a call does not happen.
+Nothing is imported or run.  Sets are capped (``cap`` values per variable: a profile's
+``value_cap``, else :data:`rlmap.model.pointsto.CAP`) so that a variable that may hold anything
+does not make the solve quadratic: a variable at the cap keeps the first values that reached it (of
+those arriving together, the smallest in sort order) and drops the rest, and what it dropped flows
+nowhere.  Which values those are depends on the order the solver meets them, and that order is
+fixed by the input alone: modules in path order, facts in source order, the worklist taking the
+variable queued last first, every set walked sorted (the graph and its solve are
+:mod:`rlmap.model.pointsto`).  So the result is the same whatever the hash seed, the working
+directory or the number of parser processes; where no variable drops a value, it is also the
+result of any other order.  :meth:`PointsTo.at_cap` counts the variables that dropped one, the
+model keeps that count, and a command that loads such a model says so.  On torchrl 0.14.1 with
+tensordict, the largest set holds 320 values: under the built-in profile's cap (1,024) no
+variable drops one, and solving the modules in reverse path order gives every variable the same
+values and every site the same targets (``tests/model/test_value_cap.py``).  Under the default
+cap of 64, 168 of the 102,888 variables that hold a value drop one, and the reverse order changes
+22 of the 25,387 (site, callee) pairs of :meth:`ValueFlow.targets`, counted on either side.  A
+truncated set is never a proof that a call does not happen.
 """
 
 from __future__ import annotations
@@ -88,7 +93,7 @@ from rlmap.index.records import (
 from rlmap.index.summaries import METACLASS
 from rlmap.model.annotations import CONTAINER, Declared, declared_types
 from rlmap.model.mro import first_in_mro
-from rlmap.model.pointsto import PointsTo
+from rlmap.model.pointsto import CAP, PointsTo
 from rlmap.model.target import Target
 
 if TYPE_CHECKING:
@@ -164,15 +169,17 @@ _CONTAINER_EXTENDS = frozenset({"extend", "update"})
 class ValueFlow(PointsTo):
     """The points-to sets of every variable, and the call edges they imply."""
 
-    def __init__(self, resolver: Resolver, modules: Iterable[ModuleIndex], library: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, resolver: Resolver, modules: Iterable[ModuleIndex], library: tuple[str, ...] = (), cap: int = CAP
+    ) -> None:
         """``library``: the companion packages, whose definitions are known but whose bodies are
-        not part of the flow (``modules`` leaves them out)."""
+        not part of the flow (``modules`` leaves them out); ``cap``: the values a variable keeps."""
         self.resolver = resolver
         self.symbols = resolver.symbols
         self.library = tuple(name + "." for name in library)
         # Ordered sets (dicts), never ``set``: which values a capped variable keeps must not depend
         # on the hash seed (the output is byte-identical whatever it is).
-        super().__init__()
+        super().__init__(cap)
         self.params: dict[str, tuple[str, ...]] = {}
         self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
         self.decorated: list[FlowRow] = []

@@ -20,6 +20,7 @@ import msgspec
 from rlmap.config import convert, read_text, read_toml
 from rlmap.errors import ConfigError
 from rlmap.index.vocabulary import EXTENSIONS
+from rlmap.model.pointsto import CAP, CAP_RANGE
 from rlmap.pages.curated import Term, load_glossary
 
 PROFILE_FILE = "profile.toml"
@@ -38,6 +39,9 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     claims: Name | None = None  # the checks that back the curated words (rlmap.pages.claims)
     focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
     extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
+    # the values a variable of the value flow keeps (rlmap.model.valueflow): high enough that no
+    # variable of the documented package reaches it, and the solve is exact whatever its order
+    value_cap: Annotated[int, msgspec.Meta(ge=CAP_RANGE[0], le=CAP_RANGE[1])] = CAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,7 @@ class ProfileBasics:
     glossary: tuple[Term, ...] = ()
     focus: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
+    value_cap: int = CAP
 
 
 def builtin_profile_path(package: str) -> Path | None:
@@ -116,4 +121,5 @@ def load_profile_basics(path: Path, display: str | None = None) -> ProfileBasics
         glossary=glossary_of(path, origin, header),
         focus=tuple(header.focus),
         extensions=tuple(header.extensions),
+        value_cap=header.value_cap,
     )

@@ -23,6 +23,7 @@ import msgspec
 
 from rlmap.config import convert
 from rlmap.errors import ConfigError
+from rlmap.model.pointsto import CAP
 from rlmap.pages.claims import Claims, check_coverage, load_claims
 from rlmap.pages.curated import Symptom, Term, check_markup, load_symptoms
 from rlmap.pages.header import (
@@ -111,6 +112,7 @@ class Profile:
     claims: Claims = field(default_factory=Claims)
     focus: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
+    value_cap: int = CAP
     templates: Path | None = None  # the profile's own template overrides
     builtin: bool = False
 
@@ -148,6 +150,7 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         claims=claims,
         focus=tuple(header.focus),
         extensions=tuple(header.extensions),
+        value_cap=header.value_cap,
         templates=templates if templates.is_dir() and not templates.is_symlink() else None,
         builtin=builtin,
     )

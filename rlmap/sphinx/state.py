@@ -24,6 +24,7 @@ from rlmap.errors import RlmapError
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
+from rlmap.model.pointsto import CAP
 from rlmap.model.session import load_model, project_key
 from rlmap.pages.docstree import DocsTree, load_docs_tree
 from rlmap.pages.profile import Profile, builtin_profile_path, load_profile
@@ -78,12 +79,13 @@ def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None
     source_path = _path(config.rlmap_source, confdir)
     profile = _profile(_path(config.rlmap_profile, confdir), package)
     extensions = profile.extensions if profile is not None else ()
+    value_cap = profile.value_cap if profile is not None else CAP
     tree = locate_source(source_path, package=package, repo_url=config.rlmap_repo_url)
     for warning in tree.warnings:
         logger.warning("rlmap: %s", warning, type="rlmap", subtype="source")
     cache_dir = config.rlmap_cache_dir
     cache = Cache.disabled() if cache_dir is None else Cache.at(_path(cache_dir, confdir) or default_cache_dir())
-    loaded = load_model(tree, cache, extensions=extensions)
+    loaded = load_model(tree, cache, extensions=extensions, value_cap=value_cap)
     if cache.write_failed:
         logger.warning(
             "rlmap: could not write to the cache in %s; the next build will parse again",
@@ -100,7 +102,7 @@ def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None
         refs=Refs(loaded.model, tree, _documented(srcdir)),
         profile=profile,
         # the commit too: links change with it, even where the files do not
-        key=f"{project_key(tree, extensions)}@{tree.commit}",
+        key=f"{project_key(tree, extensions, value_cap)}@{tree.commit}",
         graphviz=graphviz,
         environment=make_environment(None, profile.templates if profile is not None else None),
         terms=terms,

@@ -25,7 +25,7 @@ from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.session import load_model
 from rlmap.pages.profile import Profile, builtin_profile_path, load_profile
-from tests.conftest import TORCHRL_EXTENSIONS
+from tests.conftest import TORCHRL_EXTENSIONS, TORCHRL_VALUE_CAP
 
 CODE_RULES = frozenset().union(*CODE_REPORTS.values())
 DOCS_RULES = frozenset().union(*DOCS_REPORTS.values())
@@ -57,7 +57,8 @@ def torchrl_with_examples(
         for kind in KINDS:
             (root / example_path(rule, kind)).write_text(getattr(RULES[rule], kind) + "\n", encoding="utf-8")
     source = locate_source(root, package="torchrl")
-    return source, load_model(source, Cache.at(torchrl_cache), extensions=TORCHRL_EXTENSIONS).model
+    cache = Cache.at(torchrl_cache)
+    return source, load_model(source, cache, extensions=TORCHRL_EXTENSIONS, value_cap=TORCHRL_VALUE_CAP).model
 
 
 def audit_example(

@@ -66,6 +66,10 @@ PROFILE_CASES = {
         "[pages.helpers]: object missing required field `slug`",
     ),
     "unknown-extension": ('[profile]\nextensions = ["tensordct"]\n', "extensions: tensordct is not an extension"),
+    # a cap that would make the solve keep nothing, or run without end on a large package
+    "tiny-cap": ("[profile]\nvalue_cap = 1\n", "p.toml: [profile].value_cap: expected `int` >= 8"),
+    "huge-cap": ("[profile]\nvalue_cap = 10000000\n", "p.toml: [profile].value_cap: expected `int` <= 4096"),
+    "text-cap": ('[profile]\nvalue_cap = "lots"\n', "p.toml: [profile].value_cap: expected `int`, got `str`"),
     "prose-of-no-page": ('[prose.nonsense]\nintro = "x"\n', "[prose.nonsense] is not a page"),
     "unshown-prose": (
         PAGE + '[prose.helpers]\nintor = "x"\n',

@@ -154,7 +154,8 @@ def test_a_warm_key_comes_from_file_stats_and_any_edit_is_seen(tmp_path: Path, m
     )
     warm = load_model(source, cache, jobs=1)
     assert (warm.stats, read) == (None, [])  # the model, found without reading a file
-    assert session._project_key(source, ())[0] == session._project_key(source, (), cache)[0]
+    cap = session.CAP
+    assert session._project_key(source, (), cap)[0] == session._project_key(source, (), cap, cache)[0]
     helpers = root / "pkg" / "helpers.py"
     before = os.stat(helpers)
     text = helpers.read_text()
