@@ -146,7 +146,8 @@ def load_model(
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats
         del index  # the records are the model's now: not kept while the model is written
-        cache.put_sections(MODELS, key, *model_sections(model.state))
+        if cache.directory is not None:  # no cache: the model is not encoded at all
+            cache.put_sections(MODELS, key, *model_sections(model.state))
         if records:
             cache.put(LINKS, records, key)
     return LoadedModel(model, stats, source)
