@@ -261,19 +261,10 @@ def load_model_of(
             "(corrupt, truncated or not written by this rlmap) and rebuilt them"
         )
     if loaded.model.at_cap:
-        say_note(cap_note(loaded.model.at_cap, loaded.model.value_cap))
+        say_note(loaded.model.cap_note())
     if pin_links and tree.commit and tree.repo_url:
         pin_permalinks(loaded)
     return loaded
-
-
-def cap_note(at_cap: int, value_cap: int) -> str:
-    """What a model whose value flow dropped values past its cap may miss, and what raises the cap."""
-    variables, them = (f"{at_cap:,} variables", "them") if at_cap != 1 else ("1 variable", "it")
-    return (
-        f"the value flow dropped values past its cap of {value_cap:,} per variable in {variables}: calls found "
-        f"through {them} may be incomplete (set a higher value_cap in the profile's [profile] table)"
-    )
 
 
 def settings_of(config: Path | None, source: Path | None, package: str | None, profile: Path | None = None) -> Any:

@@ -414,6 +414,17 @@ class CodeModel:
         lazy.update({name: _LazyPlain(entry, name) for name in _PLAIN})
         return cls(lazy)
 
+    def cap_note(self) -> str:
+        """What a model whose value flow dropped values past its cap may miss, and what raises
+        the cap ("" when no variable dropped one)."""
+        if not self.at_cap:
+            return ""
+        variables, them = (f"{self.at_cap:,} variables", "them") if self.at_cap != 1 else ("1 variable", "it")
+        return (
+            f"the value flow dropped values past its cap of {self.value_cap:,} per variable in {variables}: calls "
+            f"found through {them} may be incomplete (set a higher value_cap in the profile's [profile] table)"
+        )
+
     # -- persistence -----------------------------------------------------------------------
     @property
     def state(self) -> dict[str, Any]:

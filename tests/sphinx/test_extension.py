@@ -275,3 +275,26 @@ def test_building_never_imports_the_documented_package(tmp_path: Path) -> None:
     assert report == {"code": 0, "leaked": []}, done.stderr
     text = (tmp_path / "out" / "index.txt").read_text(encoding="utf-8")
     assert 'in "f" at "g" ("a/b.py:3")' in text  # the call site of g, from the code
+
+
+def test_a_build_whose_value_flow_dropped_values_says_so_without_failing_a_strict_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    classes = "".join(f"class A{number}:\n    def run(self):\n        return {number}\n\n\n" for number in range(12))
+    calls = "".join(f"    pick(A{number}())\n" for number in range(12))
+    checkout = write_package(
+        tmp_path / "checkout",
+        {"cp/__init__.py": f"{classes}def pick(x):\n    return x.run()\n\n\ndef main():\n{calls}"},
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "profile.toml").write_text("[profile]\nvalue_cap = 8\n", encoding="utf-8")
+    conf = f'extensions = ["rlmap.sphinx"]\nrlmap_source = {str(checkout)!r}\nrlmap_package = "cp"\nrlmap_cache_dir = None\n'
+    (docs / "conf.py").write_text(conf + 'rlmap_profile = "profile.toml"\n')
+    (docs / "index.rst").write_text("Capped\n======\n\n.. rlmap-flow:: cp.pick\n")
+    from sphinx.cmd.build import build_main
+
+    assert build_main(["-W", "-E", "-b", "text", str(docs), str(tmp_path / "out")]) == 0
+    assert (
+        "rlmap: the value flow dropped values past its cap of 8 per variable in 1 variable" in capsys.readouterr().out
+    )
