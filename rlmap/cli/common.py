@@ -260,7 +260,7 @@ def load_model_of(
             f"ignored {cache.rejected} unusable cache entr{'y' if cache.rejected == 1 else 'ies'} in {cache.directory} "
             "(corrupt, truncated or not written by this rlmap) and rebuilt them"
         )
-    if loaded.model.at_cap:
+    if loaded.model.over_cap:
         say_note(loaded.model.cap_note())
     if pin_links and tree.commit and tree.repo_url:
         pin_permalinks(loaded)

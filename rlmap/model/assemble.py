@@ -82,13 +82,13 @@ def resolve_sites(
     flow-insensitive merge (tensorclass's generated methods, ``__getattr__`` fallbacks) would
     reach every receiver that passes through them.  A value it returns is typed by its annotation.
 
-    Also returns how many variables of the value flow reached ``cap`` values (and may have
-    dropped some: :mod:`rlmap.model.valueflow`).
+    Also returns how many variables of the value flow dropped a value past ``cap`` (see
+    :mod:`rlmap.model.valueflow`).
     """
     documented = [module for module in index.modules if not companion_path(companions, module.path)]
     solved = ValueFlow(resolver, documented, companions, cap)
     flow = solved.targets()
-    at_cap = solved.at_cap()
+    over_cap = solved.over_cap()
     solved.release()
     del solved
     used: set[tuple[str, int, str]] = set()
@@ -118,7 +118,7 @@ def resolve_sites(
         if key not in used:
             for target in found:
                 edges.add(key[0], target, key[1])
-    return sites, at_cap
+    return sites, over_cap
 
 
 def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:

@@ -396,9 +396,9 @@ class CodeModel:
         self.bases: Mapping[str, tuple[str, ...]] = state["bases"]
         self.subclasses: Mapping[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
-        # the value flow's cap per variable, and how many variables reached it (and may have
-        # dropped values: rlmap.model.valueflow)
-        self.value_cap, self.at_cap = state["value_flow"]
+        # the value flow's cap per variable, and how many variables dropped a value past it
+        # (rlmap.model.valueflow)
+        self.value_cap, self.over_cap = state["value_flow"]
         self._kinds: Mapping[str, str] | None = None  # symbol -> kind (a cached model reads them apart)
         self._graph: Any = None  # networkx.DiGraph, imported only when a caller asks for it
         self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
@@ -417,9 +417,9 @@ class CodeModel:
     def cap_note(self) -> str:
         """What a model whose value flow dropped values past its cap may miss, and what raises
         the cap ("" when no variable dropped one)."""
-        if not self.at_cap:
+        if not self.over_cap:
             return ""
-        variables, them = (f"{self.at_cap:,} variables", "them") if self.at_cap != 1 else ("1 variable", "it")
+        variables, them = (f"{self.over_cap:,} variables", "them") if self.over_cap != 1 else ("1 variable", "it")
         return (
             f"the value flow dropped values past its cap of {self.value_cap:,} per variable in {variables}: calls "
             f"found through {them} may be incomplete (set a higher value_cap in the profile's [profile] table)"
@@ -569,7 +569,7 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, value_cap:
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
-    sites, at_cap = assemble.resolve_sites(resolver, index, edges, info.companions, value_cap)
+    sites, over_cap = assemble.resolve_sites(resolver, index, edges, info.companions, value_cap)
     attributes, property_reads = assemble.group_attributes(resolver, index)
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)
@@ -610,6 +610,6 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, value_cap:
             "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
             "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
             "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
-            "value_flow": (value_cap, at_cap),
+            "value_flow": (value_cap, over_cap),
         }
     )

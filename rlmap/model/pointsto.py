@@ -15,10 +15,10 @@ variables is one string, and, for those holding it alone, one tuple.
 
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
 variable at the cap keeps the first values to arrive, so that order is part of the result
-wherever a variable reaches the cap): the
-worklist takes the most recently queued variable first, a variable's copies are visited in the
-sorted order of their names, then its bindings (sorted by (target name, receiver)), then its watchers
-in the order they were added; values arriving together are taken in sorted order.
+wherever a variable drops one): the worklist takes the most recently queued variable first, a
+variable's copies are visited in the sorted order of their names, then its bindings (sorted by
+(target name, receiver)), then its watchers in the order they were added; values arriving
+together are taken in sorted order.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ class PointsTo:
         found = self.ids.get(name)
         return self.held[found] if found is not None else _NOTHING
 
-    def at_cap(self) -> int:
-        """How many variables dropped a value because they held ``cap`` already."""
+    def over_cap(self) -> int:
+        """How many variables dropped a value: one arrived when they held ``cap`` already."""
         return self.dropped.count(1)
 
     def all_values(self) -> dict[str, tuple[str, ...]]:

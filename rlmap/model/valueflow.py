@@ -60,8 +60,8 @@ nowhere.  Which values those are depends on the order the solver meets them, and
 fixed by the input alone: modules in path order, facts in source order, the worklist taking the
 variable queued last first, every set walked sorted (the graph and its solve are
 :mod:`rlmap.model.pointsto`).  So the result is the same whatever the hash seed, the working
-directory or the number of parser processes; where no variable drops a value, it is also the
-result of any other order.  :meth:`PointsTo.at_cap` counts the variables that dropped one, the
+directory or the number of parser processes; where no variable drops a value, the cap decided
+nothing.  :meth:`PointsTo.over_cap` counts the variables that dropped one, the
 model keeps that count, and a command that loads such a model says so.  On torchrl 0.14.1 with
 tensordict, the largest set holds 320 values: under the built-in profile's cap (1,024) no
 variable drops one, and solving the modules in reverse path order gives every variable the same

@@ -39,8 +39,8 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     claims: Name | None = None  # the checks that back the curated words (rlmap.pages.claims)
     focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
     extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
-    # the values a variable of the value flow keeps (rlmap.model.valueflow): high enough that no
-    # variable of the documented package reaches it, and the solve is exact whatever its order
+    # the values a variable of the value flow keeps (rlmap.model.valueflow): the first to arrive,
+    # so where a variable drops values past it, the order of the solve decides which
     value_cap: Annotated[int, msgspec.Meta(ge=CAP_RANGE[0], le=CAP_RANGE[1])] = CAP
 
 

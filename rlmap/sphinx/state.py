@@ -86,7 +86,7 @@ def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None
     cache_dir = config.rlmap_cache_dir
     cache = Cache.disabled() if cache_dir is None else Cache.at(_path(cache_dir, confdir) or default_cache_dir())
     loaded = load_model(tree, cache, extensions=extensions, value_cap=value_cap)
-    if loaded.model.at_cap:
+    if loaded.model.over_cap:
         logger.info("rlmap: %s", loaded.model.cap_note())
     if cache.write_failed:
         logger.warning(

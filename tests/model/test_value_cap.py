@@ -35,7 +35,7 @@ def _many_receivers(make_package: Callable[[dict[str, str | bytes]], Path]) -> P
 
 def _runs(root: Path, **options: int) -> tuple[list[str], int, int]:
     model = load_model(locate_source(root, package="cp"), Cache.disabled(), jobs=1, **options).model
-    return sorted(edge.callee for edge in model.callees("cp.pick")), model.at_cap, model.value_cap
+    return sorted(edge.callee for edge in model.callees("cp.pick")), model.over_cap, model.value_cap
 
 
 def test_a_variable_past_the_cap_keeps_the_first_values_and_the_model_says_so(
@@ -44,10 +44,10 @@ def test_a_variable_past_the_cap_keeps_the_first_values_and_the_model_says_so(
     root = _many_receivers(make_package)
     every = sorted(f"cp.A{number}.run" for number in range(RUNNERS))
     assert _runs(root) == (every, 0, CAP)
-    callees, at_cap, cap = _runs(root, value_cap=8)
+    callees, over_cap, cap = _runs(root, value_cap=8)
     # ``x`` keeps the first 8 of the 12 values to arrive (the calls in source order) and drops 4;
     # ``x.run`` holds the 8 methods bound to them, and drops none
-    assert (callees, at_cap, cap) == ([f"cp.A{number}.run" for number in range(8)], 1, 8)
+    assert (callees, over_cap, cap) == ([f"cp.A{number}.run" for number in range(8)], 1, 8)
 
 
 def test_a_profile_sets_the_cap_and_a_run_that_reaches_it_says_what_it_may_miss(
@@ -75,7 +75,7 @@ def _solve(resolver: Resolver, modules: list[ModuleIndex], companions: tuple[str
     flow = ValueFlow(resolver, modules, companions, cap)
     targets = {site: frozenset(target.qualname for target in found) for site, found in flow.targets().items()}
     values = {name: frozenset(held) for name, held in flow.all_values().items() if held}
-    solution = Solution(targets, values, flow.at_cap(), max(len(held) for held in values.values()))
+    solution = Solution(targets, values, flow.over_cap(), max(len(held) for held in values.values()))
     flow.release()
     return solution
 
@@ -83,7 +83,7 @@ def _solve(resolver: Resolver, modules: list[ModuleIndex], companions: tuple[str
 class Solution(NamedTuple):
     targets: dict[tuple[str, int, str], frozenset[str]]
     values: dict[str, frozenset[str]]
-    at_cap: int  # variables that dropped a value
+    over_cap: int  # variables that dropped a value
     largest: int  # values in the largest set
 
 
@@ -105,10 +105,10 @@ def test_on_torchrl_no_variable_reaches_the_profiles_cap_and_the_solve_order_cha
     documented = [module for module in index.modules if not companion_path(companions, module.path)]
     forward = _solve(resolver, documented, companions, TORCHRL_VALUE_CAP)
     reverse = _solve(resolver, documented[::-1], companions, TORCHRL_VALUE_CAP)
-    assert (forward.at_cap, forward.largest, reverse.at_cap) == (0, 320, 0)
+    assert (forward.over_cap, forward.largest, reverse.over_cap) == (0, 320, 0)
     assert len(forward.targets) > 20_000  # the comparisons are over every resolved site
     assert forward.targets == reverse.targets
     assert forward.values == reverse.values
     forward, reverse = (_solve(resolver, modules, companions, CAP) for modules in (documented, documented[::-1]))
-    assert (forward.at_cap, len(forward.values), len(_pairs(forward.targets))) == (168, 102_888, 25_387)
+    assert (forward.over_cap, len(forward.values), len(_pairs(forward.targets))) == (168, 102_888, 25_387)
     assert len(_pairs(forward.targets) ^ _pairs(reverse.targets)) == 22
