@@ -229,9 +229,11 @@ def _as_is(module: ModuleIndex) -> ModuleIndex:
 
 
 def _compact(module: ModuleIndex) -> ModuleIndex:
-    """``module`` with every string of its records interned: one object per distinct text in the
-    whole run (a qualname is written in every flow row, call and access of its body).  The
-    records are changed in place, before anything else holds them."""
+    """``module`` with every string of its records interned, and every line number one object per
+    number (:data:`_NUMBERS`): one object per distinct text or number in the whole run (a
+    qualname is written in every flow row, call and access of its body; torch's records hold a
+    million line numbers above the 256 Python shares).  The records are changed in place, before
+    anything else holds them."""
     tables: tuple[tuple[object, ...], ...] = (
         module.symbols,
         module.calls,
@@ -248,12 +250,19 @@ def _compact(module: ModuleIndex) -> ModuleIndex:
     return module
 
 
+# Every line number compacted records hold, as one object each (``int`` is immutable: sharing it
+# changes nothing but the memory; the table holds at most the longest file's line count).
+_NUMBERS: dict[int, int] = {}
+
+
 def _intern_fields(record: object) -> None:
     for name in record.__slots__:  # type: ignore[attr-defined]
         value = getattr(record, name)
         kind = type(value)
         if kind is str or kind is tuple:
             object.__setattr__(record, name, _interned(value))
+        elif kind is int:
+            object.__setattr__(record, name, _NUMBERS.setdefault(value, value))
 
 
 def _interned(value: Any) -> Any:
@@ -262,6 +271,8 @@ def _interned(value: Any) -> Any:
         return sys.intern(value)
     if kind is tuple:
         return tuple([_interned(item) for item in value])
+    if kind is int:
+        return _NUMBERS.setdefault(value, value)
     return value
 
 
