@@ -536,19 +536,28 @@ class CodeModel:
         return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))
 
 
-def build_model(index: ProjectIndex, source: SourceTree | SourceInfo) -> CodeModel:
-    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`."""
+def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, consume: bool = False) -> CodeModel:
+    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`.
+
+    ``consume``: the caller lets ``index`` go once the model is built (the session does): its
+    value-flow rows are handed to the solve rather than kept beside it (the solve keeps the rows
+    it watches and lets the others go: torch's 470,000 copies, values, references and parameter
+    lists), and ``index`` is left without them.
+    """
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
     from rlmap.model.redefinitions import keep_chosen_definitions
     from rlmap.model.resolve import Resolver, Target
 
     info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
-    index = keep_chosen_definitions(index)  # a function defined twice: the records of the def Python binds
+    chosen = keep_chosen_definitions(index)  # a function defined twice: the records of the def Python binds
+    if consume and chosen is not index:  # the rows of the modules rebuilt: no longer read
+        assemble.take_rows([old for old, new in zip(index.modules, chosen.modules, strict=True) if old is not new])
+    index = chosen
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
-    sites = assemble.resolve_sites(resolver, index, edges, info.companions)
+    sites = assemble.resolve_sites(resolver, index, edges, info.companions, consume=consume)
     attributes, property_reads = assemble.group_attributes(resolver, index)
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)

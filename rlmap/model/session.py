@@ -135,7 +135,7 @@ def load_model(
             return LoadedModel(model, index.stats, source)
         if progress:
             progress("resolve", 0, len(index.modules))
-        model = build_model(index, source)
+        model = build_model(index, source, consume=True)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats
