@@ -551,8 +551,8 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, consume: b
 
     info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
     chosen = keep_chosen_definitions(index)  # a function defined twice: the records of the def Python binds
-    if consume and chosen is not index:  # the rows of the modules rebuilt: no longer read
-        assemble.take_rows([old for old, new in zip(index.modules, chosen.modules, strict=True) if old is not new])
+    if consume and chosen is not index:  # the modules rebuilt: their rows and sites are no longer read
+        assemble.let_go([old for old, new in zip(index.modules, chosen.modules, strict=True) if old is not new])
     index = chosen
     resolver = Resolver(index.modules)
     symbols = dict(resolver.symbols)

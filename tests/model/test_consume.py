@@ -12,6 +12,7 @@ import pytest
 from rlmap.index.cache import Cache
 from rlmap.index.indexer import ProjectIndex, build_index
 from rlmap.index.source import locate_source
+from rlmap.model import assemble
 from rlmap.model.codemodel import build_model
 from rlmap.model.redefinitions import keep_chosen_definitions
 from rlmap.model.resolve import Resolver
@@ -78,3 +79,18 @@ def test_targets_are_the_same_read_after_release(root: Path) -> None:
     for table in (solved.ids, solved.names, solved.held, solved._bound_calls, solved._paths, solved.params):
         assert not table
     assert solved.targets() == expected
+
+
+def test_sites_packed_during_the_solve_come_back_the_same(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = locate_source(root, package="vf")
+    kept, given = _index(root), _index(root)
+    assert assemble.PackedCalls.of(given.modules) is None  # a small index: nothing packed, nothing taken
+    assert [module.calls for module in given.modules] == [module.calls for module in kept.modules]
+    monkeypatch.setattr(assemble, "PACKED_SITES", 0)
+    packed = assemble.PackedCalls.of(given.modules)
+    assert packed is not None
+    assert all(module.calls == () for module in given.modules)
+    assert [tuple(packed.take(number)) for number in range(len(given.modules))] == [m.calls for m in kept.modules]
+    assert set(packed.packed) == {b""}  # each module's bytes let go once taken
+    assert sum(len(module.calls) for module in kept.modules) > 50
+    assert build_model(_index(root), source, consume=True).state == build_model(kept, source).state
