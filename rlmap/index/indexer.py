@@ -109,7 +109,7 @@ def _index_file(work: Work) -> Done:
         module = _extract(work[0])
         payload = msgspec.msgpack.encode(module)
     if len(work[0][0]) >= _LARGE_FILE:
-        _give_back_memory()
+        give_back_memory()
     return _stored(work, payload)
 
 
@@ -117,9 +117,10 @@ def _index_file(work: Work) -> Done:
 _LARGE_FILE = 256 * 1024
 
 
-def _give_back_memory() -> None:
-    """Return the freed heap of a large file's tree to the system (glibc keeps it otherwise, and
-    a worker that parsed a large file first would hold it for the rest of the run)."""
+def give_back_memory() -> None:
+    """Return the freed heap to the system: glibc keeps it otherwise (a worker that parsed a large
+    file first would hold its tree's for the rest of the run; the main process, the files' bytes
+    and the workers' payloads of a whole parse).  A few milliseconds."""
     try:
         import ctypes
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from rlmap.index.indexer import ProjectIndex
+from rlmap.index.indexer import ProjectIndex, give_back_memory
 from rlmap.index.records import (
     ATTRIBUTE,
     METHOD,
@@ -99,10 +99,14 @@ def resolve_sites(
     """
     documented = [module for module in index.modules if not companion_path(companions, module.path)]
     packed = PackedCalls.of(index.modules) if consume else None
+    if packed is not None:
+        give_back_memory()  # the packing's buffers
     rows = take_rows(index.modules, documented) if consume else None
     solved = ValueFlow(resolver, documented, companions, rows=rows)
     del rows
     solved.release()  # the graph goes first: the targets are read from the edges alone
+    if consume:
+        give_back_memory()  # the graph's largest tables: what the model is assembled in next
     flow = solved.targets()
     del solved
     used: set[tuple[str, int, str]] = set()
@@ -197,12 +201,13 @@ def take_rows(modules: Iterable[ModuleIndex], documented: Iterable[ModuleIndex] 
     return rows
 
 
-def let_go(modules: Iterable[ModuleIndex]) -> None:
-    """Empty ``modules`` (replaced by others, which share their records) of their flow rows and
-    call sites, so that what the solve lets go and the sites packed are not held through them."""
+def let_go(modules: Iterable[ModuleIndex], tables: tuple[str, ...] = ("flow", "calls", "locals")) -> None:
+    """Empty ``modules`` of the records of ``tables`` no one reads again: the modules replaced by
+    others (which share their records: what the solve lets go and the sites packed are not held
+    through them), the local bindings once the resolver holds what it reads of them."""
     for module in modules:
-        object.__setattr__(module, "flow", ())
-        object.__setattr__(module, "calls", ())
+        for table in tables:
+            object.__setattr__(module, table, ())  # frozen: the index's owner lets the model take them
 
 
 def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:

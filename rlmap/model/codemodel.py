@@ -539,10 +539,12 @@ class CodeModel:
 def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, consume: bool = False) -> CodeModel:
     """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`.
 
-    ``consume``: the caller lets ``index`` go once the model is built (the session does): its
-    value-flow rows are handed to the solve rather than kept beside it (the solve keeps the rows
-    it watches and lets the others go: torch's 470,000 copies, values, references and parameter
-    lists), and ``index`` is left without them.
+    ``consume``: the caller lets ``index`` go once the model is built (the session does), and
+    ``index`` is left without what the model takes: its value-flow rows are handed to the solve
+    rather than kept beside it (the solve keeps the rows it watches and lets the others go:
+    torch's 470,000 copies, values, references and parameter lists), a large index's call sites
+    wait for the solve packed (:class:`rlmap.model.assemble.PackedCalls`), and the local bindings
+    go once the resolver has read them.
     """
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
@@ -555,6 +557,8 @@ def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, consume: b
         assemble.let_go([old for old, new in zip(index.modules, chosen.modules, strict=True) if old is not new])
     index = chosen
     resolver = Resolver(index.modules)
+    if consume:  # the resolver's tables hold what it reads of the local bindings
+        assemble.let_go(index.modules, ("locals",))
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
     sites = assemble.resolve_sites(resolver, index, edges, info.companions, consume=consume)

@@ -57,6 +57,8 @@ def test_a_consumed_index_gives_the_same_model_and_loses_its_rows(root: Path) ->
     assert build_model(given, source, consume=True).state == expected
     assert sum(len(module.flow) for module in kept.modules) > 100  # a kept index keeps its rows
     assert all(module.flow == () for module in given.modules)
+    assert all(module.locals == () for module in given.modules)
+    assert sum(len(module.locals) for module in kept.modules) > 0
 
 
 def test_rows_handed_over_are_emptied_and_solve_alike(root: Path) -> None:
