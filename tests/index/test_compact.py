@@ -46,3 +46,12 @@ def test_compacted_line_numbers_are_one_object_per_number() -> None:
         indexer._intern_fields(site)
     assert sites[0] == CallSite("m.g", "f", ("f",), 2000)
     assert sites[0].line is sites[1].line
+
+
+def test_large_blocks_are_mapped_apart_where_glibc_allows() -> None:
+    import ctypes.util
+    import platform
+
+    mapped = indexer.map_large_blocks()
+    if platform.system() == "Linux" and ctypes.util.find_library("c") and platform.libc_ver()[0] == "glibc":
+        assert mapped  # mallopt accepted the threshold
