@@ -109,7 +109,7 @@ def _index_file(work: Work) -> Done:
         module = _extract(work[0])
         payload = msgspec.msgpack.encode(module)
     if len(work[0][0]) >= _LARGE_FILE:
-        _give_back_memory()
+        give_back_memory()
     return _stored(work, payload)
 
 
@@ -117,15 +117,39 @@ def _index_file(work: Work) -> Done:
 _LARGE_FILE = 256 * 1024
 
 
-def _give_back_memory() -> None:
-    """Return the freed heap of a large file's tree to the system (glibc keeps it otherwise, and
-    a worker that parsed a large file first would hold it for the rest of the run)."""
+def give_back_memory() -> None:
+    """Return the freed heap to the system: glibc keeps it otherwise (a worker that parsed a large
+    file first would hold its tree's for the rest of the run; the main process, the files' bytes
+    and the workers' payloads of a whole parse).  A few milliseconds."""
     try:
         import ctypes
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to do
         pass
+
+
+# Blocks at least this large are mapped apart (see map_large_blocks): glibc's own default before
+# it raises the threshold as such blocks are freed.
+_MAPPED_BLOCK = 128 * 1024
+
+
+def map_large_blocks() -> bool:
+    """Have glibc map every block of 128 KiB or more apart, and unmap it when freed, for the rest
+    of the process (and the workers it forks): by default it raises that threshold each time such
+    a block is freed, so that a large tree's dict and list tables, files' bytes and payloads end
+    up in its heap, whose freed pages it keeps (torch: 65 MB more at the resolution's peak).  Set
+    for large trees only (a mapped block costs a system call).  ``False`` where it cannot be set
+    (not glibc)."""
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, _MAPPED_BLOCK))
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        return False
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 
 
 def read_file(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diagnostic | None]:
@@ -178,7 +202,10 @@ def build_index(
     digests: dict[str, bytes] = {}
     pending: list[tuple[Job, str]] = []  # (job, key)
     keys: list[str] = []
-    compact = _compact if _source_bytes(files) > COMPACT_BYTES else _as_is
+    large = _source_bytes(files) > COMPACT_BYTES
+    compact = _compact if large else _as_is
+    if large:
+        map_large_blocks()
     for absolute in files:
         path = source.relpath(absolute)
         library = source.is_companion_path(path)
@@ -229,9 +256,11 @@ def _as_is(module: ModuleIndex) -> ModuleIndex:
 
 
 def _compact(module: ModuleIndex) -> ModuleIndex:
-    """``module`` with every string of its records interned: one object per distinct text in the
-    whole run (a qualname is written in every flow row, call and access of its body).  The
-    records are changed in place, before anything else holds them."""
+    """``module`` with every string of its records interned, and every line number one object per
+    number (:data:`_NUMBERS`): one object per distinct text or number in the whole run (a
+    qualname is written in every flow row, call and access of its body; torch's records hold a
+    million line numbers above the 256 Python shares).  The records are changed in place, before
+    anything else holds them."""
     tables: tuple[tuple[object, ...], ...] = (
         module.symbols,
         module.calls,
@@ -248,12 +277,19 @@ def _compact(module: ModuleIndex) -> ModuleIndex:
     return module
 
 
+# Every line number compacted records hold, as one object each (``int`` is immutable: sharing it
+# changes nothing but the memory; the table holds at most the longest file's line count).
+_NUMBERS: dict[int, int] = {}
+
+
 def _intern_fields(record: object) -> None:
     for name in record.__slots__:  # type: ignore[attr-defined]
         value = getattr(record, name)
         kind = type(value)
         if kind is str or kind is tuple:
             object.__setattr__(record, name, _interned(value))
+        elif kind is int:
+            object.__setattr__(record, name, _NUMBERS.setdefault(value, value))
 
 
 def _interned(value: Any) -> Any:
@@ -262,6 +298,8 @@ def _interned(value: Any) -> Any:
         return sys.intern(value)
     if kind is tuple:
         return tuple([_interned(item) for item in value])
+    if kind is int:
+        return _NUMBERS.setdefault(value, value)
     return value
 
 

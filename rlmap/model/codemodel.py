@@ -556,20 +556,36 @@ class CodeModel:
         return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))
 
 
-def build_model(index: ProjectIndex, source: SourceTree | SourceInfo, value_cap: int = CAP) -> CodeModel:
-    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`;
-    ``value_cap``: the values a variable of the value flow keeps."""
+def build_model(
+    index: ProjectIndex, source: SourceTree | SourceInfo, value_cap: int = CAP, consume: bool = False
+) -> CodeModel:
+    """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`.
+
+    ``value_cap``: the values a variable of the value flow keeps.
+
+    ``consume``: the caller lets ``index`` go once the model is built (the session does), and
+    ``index`` is left without what the model takes: its value-flow rows are handed to the solve
+    rather than kept beside it (the solve keeps the rows it watches and lets the others go:
+    torch's 470,000 copies, values, references and parameter lists), a large index's call sites
+    wait for the solve packed (:class:`rlmap.model.assemble.PackedCalls`), and the local bindings
+    go once the resolver has read them.
+    """
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
     from rlmap.model.redefinitions import keep_chosen_definitions
     from rlmap.model.resolve import Resolver, Target
 
     info = source if isinstance(source, SourceInfo) else SourceInfo.of(source)
-    index = keep_chosen_definitions(index)  # a function defined twice: the records of the def Python binds
+    chosen = keep_chosen_definitions(index)  # a function defined twice: the records of the def Python binds
+    if consume and chosen is not index:  # the modules rebuilt: their rows and sites are no longer read
+        assemble.let_go([old for old, new in zip(index.modules, chosen.modules, strict=True) if old is not new])
+    index = chosen
     resolver = Resolver(index.modules)
+    if consume:  # the resolver's tables hold what it reads of the local bindings
+        assemble.let_go(index.modules, ("locals",))
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
-    sites, over_cap = assemble.resolve_sites(resolver, index, edges, info.companions, value_cap)
+    sites, over_cap = assemble.resolve_sites(resolver, index, edges, info.companions, consume=consume, cap=value_cap)
     attributes, property_reads = assemble.group_attributes(resolver, index)
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)

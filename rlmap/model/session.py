@@ -22,7 +22,17 @@ from pathlib import Path
 import msgspec
 
 from rlmap.index.cache import Cache, Sections, code_version, content_key
-from rlmap.index.indexer import FILES, IndexStats, Progress, ProjectIndex, build_index, file_key, paused_gc, read_file
+from rlmap.index.indexer import (
+    FILES,
+    IndexStats,
+    Progress,
+    ProjectIndex,
+    build_index,
+    file_key,
+    give_back_memory,
+    paused_gc,
+    read_file,
+)
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
@@ -133,6 +143,7 @@ def load_model(
         return LoadedModel(model, None, source)
     with paused_gc():  # records and the model are millions of objects without a cycle
         index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
+        give_back_memory()  # the files' bytes and the workers' payloads, freed: not kept through the solve
         records = _records_key(index, source, enabled, value_cap) if cache.directory is not None else ""
         model = _cached_at(cache, records, paths, refused) if records else None
         if model is not None:  # the files changed, their records did not: the model is the same
@@ -141,7 +152,7 @@ def load_model(
             return LoadedModel(model, index.stats, source)
         if progress:
             progress("resolve", 0, len(index.modules))
-        model = build_model(index, source, value_cap)
+        model = build_model(index, source, value_cap, consume=True)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats

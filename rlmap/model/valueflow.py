@@ -76,7 +76,7 @@ from __future__ import annotations
 import builtins
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from rlmap.index.records import (
     ATTRIBUTE,
@@ -170,10 +170,18 @@ class ValueFlow(PointsTo):
     """The points-to sets of every variable, and the call edges they imply."""
 
     def __init__(
-        self, resolver: Resolver, modules: Iterable[ModuleIndex], library: tuple[str, ...] = (), cap: int = CAP
+        self,
+        resolver: Resolver,
+        modules: Iterable[ModuleIndex],
+        library: tuple[str, ...] = (),
+        cap: int = CAP,
+        rows: list[FlowRow] | None = None,
     ) -> None:
         """``library``: the companion packages, whose definitions are known but whose bodies are
-        not part of the flow (``modules`` leaves them out); ``cap``: the values a variable keeps."""
+        not part of the flow (``modules`` leaves them out); ``cap``: the values a variable keeps.
+        ``rows``: the facts of ``modules``
+        handed over by a caller that lets them go (:func:`rlmap.model.assemble.take_rows`): the
+        list is emptied once read, so that the solve holds only the facts it watches."""
         self.resolver = resolver
         self.symbols = resolver.symbols
         self.library = tuple(name + "." for name in library)
@@ -199,7 +207,7 @@ class ValueFlow(PointsTo):
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[FlowRow, str]] = {}
         self._metaclass_watched: set[tuple[int, str]] = set()
-        facts = [row for module in modules for row in module.flow]
+        facts = rows if rows is not None else [row for module in modules for row in module.flow]
         # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
         self._declares_metaclass = {
             fact[TARGET] for fact in facts if fact[OP] == "copy" and fact[TARGET].endswith("." + METACLASS)
@@ -232,6 +240,7 @@ class ValueFlow(PointsTo):
                 watch(fact[SOURCE], fact)
             else:
                 other(fact)
+        facts.clear()  # read: the facts it watches are held by their variables, the others go
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
             missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact[SOURCE]))]
@@ -930,8 +939,42 @@ class ValueFlow(PointsTo):
         return any(value.startswith(("fn:", "cls:", "b:", "i:")) for value in values)
 
     # -- results ---------------------------------------------------------------------------
+    def release(self) -> None:
+        """Let the graph and the solve's own tables go, all but what :meth:`targets` reads (the
+        edges found, and what decides an edge found through ``__getattr__``): the targets are
+        read once the rest is freed (torch: 450 MB of tables), not beside it."""
+        super().release()
+        tables: tuple[dict[Any, Any] | set[Any] | list[Any], ...] = (
+            self.params,
+            self.decorated,
+            self.hows,
+            self._subclass_memo,
+            self._fits_memo,
+            self.via_getattr,
+            self._unpacked,
+            self._paths,
+            self._keep,
+            self._metacalls,
+            self._metaclass_watched,
+            self._declares_metaclass,
+            self._metaclass_variables,
+            self._metaclass_memo,
+            self.decorations,
+            self.originals,
+            self.receivers,
+            self.declared,
+            self._member_known,
+            self._shapes,
+            self._bound_calls,
+            self.passthrough,
+        )
+        for table in tables:
+            table.clear()
+        self._guarded = frozenset()
+
     def targets(self) -> dict[SiteKey, list[Target]]:
-        """Every call site's callees found by value flow, each with how (sorted)."""
+        """Every call site's callees found by value flow, each with how (sorted); it reads only
+        the edges (see :meth:`release`)."""
         found: dict[SiteKey, list[Target]] = {}
         for key, callees in self.edges.items():
             # ``__getattr__`` runs only when the attribute is missing: where some object the

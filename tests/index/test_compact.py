@@ -9,6 +9,7 @@ from typing import Any
 
 from rlmap.index import indexer
 from rlmap.index.cache import Cache
+from rlmap.index.records import CallSite
 from rlmap.index.source import locate_source
 from rlmap.model.session import load_model
 from rlmap.query.graphdump import graph_json
@@ -32,3 +33,25 @@ def test_compacted_records_share_their_strings_and_resolve_alike(tmp_path: Path,
         assert len(same) == 1  # one string object however many records name it
     model = load_model(source, Cache.disabled(), jobs=1).model
     assert json.dumps(graph_json(model), sort_keys=True) == expected
+
+
+def test_compacted_line_numbers_are_one_object_per_number() -> None:
+    first, second = int("1000"), int("1000")  # two objects (Python shares only -5..256)
+    assert first is not second
+    rows = [indexer._interned(("call", "m.$1", "m.f", "f", (), number, "m")) for number in (first, second)]
+    assert rows[0] == ("call", "m.$1", "m.f", "f", (), 1000, "m")
+    assert rows[0][5] is rows[1][5]
+    sites = [CallSite("m.g", "f", ("f",), number) for number in (int("2000"), int("2000"))]
+    for site in sites:
+        indexer._intern_fields(site)
+    assert sites[0] == CallSite("m.g", "f", ("f",), 2000)
+    assert sites[0].line is sites[1].line
+
+
+def test_large_blocks_are_mapped_apart_where_glibc_allows() -> None:
+    import ctypes.util
+    import platform
+
+    mapped = indexer.map_large_blocks()
+    if platform.system() == "Linux" and ctypes.util.find_library("c") and platform.libc_ver()[0] == "glibc":
+        assert mapped  # mallopt accepted the threshold

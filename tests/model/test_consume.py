@@ -1,0 +1,98 @@
+"""A model built from an index its caller lets go (``build_model(..., consume=True)``, what the
+session does) is the model built from one it keeps: the solve takes the value-flow rows over and
+keeps only those it watches, its targets are read once its graph is freed, and the index is left
+without its rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlmap.index.cache import Cache
+from rlmap.index.indexer import ProjectIndex, build_index
+from rlmap.index.source import locate_source
+from rlmap.model import assemble
+from rlmap.model.codemodel import build_model
+from rlmap.model.redefinitions import keep_chosen_definitions
+from rlmap.model.resolve import Resolver
+from rlmap.model.valueflow import ValueFlow
+from tests.conftest import write_package
+from tests.model.test_valueflow import SOURCE
+
+# A function defined twice: the module is rebuilt without the first ``def``'s records, so that
+# both the index's module and the rebuilt one hold rows.
+TWICE = """
+    def pick(x):
+        return x
+
+
+    def pick(x, y=None):
+        return helper(x)
+
+
+    def helper(x):
+        return x
+
+
+    def run():
+        return pick(run)
+"""
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_package(tmp_path_factory.mktemp("consume"), {**SOURCE, "vf/twice.py": TWICE})
+
+
+def _index(root: Path) -> ProjectIndex:
+    return build_index(locate_source(root, package="vf"), Cache.disabled(), jobs=1, extensions=("tensordict",))
+
+
+def test_a_consumed_index_gives_the_same_model_and_loses_its_rows(root: Path) -> None:
+    source = locate_source(root, package="vf")
+    kept, given = _index(root), _index(root)
+    assert any(new is not old for new, old in zip(keep_chosen_definitions(kept).modules, kept.modules, strict=True))
+    expected = build_model(kept, source).state
+    assert build_model(given, source, consume=True).state == expected
+    assert sum(len(module.flow) for module in kept.modules) > 100  # a kept index keeps its rows
+    assert all(module.flow == () for module in given.modules)
+    assert all(module.locals == () for module in given.modules)
+    assert sum(len(module.locals) for module in kept.modules) > 0
+
+
+def test_rows_handed_over_are_emptied_and_solve_alike(root: Path) -> None:
+    index = _index(root)
+    resolver = Resolver(index.modules)
+    plain = ValueFlow(resolver, index.modules)
+    rows = [row for module in index.modules for row in module.flow]
+    handed = ValueFlow(resolver, (), rows=rows)
+    assert rows == []
+    assert handed.all_values() == plain.all_values()
+    assert handed.targets() == plain.targets()
+
+
+def test_targets_are_the_same_read_after_release(root: Path) -> None:
+    index = _index(root)
+    solved = ValueFlow(Resolver(index.modules), index.modules)
+    expected = solved.targets()
+    assert len(expected) > 10
+    solved.release()
+    for table in (solved.ids, solved.names, solved.held, solved._bound_calls, solved._paths, solved.params):
+        assert not table
+    assert solved.targets() == expected
+
+
+def test_sites_packed_during_the_solve_come_back_the_same(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = locate_source(root, package="vf")
+    kept, given = _index(root), _index(root)
+    assert assemble.PackedCalls.of(given.modules) is None  # a small index: nothing packed, nothing taken
+    assert [module.calls for module in given.modules] == [module.calls for module in kept.modules]
+    monkeypatch.setattr(assemble, "PACKED_SITES", 0)
+    packed = assemble.PackedCalls.of(given.modules)
+    assert packed is not None
+    assert all(module.calls == () for module in given.modules)
+    assert [tuple(packed.take(number)) for number in range(len(given.modules))] == [m.calls for m in kept.modules]
+    assert set(packed.packed) == {b""}  # each module's bytes let go once taken
+    assert sum(len(module.calls) for module in kept.modules) > 50
+    assert build_model(_index(root), source, consume=True).state == build_model(kept, source).state
