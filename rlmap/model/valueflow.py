@@ -113,6 +113,10 @@ _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
 _WATCHED_SOURCE = frozenset({"load", "elem_load", "call"})  # the facts that read their source
 _UNREAD: dict[str, str] = {}  # the arguments of a call no one asks for again (never changed)
+# What a load does for one value (see ValueFlow._load_plan); _OTHER: the load of a value that is
+# neither an instance nor a class, done in full each time
+_LoadPlan = tuple[tuple[str, ...] | None, bool, bool, str, tuple[int, ...]]
+_OTHER: _LoadPlan = (None, False, False, "", ())
 
 
 # Library functions that call a function they are given: the argument holding the function, and
@@ -200,6 +204,7 @@ class ValueFlow(PointsTo):
         self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
         self._metaclass_memo: dict[str, bool | None] = {}
         self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
+        self.hooked = self.decorations  # :meth:`visited` is asked about these variables only
         self.originals = {fact[NAME] for fact in facts if fact[OP] == "decorated"}
         self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
         for fact in facts:
@@ -209,7 +214,7 @@ class ValueFlow(PointsTo):
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
         self._guarded = frozenset(self.receivers).union(self.declared)
-        self._member_known: dict[tuple[str, str], bool] = {}  # (class, name) -> defined or assigned
+        self._load_plans: dict[tuple[str, str], _LoadPlan] = {}  # (value, name) -> see _load_plan
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
         self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
@@ -367,31 +372,34 @@ class ValueFlow(PointsTo):
             if self.values_of(fact[SOURCE]):
                 self.decorate(fact[SOURCE], self.values_of(fact[SOURCE]))
 
-    def handle(self, fact: FlowRow, values: Iterable[str]) -> None:
+    def handle(self, fact: FlowRow, values: list[str]) -> None:
         op = fact[OP]
         if op == "load":
-            for value in sorted(values):
-                self.load(value, fact[NAME], fact[TARGET], fact)
+            name, target = fact[NAME], fact[TARGET]
+            for value in values:
+                self.load(value, name, target, fact)
         elif op == "call":
-            for value in sorted(values):
-                side = self.via_getattr.get(fact[SOURCE])  # per value: a call below may set it
-                self._through_getattr = side is not None and value in self.values_of(side)
+            via_getattr = self.via_getattr
+            for value in values:
+                if via_getattr:
+                    side = via_getattr.get(fact[SOURCE])  # per value: a call below may set it
+                    self._through_getattr = side is not None and value in self.values_of(side)
                 self.call(fact, value)
                 self._through_getattr = False
         elif op == "elem_load":
-            for value in sorted(values):
+            for value in values:
                 self.element_load(value, fact[NAME], fact[TARGET])
         elif op == "elem_store":
-            for value in sorted(values):
+            for value in values:
                 self.element_store(value, fact[NAME], fact[SOURCE])
         elif op == "store":
-            for value in sorted(values):
+            for value in values:
                 self.store(value, fact[NAME], fact[SOURCE], fact)
         elif op == "metacall":
-            for value in sorted(values):
+            for value in values:
                 self.metaclass_call(fact, value)
         elif op == "super_of":
-            for value in sorted(values):
+            for value in values:
                 if value.startswith("cls:"):
                     self.add(fact[TARGET], (f"super:{fact[NAME]}|{value}",))
 
@@ -430,12 +438,59 @@ class ValueFlow(PointsTo):
 
     # -- attributes ------------------------------------------------------------------------
     def load(self, value: str, name: str, target: str, fact: FlowRow) -> None:
+        plan = self._load_plans.get((value, name))
+        if plan is None:
+            plan = self._load_plans[(value, name)] = self._load_plan(value, name)
+        if plan is _OTHER:
+            self.other_load(value, name, target)
+            return
+        if plan[0] is not None:  # a value (``apply:C``, ``attrs:C``)
+            self.add(target, plan[0])
+            return
+        # ``obj.name`` for an instance (or the class): the fields along the MRO, the first definition
+        _, known, fallback, getter, fields = plan
+        if known:
+            self.member_found.add(target)
+        elif fallback:
+            self.getattr_fallback(fact, value[2:], value)
+        if getter:
+            self.edge(fact, getter, "flow")
+            self.bind_receiver(getter, value)
+            self.copy(f"{getter}.{RETURN}", target)
+            return
+        destination = self.ids.get(target)
+        if destination is None:
+            destination = self.variable(target)
+        for origin in fields:
+            self.bind_to(origin, destination, value)
+
+    def _load_plan(self, value: str, name: str) -> _LoadPlan:
+        """What ``obj.name`` does for ``value`` whatever the load (a function of the tables: made
+        once per value and name): :data:`_OTHER`, or (the value it gives, or ``None`` for a member
+        read; known; answered by ``__getattr__``; the property getter; the variables of the fields read)."""
         kind, _, rest = value.partition(":")
         if kind == "cls" and name == "apply" and self._autograd_apply(rest):
-            self.add(target, ("apply:" + rest,))
-        elif kind in ("i", "cls"):
-            self.load_member(rest, name, target, value, fact)
-        elif kind == "mod":
+            return (("apply:" + rest,), False, False, "", ())
+        if kind not in ("i", "cls"):
+            return _OTHER
+        known = fallback = False
+        if kind == "i":
+            if name == "__dict__":
+                return ((f"attrs:{rest}",), False, False, "", ())
+            resolver = self.resolver  # is ``name`` defined or assigned?
+            known = resolver.member(rest, name) is not None or bool(resolver.attribute_owner(rest, name))
+            # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
+            # (not a library class: what it generates, tensorclass's methods, is not visible)
+            fallback = not known and not rest.startswith(self.library or ("\0",))
+        fields, getter = self.member_path(rest, name)
+        if getter and kind == "i":
+            return (None, known, fallback, getter, ())
+        return (None, known, fallback, "", tuple(self.variable(field) for field in fields))
+
+    def other_load(self, value: str, name: str, target: str) -> None:
+        """``obj.name`` for a module, a container, ``super()`` or an outside object."""
+        kind, _, rest = value.partition(":")
+        if kind == "mod":
             self.reference(f"{rest}.{name}", "", target)
             self.copy(f"{rest}.{name}", target)
         elif kind == "new":
@@ -480,33 +535,6 @@ class ValueFlow(PointsTo):
                     seen.add(base)
                     stack.append(base)
         return False
-
-    def load_member(self, cls: str, name: str, target: str, receiver: str, fact: FlowRow) -> None:
-        """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
-        if receiver.startswith("i:"):
-            if name == "__dict__":
-                self.add(target, (f"attrs:{cls}",))
-                return
-            key = (cls, name)
-            known = self._member_known.get(key)
-            if known is None:
-                resolver = self.resolver
-                known = resolver.member(cls, name) is not None or bool(resolver.attribute_owner(cls, name))
-                self._member_known[key] = known
-            if known:
-                self.member_found.add(target)
-            elif not cls.startswith(self.library or ("\0",)):
-                # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
-                # (not a library class: what it generates, tensorclass's methods, is not visible)
-                self.getattr_fallback(fact, cls, receiver)
-        fields, getter = self.member_path(cls, name)
-        if getter and receiver.startswith("i:"):
-            self.edge(fact, getter, "flow")
-            self.bind_receiver(getter, receiver)
-            self.copy(f"{getter}.{RETURN}", target)
-            return
-        for field in fields:
-            self.bind_copy(field, target, receiver)
 
     def getattr_fallback(self, fact: FlowRow, cls: str, receiver: str) -> None:
         """``obj.name`` answered by ``__getattr__``; what it returns is kept apart (``<getattr>``)
@@ -572,7 +600,7 @@ class ValueFlow(PointsTo):
     def bound(self, values: Iterable[str], receiver: str) -> list[str]:
         """Functions read through ``receiver`` become methods bound to it (a static method does not)."""
         found = []
-        for value in sorted(values):
+        for value in values:
             if value.startswith("fn:"):
                 qualname = value[3:]
                 symbol = self.symbols.get(qualname)
@@ -623,13 +651,14 @@ class ValueFlow(PointsTo):
         key = (fact[SCOPE], fact[LINE], fact[NAME])
         how = self.hows.get(id(fact), how)
         self.site_source.setdefault(key, fact[TARGET] if fact[OP] == "load" else fact[SOURCE])
-        known = self.edges[key].get(callee)
+        callees = self.edges[key]
+        known = callees.get(callee)
         if self._through_getattr:
             if known is None:
                 self.by_getattr.add((key, callee))
-        else:
+        elif self.by_getattr:
             self.by_getattr.discard((key, callee))
-        self.edges[key][callee] = min(how, known) if known else how  # the same label in any order
+        callees[callee] = min(how, known) if known else how  # the same label in any order
 
     def call(self, fact: FlowRow, value: str) -> None:
         kind, _, rest = value.partition(":")
@@ -728,49 +757,51 @@ class ValueFlow(PointsTo):
         self, function: str, fact: FlowRow, receiver: str | None, result: bool = True, arguments: bool = True
     ) -> None:
         """Arguments to parameters, the return value to the call's result (either may be left out)."""
-        if result:
-            self.copy(f"{function}.{RETURN}", fact[TARGET])
-        names = self.params.get(function)
-        if names is None:
-            return
-        given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
         shape = self._shapes.get(function)
         if shape is None:
-            shape = self._shapes[function] = _Shape.of(names)
-        positional = list(shape.positional)
+            shape = self._shapes[function] = _Shape.of(function, self.params.get(function))
+        if result:
+            self.copy(shape.returns, fact[TARGET])
+        if not shape.known:
+            return
+        positional, variables = shape.positional, shape.variables
+        first = shape.first
         if not arguments:
             if receiver is not None and positional:
-                self.add(f"{function}.{positional[0]}", (receiver,))
+                self.add(variables[0], (receiver,))
             if result:
-                self.returned(function, fact, receiver, positional[:1], None)
+                self.returned(function, fact, receiver, first, None)
             return
-        keywords, star, double = shape.keywords, shape.star, shape.double
-        first = positional[:1]
+        skip = 0  # the positional parameters the receiver takes
         if receiver is not None and positional:
-            self.add(f"{function}.{positional[0]}", (receiver,))
-            positional = positional[1:]
+            self.add(variables[0], (receiver,))
+            skip = 1
         key = (id(fact), function, receiver is None)
         bound = self._bound_calls.get(key)
         if bound is not None:  # the arguments are bound already: only the receiver differs
             if result:
                 self.returned(function, fact, receiver, first, bound)
             return
+        given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
         # only a function that returns a parameter reads them again (:meth:`returned`)
         self._bound_calls[key] = given if function in self.passthrough else _UNREAD
+        keywords, star, double = shape.keywords, shape.star, shape.double
+        count = len(positional) - skip
         index = 0
         for arg in fact[ARGS]:
-            if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
-                for name in sorted(keywords):
-                    self.elements(arg[2:], f"{function}.{name}", repr(name), fact)
-                    given.setdefault(name, "")
-                if double:
-                    self.elements(arg[2:], f"{function}.<**{double}>[]", "", fact)
-            elif arg.startswith("*"):  # ``*xs`` (the variable holds ``xs``): its elements by position
-                for offset, name in enumerate(positional[index:]):
-                    self.elements(arg[1:], f"{function}.{name}", str(offset), fact)
-                    given[name] = ""
-                if star:
-                    self.elements(arg[1:], f"{function}.<*{star}>[]", "", fact)
+            if arg[:1] == "*":
+                if arg[1:2] == "*":  # ``**d`` (the variable holds ``d``): its element under each name
+                    for name in sorted(keywords):
+                        self.elements(arg[2:], f"{function}.{name}", repr(name), fact)
+                        given.setdefault(name, "")
+                    if double:
+                        self.elements(arg[2:], f"{function}.<**{double}>[]", "", fact)
+                else:  # ``*xs`` (the variable holds ``xs``): its elements by position
+                    for offset, name in enumerate(positional[skip + index :]):
+                        self.elements(arg[1:], variables[skip + index + offset], str(offset), fact)
+                        given[name] = ""
+                    if star:
+                        self.elements(arg[1:], f"{function}.<*{star}>[]", "", fact)
             elif "=" in arg and not arg.startswith("=s:"):
                 name, _, variable = arg.partition("=")
                 if name in keywords:
@@ -780,13 +811,13 @@ class ValueFlow(PointsTo):
                     self.copy(variable, f"{function}.<**{double}>[]")
                     self.copy(variable, f"{function}.<**{double}>['{name}']")
             else:
-                if index < len(positional):
+                if index < count:
                     if not arg.startswith("=s:"):
-                        self.copy(arg, f"{function}.{positional[index]}")
-                        given[positional[index]] = arg
+                        self.copy(arg, variables[skip + index])
+                        given[positional[skip + index]] = arg
                 elif star and not arg.startswith("=s:"):
                     self.copy(arg, f"{function}.<*{star}>[]")
-                    self.copy(arg, f"{function}.<*{star}>[{index - len(positional)}]")
+                    self.copy(arg, f"{function}.<*{star}>[{index - count}]")
                 index += 1
         if result:
             self.returned(function, fact, receiver, first, given)
@@ -941,17 +972,29 @@ class ValueFlow(PointsTo):
 
 
 class _Shape(NamedTuple):
-    """A function's parameters as :meth:`ValueFlow.bind` matches arguments to them."""
+    """A function's parameters as :meth:`ValueFlow.bind` matches arguments to them (and the
+    variables it binds, named once)."""
 
+    known: bool  # whether the function's parameters are known (a ``params`` fact)
+    returns: str  # the variable of what it returns
     positional: tuple[str, ...]
+    variables: tuple[str, ...]  # the variable of each positional parameter
+    first: list[str]  # the first positional parameter, if any (what a receiver binds to)
     keywords: frozenset[str]  # every name a keyword may give
     star: str  # ``*args``'s name, or ""
     double: str  # ``**kwargs``'s name, or ""
 
     @classmethod
-    def of(cls, names: tuple[str, ...]) -> _Shape:
+    def of(cls, function: str, names: tuple[str, ...] | None) -> _Shape:
+        if names is None:
+            return cls(False, f"{function}.{RETURN}", (), (), [], frozenset(), "", "")
+        positional = tuple(name for name in names if not name.startswith(("*", "kw:")))
         return cls(
-            tuple(name for name in names if not name.startswith(("*", "kw:"))),
+            True,
+            f"{function}.{RETURN}",
+            positional,
+            tuple(f"{function}.{name}" for name in positional),
+            list(positional[:1]),
             frozenset(name.removeprefix("kw:") for name in names if not name.startswith("*")),
             next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), ""),
             next((name[2:] for name in names if name.startswith("**")), ""),
