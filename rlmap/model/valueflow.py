@@ -197,18 +197,28 @@ class ValueFlow(PointsTo):
         self._metacalls: dict[int, tuple[FlowRow, str]] = {}
         self._metaclass_watched: set[tuple[int, str]] = set()
         facts = [row for module in modules for row in module.flow]
-        # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
-        self._declares_metaclass = {
-            fact[TARGET] for fact in facts if fact[OP] == "copy" and fact[TARGET].endswith("." + METACLASS)
-        }
         self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
         self._metaclass_memo: dict[str, bool | None] = {}
         self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
         self.hooked = self.decorations  # :meth:`visited` is asked about these variables only
-        self.originals = {fact[NAME] for fact in facts if fact[OP] == "decorated"}
         self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
-        for fact in facts:
-            if fact[OP] == "params":
+        # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``), the
+        # functions decorated, and the copies into a function's return (see _returned_parameters)
+        self._declares_metaclass: set[str] = set()
+        self.originals: set[str] = set()
+        returns: list[FlowRow] = []
+        declaration = "." + METACLASS
+        for fact in facts:  # one pass for all three, and the parameters
+            op = fact[OP]
+            if op == "copy":
+                target = fact[TARGET]
+                if target.endswith(RETURN):
+                    returns.append(fact)
+                elif target.endswith(declaration):
+                    self._declares_metaclass.add(target)
+            elif op == "decorated":
+                self.originals.add(fact[NAME])
+            elif op == "params":
                 self.params[fact[TARGET]] = fact[ARGS]
                 self._receiver_of(fact[TARGET], fact[ARGS])
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
@@ -218,9 +228,14 @@ class ValueFlow(PointsTo):
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
         self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
-        self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
+        self.passthrough = self._returned_parameters(returns)  # function -> the parameters it returns as is
+        variables = {f"{function}.{name}": function for function, names in self.passthrough.items() for name in names}
         copy, add, watch, other = self.copy, self.add, self.watch, self.fact
-        for fact in self._returned_parameters(facts):  # :meth:`fact`, its commonest rows inline
+        for fact in facts:  # :meth:`fact`, its commonest rows inline
+            if variables and (fact[SOURCE] in variables or fact[TARGET] in variables):
+                for each in self._per_call(fact, variables):
+                    other(each)
+                continue
             op = fact[OP]
             if op == "copy":
                 copy(fact[SOURCE], fact[TARGET])
@@ -247,9 +262,10 @@ class ValueFlow(PointsTo):
                 self.add(variable, ("i:" + self.receivers[variable],))
         self.solve()
 
-    def _returned_parameters(self, facts: list[FlowRow]) -> Iterator[FlowRow]:
-        """The facts, with ``return p`` of a parameter ``p`` made per call (one at a time: the
-        facts of the whole program are not copied).
+    def _returned_parameters(self, returns: list[FlowRow]) -> dict[str, list[str]]:
+        """The parameters each function returns as is, of the copies into functions' returns
+        (``return p`` of a parameter ``p``): the facts that make them are made per call
+        (:meth:`_per_call`).
 
         A function that returns a parameter (``return self``, ``return policy`` of a wrapper that
         may wrap it) would, merged over every call, return at each call what any call passed.
@@ -258,29 +274,30 @@ class ValueFlow(PointsTo):
         omits it), plus what the function itself assigns to ``p`` (``<own>``).
         """
         returned: dict[str, list[str]] = defaultdict(list)
-        for fact in facts:
-            if fact[OP] == "copy" and fact[TARGET].endswith(RETURN) and fact[TARGET] == f"{fact[SCOPE]}.{RETURN}":
+        for fact in returns:
+            if fact[TARGET] == f"{fact[SCOPE]}.{RETURN}":
                 names = self.params.get(fact[SCOPE], ())
                 bare = fact[SOURCE].removeprefix(fact[SCOPE] + ".")
                 is_parameter = any(_bare(name) == bare and not name.startswith("*") for name in names)
                 if bare != fact[SOURCE] and is_parameter and bare not in returned[fact[SCOPE]]:
                     returned[fact[SCOPE]].append(bare)
-        if not returned:
-            yield from facts
+        return dict(returned)
+
+    @staticmethod
+    def _per_call(fact: FlowRow, variables: dict[str, str]) -> Iterator[FlowRow]:
+        """What ``fact`` becomes when it reads or writes a returned parameter (``variables``:
+        each returned parameter's variable -> its function): ``return p`` is the function's own
+        value of ``p``; an assignment to ``p`` is also one to its ``<own>`` (in the function
+        itself) or its ``<default>`` (elsewhere: its default value)."""
+        function = variables.get(fact[SOURCE]) if fact[OP] == "copy" else None
+        if function is not None and fact[TARGET] == f"{function}.{RETURN}":
+            yield Flow._make(fact)._replace(source=fact[SOURCE] + OWN)
             return
-        self.passthrough = dict(returned)
-        variables = {f"{function}.{name}": function for function, names in returned.items() for name in names}
-        for fact in facts:
-            function = variables.get(fact[SOURCE]) if fact[OP] == "copy" else None
-            if function is not None and fact[TARGET] == f"{function}.{RETURN}":
-                yield Flow._make(fact)._replace(source=fact[SOURCE] + OWN)
-                continue
-            yield fact
-            owner = variables.get(fact[TARGET])
-            if owner is not None and fact[OP] not in ("store", "elem_store", "params"):
-                # an assignment to the parameter: in the function itself, or its default
-                suffix = OWN if fact[SCOPE] == owner else DEFAULT
-                yield Flow._make(fact)._replace(target=fact[TARGET] + suffix)
+        yield fact
+        owner = variables.get(fact[TARGET])
+        if owner is not None and fact[OP] not in ("store", "elem_store", "params"):
+            suffix = OWN if fact[SCOPE] == owner else DEFAULT
+            yield Flow._make(fact)._replace(target=fact[TARGET] + suffix)
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
         """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
