@@ -117,6 +117,7 @@ _UNREAD: dict[str, str] = {}  # the arguments of a call no one asks for again (n
 # neither an instance nor a class, done in full each time
 _LoadPlan = tuple[tuple[str, ...] | None, bool, bool, str, tuple[int, ...]]
 _OTHER: _LoadPlan = (None, False, False, "", ())
+_NONE: _LoadPlan = ((), False, False, "", ())  # a load that gives nothing
 
 
 # Library functions that call a function they are given: the argument holding the function, and
@@ -191,7 +192,7 @@ class ValueFlow(PointsTo):
         self.site_source: dict[SiteKey, str] = {}
         self._through_getattr = False
         self._unpacked: set[tuple[str, str, str]] = set()  # (source, target, key) of ``*xs``/``**d`` bound
-        self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
+        self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str, bool]] = {}
         self._keep: list[Flow] = []
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[FlowRow, str]] = {}
@@ -225,6 +226,9 @@ class ValueFlow(PointsTo):
         self.declared = declared_types(resolver, self.params)
         self._guarded = frozenset(self.receivers).union(self.declared)
         self._load_plans: dict[tuple[str, str], _LoadPlan] = {}  # (value, name) -> see _load_plan
+        self._store_plans: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {}  # see _store_plan
+        self._element_plans: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._element_store_plans: dict[tuple[str, str], tuple[str, ...]] = {}
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
         self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
@@ -461,8 +465,9 @@ class ValueFlow(PointsTo):
         if plan is _OTHER:
             self.other_load(value, name, target)
             return
-        if plan[0] is not None:  # a value (``apply:C``, ``attrs:C``)
-            self.add(target, plan[0])
+        if plan[0] is not None:  # a value (``apply:C``, ``attrs:C``, ``cm:ID|m``...), or none
+            if plan[0]:
+                self.add(target, plan[0])
             return
         # ``obj.name`` for an instance (or the class): the fields along the MRO, the first definition
         _, known, fallback, getter, fields = plan
@@ -483,35 +488,38 @@ class ValueFlow(PointsTo):
 
     def _load_plan(self, value: str, name: str) -> _LoadPlan:
         """What ``obj.name`` does for ``value`` whatever the load (a function of the tables: made
-        once per value and name): :data:`_OTHER`, or (the value it gives, or ``None`` for a member
-        read; known; answered by ``__getattr__``; the property getter; the variables of the fields read)."""
+        once per value and name): :data:`_OTHER` (a module's or ``super()``'s attribute: see
+        :meth:`other_load`), or (the values it gives, or ``None`` for a member read; known;
+        answered by ``__getattr__``; the property getter; the variables of the fields read)."""
         kind, _, rest = value.partition(":")
         if kind == "cls" and name == "apply" and self._autograd_apply(rest):
             return (("apply:" + rest,), False, False, "", ())
-        if kind not in ("i", "cls"):
+        if kind == "new":
+            return ((f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",), False, False, "", ())
+        if kind == "ext":
+            given = (f"ext:{rest}.{name}",) if rest.count(".") < 4 and not name.startswith("_") else ()
+            return (given, False, False, "", ())
+        if kind in ("mod", "super"):
             return _OTHER
-        known = fallback = False
-        if kind == "i":
-            if name == "__dict__":
-                return ((f"attrs:{rest}",), False, False, "", ())
-            resolver = self.resolver  # is ``name`` defined or assigned?
-            known = resolver.member(rest, name) is not None or bool(resolver.attribute_owner(rest, name))
-            # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
-            # (not a library class: what it generates, tensorclass's methods, is not visible)
-            fallback = not known and not rest.startswith(self.library or ("\0",))
-        fields, getter = self.member_path(rest, name)
+        if kind not in ("i", "cls"):
+            return _NONE
+        if kind == "i" and name == "__dict__":
+            return ((f"attrs:{rest}",), False, False, "", ())
+        fields, getter, known = self.member_path(rest, name)
+        # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
+        # (not a library class: what it generates, tensorclass's methods, is not visible)
+        fallback = kind == "i" and not known and not rest.startswith(self.library or ("\0",))
+        known = kind == "i" and known
         if getter and kind == "i":
             return (None, known, fallback, getter, ())
         return (None, known, fallback, "", tuple(self.variable(field) for field in fields))
 
     def other_load(self, value: str, name: str, target: str) -> None:
-        """``obj.name`` for a module, a container, ``super()`` or an outside object."""
+        """``obj.name`` for a module or ``super()``."""
         kind, _, rest = value.partition(":")
         if kind == "mod":
             self.reference(f"{rest}.{name}", "", target)
             self.copy(f"{rest}.{name}", target)
-        elif kind == "new":
-            self.add(target, (f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",))
         elif kind == "super":
             cls, _, receiver = rest.partition("|")
             for base in self.resolver.bases.get(cls, ()):
@@ -524,8 +532,6 @@ class ValueFlow(PointsTo):
                     # ``super().__call__(...)`` in a metaclass's ``__call__``: ``type.__call__``,
                     # which makes the instance and runs its ``__init__``
                     self.add(target, ("make:" + receiver[4:],))
-        elif kind == "ext" and rest.count(".") < 4 and not name.startswith("_"):
-            self.add(target, (f"ext:{rest}.{name}",))
 
     def _autograd_apply(self, cls: str) -> bool:
         """Whether ``cls.apply`` is ``torch.autograd.Function.apply`` (not overridden), on a
@@ -568,22 +574,25 @@ class ValueFlow(PointsTo):
         self.copy(f"{member}.{RETURN}", side)
         self.copy(side, fact[TARGET])
 
-    def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
+    def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str, bool]:
         """The variables ``obj.name`` reads for an instance of ``cls`` (the field of the class that
-        introduces the attribute, and the first definition along the MRO), and the property getter
-        when that definition is one.  Memoized walks only: a 3,000-level chain costs the chain once."""
+        introduces the attribute, and the first definition along the MRO), the property getter
+        when that definition is one, and whether anything defines or assigns ``name``.  Memoized
+        walks only: a 3,000-level chain costs the chain once."""
         key = (cls, name)
         found = self._paths.get(key)
         if found is None:
-            fields = [self.field(cls, name)]
+            resolver = self.resolver
+            owner = resolver.attribute_owner(cls, name)
+            fields = [f"{owner or cls}.{name}"]  # :meth:`field`
             getter = ""
-            defined = self.resolver.member(cls, name)
+            defined = resolver.member(cls, name)
             if defined is not None:
                 if self.symbols[defined].kind == PROPERTY:
                     getter = defined
                 elif defined not in fields:
                     fields.append(defined)
-            found = self._paths[key] = (tuple(fields), getter)
+            found = self._paths[key] = (tuple(fields), getter, defined is not None or bool(owner))
         return found
 
     def field(self, cls: str, name: str) -> str:
@@ -591,23 +600,36 @@ class ValueFlow(PointsTo):
         return f"{self.resolver.attribute_owner(cls, name) or cls}.{name}"
 
     def store(self, value: str, name: str, source: str, fact: FlowRow) -> None:
+        plan = self._store_plans.get((value, name))
+        if plan is None:
+            plan = self._store_plans[(value, name)] = self._store_plan(value, name)
+        setattr_method, setter, targets = plan
+        if setattr_method:
+            self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
+            self.bind_receiver(setattr_method, value)
+        if setter:
+            self.edge(fact, setter, "setter")
+            self.bind_receiver(setter, value)
+        for target in targets:
+            self.copy(source, target)
+
+    def _store_plan(self, value: str, name: str) -> tuple[str, str, tuple[str, ...]]:
+        """What ``obj.name = v`` does for ``value`` (made once per value and name): the
+        ``__setattr__`` it runs, the property setter it runs, the variables ``v`` goes to."""
         kind, _, rest = value.partition(":")
         if kind == "i":
             setattr_method = self.resolver.member(rest, "__setattr__")
-            if setattr_method is not None and self.symbols[setattr_method].kind == METHOD:
-                self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
-                self.bind_receiver(setattr_method, value)
+            if setattr_method is None or self.symbols[setattr_method].kind != METHOD:
+                setattr_method = ""
             member = self.resolver.member(rest, name)
             if member is not None and self.symbols[member].kind == PROPERTY:
-                self.edge(fact, member, "setter")
-                self.bind_receiver(member, value)
                 names = self.params.get(member, ())
-                if len(names) > 1 and not names[1].startswith(("*", "kw:")):
-                    self.copy(source, f"{member}.{names[1]}")
-                return
-            self.copy(source, self.field(rest, name))
-        elif kind in ("cls", "mod"):
-            self.copy(source, f"{rest}.{name}")
+                given = len(names) > 1 and not names[1].startswith(("*", "kw:"))
+                return setattr_method, member, (f"{member}.{names[1]}",) if given else ()
+            return setattr_method, "", (self.field(rest, name),)
+        if kind in ("cls", "mod"):
+            return "", "", (f"{rest}.{name}",)
+        return "", "", ()
 
     def bind_receiver(self, function: str, receiver: str) -> None:
         names = self.params.get(function, ())
@@ -641,27 +663,43 @@ class ValueFlow(PointsTo):
 
     # -- containers ------------------------------------------------------------------------
     def element_load(self, value: str, key: str, target: str) -> None:
+        plan = self._element_plans.get((value, key))
+        if plan is None:
+            plan = self._element_plans[(value, key)] = self._element_plan(value, key)
+        for source in plan[0]:
+            self.copy(source, target)
+        if plan[1]:
+            self.add(target, plan[1])
+
+    def _element_plan(self, value: str, key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What reading element ``key`` of ``value`` gives (made once per value and key): the
+        variables copied from, the values added."""
         kind, _, rest = value.partition(":")
         if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"]`` is attribute ``x``
-            self.copy(self.field(rest, key[1:-1]), target)
-        elif kind == "new":
-            if key:
-                self.copy(f"{rest}[{key}]", target)
-                self.copy(f"{rest}[?]", target)
-            else:
-                self.copy(f"{rest}[]", target)
-        elif kind == "pairs":  # an element of ``d.items()``: a (key, value) pair
-            self.add(target, (f"pair:{rest}",))
-        elif kind == "pair" and key in ("", "1"):
-            self.copy(f"{rest}[]", target)
+            return (self.field(rest, key[1:-1]),), ()
+        if kind == "new":
+            return ((f"{rest}[{key}]", f"{rest}[?]") if key else (f"{rest}[]",)), ()
+        if kind == "pairs":  # an element of ``d.items()``: a (key, value) pair
+            return (), (f"pair:{rest}",)
+        if kind == "pair" and key in ("", "1"):
+            return (f"{rest}[]",), ()
+        return (), ()
 
     def element_store(self, value: str, key: str, source: str) -> None:
+        plan = self._element_store_plans.get((value, key))
+        if plan is None:
+            plan = self._element_store_plans[(value, key)] = self._element_store_plan(value, key)
+        for target in plan:
+            self.copy(source, target)
+
+    def _element_store_plan(self, value: str, key: str) -> tuple[str, ...]:
+        """The variables a store into element ``key`` of ``value`` writes (made once per value and key)."""
         kind, _, rest = value.partition(":")
         if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"] = v`` sets ``x``, no setter runs
-            self.copy(source, self.field(rest, key[1:-1]))
-        elif kind == "new":
-            self.copy(source, f"{rest}[]")
-            self.copy(source, f"{rest}[{key}]" if key else f"{rest}[?]")
+            return (self.field(rest, key[1:-1]),)
+        if kind == "new":
+            return (f"{rest}[]", f"{rest}[{key}]" if key else f"{rest}[?]")
+        return ()
 
     # -- calls -----------------------------------------------------------------------------
     def edge(self, fact: FlowRow, callee: str, how: str) -> None:
