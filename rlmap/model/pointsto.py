@@ -114,6 +114,23 @@ class PointsTo:
         """``values`` reach ``variable``: the new ones, in sorted order, up to the cap (what
         arrives is the same in any order: the new ones are sorted)."""
         current = self.held[variable]
+        if type(values) is tuple and len(values) == 1:  # most often: one value, no list made
+            value = values[0]
+            if current and (len(current) >= CAP or value in current):
+                return
+            guard = self.guards[variable]
+            if guard:
+                if guard == _UNASKED:
+                    guard = self.guards[variable] = self.guarded(self.names[variable])
+                if guard and not self.admit(self.names[variable], (value,)):
+                    return
+            one = self.texts.get(value)
+            if one is None:
+                one = self.texts[value] = (value,)
+            # the tuple every variable holding this value alone shares
+            self.held[variable] = current + one if current else one
+            self.delta.setdefault(variable, len(current))
+            return
         if not current:
             new = list(values)
         elif len(current) >= CAP:
