@@ -64,7 +64,14 @@ class CallEdges:
     def rows(self) -> list[EdgeRow]:
         """The edges sorted by (caller, callee), each with its sorted lines and hows."""
         ordered = sorted(self._found.items(), key=_PAIR)  # pairs are unique: the sets are never compared
-        return [(*pair, tuple(sorted(lines)), tuple(sorted(hows))) for pair, (lines, hows) in ordered]
+        return [
+            (
+                *pair,
+                tuple(lines) if len(lines) == 1 else tuple(sorted(lines)),
+                tuple(hows) if len(hows) == 1 else tuple(sorted(hows)),
+            )
+            for pair, (lines, hows) in ordered
+        ]
 
 
 def resolve_sites(
