@@ -29,6 +29,7 @@ def test_the_block_objects_are_not_left_for_the_next_young_collection() -> None:
         if phase == "start" and info["generation"] == 0:
             scanned.append(len(gc.get_objects(generation=0)))
 
+    gc.unfreeze()  # a freeze before (the CLI's, run in this process by other tests) is kept as is
     gc.collect()
     gc.callbacks.append(record)
     try:
