@@ -92,6 +92,7 @@ class _Reader:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._memo: dict[tuple[str, str], Declared | None] = {}
+        self._trees: dict[str, ast.expr | None] = {}  # text -> its expression (the same in every scope)
 
     def read(self, function: str, text: str) -> Declared | None:
         scope = function.rpartition(".")[0]  # annotations are evaluated where the ``def`` is
@@ -101,12 +102,23 @@ class _Reader:
         return self._memo[key]
 
     def _parse(self, function: str, scope: str, text: str) -> Declared | None:
-        try:
-            node = ast.parse(text.strip(), mode="eval").body
-        except (SyntaxError, ValueError):
+        node = self._tree(text)
+        if node is None:
             return None
         classes = self._classes(node, function, scope, 0)
         return Declared(frozenset(classes)) if classes is not None else None
+
+    def _tree(self, text: str) -> ast.expr | None:
+        """The expression ``text`` holds (``None`` if it is not one), parsed once per text: the
+        trees are only read."""
+        if text in self._trees:
+            return self._trees[text]
+        try:
+            node: ast.expr | None = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            node = None
+        self._trees[text] = node
+        return node
 
     def _classes(self, node: ast.expr, function: str, scope: str, depth: int) -> set[str] | None:
         if depth > 8:
@@ -115,9 +127,8 @@ class _Reader:
             if node.value is None:
                 return set()
             if isinstance(node.value, str):  # a forward reference
-                try:
-                    inner = ast.parse(node.value.strip(), mode="eval").body
-                except (SyntaxError, ValueError):
+                inner = self._tree(node.value)
+                if inner is None:
                     return None
                 return self._classes(inner, function, scope, depth + 1)
             return None

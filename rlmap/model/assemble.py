@@ -73,7 +73,14 @@ class CallEdges:
     def rows(self) -> list[EdgeRow]:
         """The edges sorted by (caller, callee), each with its sorted lines and hows."""
         ordered = sorted(self._found.items(), key=_PAIR)  # pairs are unique: the sets are never compared
-        return [(*pair, tuple(sorted(lines)), tuple(sorted(hows))) for pair, (lines, hows) in ordered]
+        return [
+            (
+                *pair,
+                tuple(lines) if len(lines) == 1 else tuple(sorted(lines)),
+                tuple(hows) if len(hows) == 1 else tuple(sorted(hows)),
+            )
+            for pair, (lines, hows) in ordered
+        ]
 
 
 def resolve_sites(
@@ -116,9 +123,15 @@ def resolve_sites(
     used: set[tuple[str, int, str]] = set()
     sites: dict[str, list[SiteRow]] = defaultdict(list)
     resolve, add, flowed = resolver.resolve_call, edges.add, flow.get
+    # a call written the same way twice in a function (and under the same guards) resolves the
+    # same way: its line is not read (the lists are only read)
+    resolved: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], list[Target]] = {}
     for number, module in enumerate(index.modules):
         for site in module.calls if packed is None else packed.take(number):
-            targets = resolve(site)
+            written = (site.caller, site.callee_text, site.parts, site.guards, site.attribute_read)
+            targets = resolved.get(written)
+            if targets is None:
+                targets = resolved[written] = resolve(site)
             caller, line = site.caller, site.line
             if not site.attribute_read and site.parts:
                 # a computed callee (``make()(x)``) keeps its flow edges out of the site's row:

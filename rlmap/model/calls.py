@@ -50,7 +50,10 @@ class CallResolution(TypeInference):
         return [Target(o, "override") for o in self.overrides(cls, name) if self.symbols[o].kind == PROPERTY]
 
     def _receiver_memo(self, module: str, site: CallSite, receiver: tuple[str, ...]) -> Target | None:
-        key = (site.caller, receiver, site.guards)
+        guards = site.guards
+        if guards and not any("isinstance(" in guard for guard in guards):
+            guards = ()  # guards that narrow nothing (see TypeInference._narrowed): the same type
+        key = (site.caller, receiver, guards)
         if key not in self._receivers:
             self._receivers[key] = self.receiver_type(module, site, receiver)
         return self._receivers[key]

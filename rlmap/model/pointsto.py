@@ -31,6 +31,7 @@ CAP = 64  # values kept per variable by default (the first to arrive; see rlmap.
 CAP_RANGE = (8, 4096)  # the caps a profile may set (rlmap.pages.header)
 
 _FEW = 8  # copies (and watchers) held in a tuple while there are few: the smallest container
+_UNASKED = 2  # a variable's guard not yet asked for (see PointsTo.guards)
 _NOTHING: tuple[str, ...] = ()
 
 
@@ -49,11 +50,17 @@ class PointsTo:
         self.copies: list[int | tuple[int, ...] | list[int] | None] = []
         # per variable: the facts that read it (a few in a tuple, more in a list)
         self.watchers: list[tuple[Any, ...] | list[Any] | None] = []
-        self.guards = bytearray()  # per variable: 1 if it admits only some values (see admit)
+        # per variable: 1 if it admits only some values (see admit), 0 if not, _UNASKED until
+        # it first receives a value (most variables never do: they are not asked)
+        self.guards = bytearray()
         self.dropped = bytearray()  # per variable: 1 once the cap made it drop a value
+        # the variables whose visits :meth:`visited` is told of (by name)
+        self.hooked: Collection[str] = ()
         # variable -> the variables receiving its values bound -> the receiver(s) they are bound to
         self.binds: dict[int, dict[int, str | tuple[str, ...]]] = {}
-        self.delta: dict[int, dict[str, None]] = {}  # the worklist: values not yet pushed on
+        # the worklist: variable -> where its values not yet pushed on start in what it holds
+        # (a variable only ever gains values, at the end: the new ones are a suffix)
+        self.delta: dict[int, int] = {}
         # every value (and receiver) once, as the tuple of it alone: the text and the tuple of one
         # value are shared by every variable holding them
         self.texts: dict[str, tuple[str]] = {}
@@ -69,16 +76,18 @@ class PointsTo:
         del name
         return values
 
-    def handle(self, fact: Any, values: Collection[str]) -> None:
-        """``values`` reached a variable ``fact`` watches."""
+    def handle(self, fact: Any, values: list[str]) -> None:
+        """``values`` reached a variable ``fact`` watches (sorted: the order to take them in)."""
         raise NotImplementedError
 
     def bound(self, values: Iterable[str], receiver: str) -> list[str]:
-        """``values`` read through ``receiver`` (a binding edge)."""
+        """``values`` read through ``receiver`` (a binding edge; in any order: what arrives
+        together is sorted by :meth:`add_to`)."""
         raise NotImplementedError
 
     def visited(self, name: str, values: Collection[str]) -> None:
-        """``values`` were pushed from variable ``name`` along its edges and to its watchers."""
+        """``values`` were pushed from variable ``name`` (one of :attr:`hooked`) along its edges
+        and to its watchers."""
 
     # -- the graph -----------------------------------------------------------------------------
     def variable(self, name: str) -> int:
@@ -90,7 +99,7 @@ class PointsTo:
             self.held.append(_NOTHING)
             self.copies.append(None)
             self.watchers.append(None)
-            self.guards.append(self.guarded(name))
+            self.guards.append(_UNASKED)
             self.dropped.append(0)
         return found
 
@@ -103,6 +112,17 @@ class PointsTo:
         """How many variables dropped a value: one arrived when they held ``cap`` already."""
         return self.dropped.count(1)
 
+    def _full(self, variable: int, values: Collection[str]) -> None:
+        """``values`` reached ``variable``, which holds ``cap`` values: note whether one it would
+        have admitted is dropped."""
+        if self.dropped[variable]:
+            return
+        current = self.held[variable]
+        if self.guards[variable] == 1:  # asked already: the variable holds values
+            values = self.admit(self.names[variable], values)
+        if any(value not in current for value in values):
+            self.dropped[variable] = 1
+
     def all_values(self) -> dict[str, tuple[str, ...]]:
         """Every variable's values, by name (for tests and comparisons)."""
         return {name: self.held[number] for name, number in self.ids.items()}
@@ -112,20 +132,34 @@ class PointsTo:
         self.add_to(self.variable(name) if variable is None else variable, values)
 
     def add_to(self, variable: int, values: Collection[str]) -> None:
-        """``values`` reach ``variable``: the new ones, in sorted order, up to the cap."""
+        """``values`` reach ``variable``: the new ones, in sorted order, up to the cap (what
+        arrives is the same in any order: the new ones are sorted)."""
         current = self.held[variable]
-        room = self.cap - len(current)
-        if room <= 0:
-            if not self.dropped[variable]:
-                if self.guards[variable]:
-                    values = self.admit(self.names[variable], values)
-                if any(value not in current for value in values):
-                    self.dropped[variable] = 1
+        cap = self.cap
+        if type(values) is tuple and len(values) == 1:  # most often: one value, no list made
+            value = values[0]
+            if current and (len(current) >= cap or value in current):
+                if len(current) >= cap:
+                    self._full(variable, values)
+                return
+            guard = self.guards[variable]
+            if guard:
+                if guard == _UNASKED:
+                    guard = self.guards[variable] = self.guarded(self.names[variable])
+                if guard and not self.admit(self.names[variable], (value,)):
+                    return
+            one = self.texts.get(value)
+            if one is None:
+                one = self.texts[value] = (value,)
+            # the tuple every variable holding this value alone shares
+            self.held[variable] = current + one if current else one
+            self.delta.setdefault(variable, len(current))
             return
-        if self.guards[variable]:
-            values = self.admit(self.names[variable], values)
         if not current:
             new = list(values)
+        elif len(current) >= cap:
+            self._full(variable, values)
+            return
         elif len(current) > _FEW and len(values) > 1:  # a set: no scan of the held tuple per value
             held = set(current)
             new = [value for value in values if value not in held]
@@ -133,6 +167,14 @@ class PointsTo:
             new = [value for value in values if value not in current]
         if not new:
             return
+        guard = self.guards[variable]
+        if guard:
+            if guard == _UNASKED:
+                guard = self.guards[variable] = self.guarded(self.names[variable])
+            if guard:  # a filter value by value: the same before or after the one above
+                new = list(self.admit(self.names[variable], new))
+                if not new:
+                    return
         texts = self.texts
         if len(new) == 1:
             value = new[0]
@@ -142,13 +184,10 @@ class PointsTo:
             value = one[0]
             # one value (most variables hold one): the tuple every variable holding it alone shares
             self.held[variable] = current + one if current else one
-            pending = self.delta.get(variable)
-            if pending is None:
-                self.delta[variable] = {value: None}
-            else:
-                pending[value] = None
+            self.delta.setdefault(variable, len(current))
             return
         new = sorted(set(new))  # which values a cap keeps: fixed by sorting
+        room = cap - len(current)
         if len(new) > room:
             del new[room:]
             self.dropped[variable] = 1
@@ -161,12 +200,7 @@ class PointsTo:
             self.held[variable] = current + texts[new[0]] if current else texts[new[0]]
         else:
             self.held[variable] = current + tuple(new)
-        pending = self.delta.get(variable)
-        if pending is None:
-            self.delta[variable] = dict.fromkeys(new)
-        else:
-            for value in new:
-                pending[value] = None
+        self.delta.setdefault(variable, len(current))
 
     def copy(self, source: str, target: str) -> None:
         """``target`` holds what ``source`` holds."""
@@ -204,24 +238,37 @@ class PointsTo:
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
         """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
-        origin = self.variable(source)
-        destination = self.variable(target)
+        ids = self.ids
+        origin = ids.get(source)
+        if origin is None:
+            origin = self.variable(source)
+        destination = ids.get(target)
+        if destination is None:
+            destination = self.variable(target)
+        one = self.texts.get(receiver)
+        if one is None:
+            one = self.texts[receiver] = (receiver,)
+        self.bind_to(origin, destination, one[0])
+
+    def bind_to(self, origin: int, destination: int, receiver: str) -> None:
+        """:meth:`bind_copy` between variable numbers, ``receiver`` interned (in :attr:`texts`)."""
         binds = self.binds.get(origin)
         if binds is None:
             binds = self.binds[origin] = {}
         receivers = binds.get(destination)
         if receivers is None:
-            binds[destination] = self.texts.setdefault(receiver, (receiver,))[0]
+            binds[destination] = receiver
         elif type(receivers) is str:
             if receivers == receiver:
                 return
-            binds[destination] = tuple(sorted((receivers, self.texts.setdefault(receiver, (receiver,))[0])))
+            binds[destination] = tuple(sorted((receivers, receiver)))
         else:
             if receiver in receivers:
                 return
-            binds[destination] = tuple(sorted((*receivers, self.texts.setdefault(receiver, (receiver,))[0])))
-        if self.held[origin]:
-            self.add_to(destination, self.bound(self.held[origin], receiver))
+            binds[destination] = tuple(sorted((*receivers, receiver)))
+        held = self.held[origin]
+        if held:
+            self.add_to(destination, self.bound(held, receiver))
 
     def watch(self, name: str, fact: Any) -> None:
         """``fact`` reads variable ``name``: it sees what the variable holds now and later."""
@@ -240,7 +287,7 @@ class PointsTo:
         else:
             watchers.append(fact)  # type: ignore[union-attr]
         if self.held[variable]:
-            self.handle(fact, tuple(self.held[variable]))
+            self.handle(fact, sorted(self.held[variable]))
 
     def release(self) -> None:
         """Let the graph go (resolution runs with the cyclic garbage collector paused: nothing
@@ -264,8 +311,11 @@ class PointsTo:
         all_binds = self.binds
         all_watchers = self.watchers
         names = self.names
+        held = self.held
+        hooked = self.hooked
         while delta:
-            variable, values = delta.popitem()
+            variable, start = delta.popitem()
+            values = held[variable][start:]
             copies = all_copies[variable]
             if copies is not None:
                 if type(copies) is int:
@@ -281,6 +331,8 @@ class PointsTo:
                         add_to(destination, self.bound(values, receiver))
             watchers = all_watchers[variable]
             if watchers:
+                ordered = sorted(values)  # once for every watcher
                 for fact in tuple(watchers) if type(watchers) is list else watchers:
-                    self.handle(fact, values)
-            self.visited(self.names[variable], values)
+                    self.handle(fact, ordered)
+            if hooked and names[variable] in hooked:
+                self.visited(names[variable], values)

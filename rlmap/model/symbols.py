@@ -325,17 +325,22 @@ class SymbolTable:
         return found
 
     def _resolve_name(self, module: str, scope: str, name: str) -> str | None:
-        for candidate in _scope_chain(scope, module):
-            if candidate != module and self.is_kind(candidate, CLASS):
-                continue  # a class body is not an enclosing scope for its methods
-            qualname = f"{candidate}.{name}"
+        """The scopes from ``scope`` out to the module (see :func:`_scope_chain`), the first that
+        binds ``name``; the rest of the walk is the enclosing scope's, memoized (the functions of
+        a module share the walk of its globals)."""
+        if not scope or len(scope) < len(module):  # past the module: its star imports, submodules
+            return self._lookup_in_module(module, name, 0)
+        if scope == module or not self.is_kind(scope, CLASS):  # a class body does not enclose its methods
+            qualname = f"{scope}.{name}"
             symbol = self.symbols.get(qualname)
-            if symbol is not None and (candidate == module or symbol.kind in (FUNCTION, CLASS)):
+            if symbol is not None and (scope == module or symbol.kind in (FUNCTION, CLASS)):
                 return qualname
-            target = self.imports.get(candidate, {}).get(name)
+            target = self.imports.get(scope, {}).get(name)
             if target is not None:
                 return self.canonical(target)
-        return self._lookup_in_module(module, name, 0)
+        if scope == module:
+            return self._lookup_in_module(module, name, 0)
+        return self.resolve_name(module, scope.rpartition(".")[0], name)
 
     def resolve_dotted(self, module: str, scope: str, parts: tuple[str, ...]) -> str | None:
         """``a.b.c`` in ``scope``: ``a`` as a name, then each part as a member of the previous."""

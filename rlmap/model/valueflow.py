@@ -118,6 +118,11 @@ _FUNCTION_KINDS = frozenset({FUNCTION, METHOD, PROPERTY})
 SiteKey = tuple[str, int, str]  # caller, line, callee text
 _WATCHED_SOURCE = frozenset({"load", "elem_load", "call"})  # the facts that read their source
 _UNREAD: dict[str, str] = {}  # the arguments of a call no one asks for again (never changed)
+# What a load does for one value (see ValueFlow._load_plan); _OTHER: the load of a value that is
+# neither an instance nor a class, done in full each time
+_LoadPlan = tuple[tuple[str, ...] | None, bool, bool, str, tuple[int, ...]]
+_OTHER: _LoadPlan = (None, False, False, "", ())
+_NONE: _LoadPlan = ((), False, False, "", ())  # a load that gives nothing
 
 
 # Library functions that call a function they are given: the argument holding the function, and
@@ -202,35 +207,54 @@ class ValueFlow(PointsTo):
         self.site_source: dict[SiteKey, str] = {}
         self._through_getattr = False
         self._unpacked: set[tuple[str, str, str]] = set()  # (source, target, key) of ``*xs``/``**d`` bound
-        self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
+        self._paths: dict[tuple[str, str], tuple[tuple[str, ...], str, bool]] = {}
         self._keep: list[Flow] = []
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[FlowRow, str]] = {}
         self._metaclass_watched: set[tuple[int, str]] = set()
         facts = rows if rows is not None else [row for module in modules for row in module.flow]
-        # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``)
-        self._declares_metaclass = {
-            fact[TARGET] for fact in facts if fact[OP] == "copy" and fact[TARGET].endswith("." + METACLASS)
-        }
         self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
         self._metaclass_memo: dict[str, bool | None] = {}
         self.decorations: dict[str, list[tuple[str, str]]] = defaultdict(list)  # result -> (target, original)
-        self.originals = {fact[NAME] for fact in facts if fact[OP] == "decorated"}
+        self.hooked = self.decorations  # :meth:`visited` is asked about these variables only
         self.receivers: dict[str, str] = {}  # a method's ``self`` variable -> its class
-        for fact in facts:
-            if fact[OP] == "params":
+        # the classes that declare a ``metaclass=`` (its variable is ``C.<metaclass>``), the
+        # functions decorated, and the copies into a function's return (see _returned_parameters)
+        self._declares_metaclass: set[str] = set()
+        self.originals: set[str] = set()
+        returns: list[FlowRow] = []
+        declaration = "." + METACLASS
+        for fact in facts:  # one pass for all three, and the parameters
+            op = fact[OP]
+            if op == "copy":
+                target = fact[TARGET]
+                if target.endswith(RETURN):
+                    returns.append(fact)
+                elif target.endswith(declaration):
+                    self._declares_metaclass.add(target)
+            elif op == "decorated":
+                self.originals.add(fact[NAME])
+            elif op == "params":
                 self.params[fact[TARGET]] = fact[ARGS]
                 self._receiver_of(fact[TARGET], fact[ARGS])
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
         self._guarded = frozenset(self.receivers).union(self.declared)
-        self._member_known: dict[tuple[str, str], bool] = {}  # (class, name) -> defined or assigned
+        self._load_plans: dict[tuple[str, str], _LoadPlan] = {}  # (value, name) -> see _load_plan
+        self._store_plans: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {}  # see _store_plan
+        self._element_plans: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._element_store_plans: dict[tuple[str, str], tuple[str, ...]] = {}
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
         self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
-        self.passthrough: dict[str, list[str]] = {}  # function -> the parameters it returns as is
+        self.passthrough = self._returned_parameters(returns)  # function -> the parameters it returns as is
+        variables = {f"{function}.{name}": function for function, names in self.passthrough.items() for name in names}
         copy, add, watch, other = self.copy, self.add, self.watch, self.fact
-        for fact in self._returned_parameters(facts):  # :meth:`fact`, its commonest rows inline
+        for fact in facts:  # :meth:`fact`, its commonest rows inline
+            if variables and (fact[SOURCE] in variables or fact[TARGET] in variables):
+                for each in self._per_call(fact, variables):
+                    other(each)
+                continue
             op = fact[OP]
             if op == "copy":
                 copy(fact[SOURCE], fact[TARGET])
@@ -258,9 +282,10 @@ class ValueFlow(PointsTo):
                 self.add(variable, ("i:" + self.receivers[variable],))
         self.solve()
 
-    def _returned_parameters(self, facts: list[FlowRow]) -> Iterator[FlowRow]:
-        """The facts, with ``return p`` of a parameter ``p`` made per call (one at a time: the
-        facts of the whole program are not copied).
+    def _returned_parameters(self, returns: list[FlowRow]) -> dict[str, list[str]]:
+        """The parameters each function returns as is, of the copies into functions' returns
+        (``return p`` of a parameter ``p``): the facts that make them are made per call
+        (:meth:`_per_call`).
 
         A function that returns a parameter (``return self``, ``return policy`` of a wrapper that
         may wrap it) would, merged over every call, return at each call what any call passed.
@@ -269,29 +294,30 @@ class ValueFlow(PointsTo):
         omits it), plus what the function itself assigns to ``p`` (``<own>``).
         """
         returned: dict[str, list[str]] = defaultdict(list)
-        for fact in facts:
-            if fact[OP] == "copy" and fact[TARGET].endswith(RETURN) and fact[TARGET] == f"{fact[SCOPE]}.{RETURN}":
+        for fact in returns:
+            if fact[TARGET] == f"{fact[SCOPE]}.{RETURN}":
                 names = self.params.get(fact[SCOPE], ())
                 bare = fact[SOURCE].removeprefix(fact[SCOPE] + ".")
                 is_parameter = any(_bare(name) == bare and not name.startswith("*") for name in names)
                 if bare != fact[SOURCE] and is_parameter and bare not in returned[fact[SCOPE]]:
                     returned[fact[SCOPE]].append(bare)
-        if not returned:
-            yield from facts
+        return dict(returned)
+
+    @staticmethod
+    def _per_call(fact: FlowRow, variables: dict[str, str]) -> Iterator[FlowRow]:
+        """What ``fact`` becomes when it reads or writes a returned parameter (``variables``:
+        each returned parameter's variable -> its function): ``return p`` is the function's own
+        value of ``p``; an assignment to ``p`` is also one to its ``<own>`` (in the function
+        itself) or its ``<default>`` (elsewhere: its default value)."""
+        function = variables.get(fact[SOURCE]) if fact[OP] == "copy" else None
+        if function is not None and fact[TARGET] == f"{function}.{RETURN}":
+            yield Flow._make(fact)._replace(source=fact[SOURCE] + OWN)
             return
-        self.passthrough = dict(returned)
-        variables = {f"{function}.{name}": function for function, names in returned.items() for name in names}
-        for fact in facts:
-            function = variables.get(fact[SOURCE]) if fact[OP] == "copy" else None
-            if function is not None and fact[TARGET] == f"{function}.{RETURN}":
-                yield Flow._make(fact)._replace(source=fact[SOURCE] + OWN)
-                continue
-            yield fact
-            owner = variables.get(fact[TARGET])
-            if owner is not None and fact[OP] not in ("store", "elem_store", "params"):
-                # an assignment to the parameter: in the function itself, or its default
-                suffix = OWN if fact[SCOPE] == owner else DEFAULT
-                yield Flow._make(fact)._replace(target=fact[TARGET] + suffix)
+        yield fact
+        owner = variables.get(fact[TARGET])
+        if owner is not None and fact[OP] not in ("store", "elem_store", "params"):
+            suffix = OWN if fact[SCOPE] == owner else DEFAULT
+            yield Flow._make(fact)._replace(target=fact[TARGET] + suffix)
 
     def _receiver_of(self, function: str, names: tuple[str, ...]) -> None:
         """Note ``self`` of a method: it only ever holds an instance of the class or of a subclass."""
@@ -383,31 +409,34 @@ class ValueFlow(PointsTo):
             if self.values_of(fact[SOURCE]):
                 self.decorate(fact[SOURCE], self.values_of(fact[SOURCE]))
 
-    def handle(self, fact: FlowRow, values: Iterable[str]) -> None:
+    def handle(self, fact: FlowRow, values: list[str]) -> None:
         op = fact[OP]
         if op == "load":
-            for value in sorted(values):
-                self.load(value, fact[NAME], fact[TARGET], fact)
+            name, target = fact[NAME], fact[TARGET]
+            for value in values:
+                self.load(value, name, target, fact)
         elif op == "call":
-            for value in sorted(values):
-                side = self.via_getattr.get(fact[SOURCE])  # per value: a call below may set it
-                self._through_getattr = side is not None and value in self.values_of(side)
+            via_getattr = self.via_getattr
+            for value in values:
+                if via_getattr:
+                    side = via_getattr.get(fact[SOURCE])  # per value: a call below may set it
+                    self._through_getattr = side is not None and value in self.values_of(side)
                 self.call(fact, value)
                 self._through_getattr = False
         elif op == "elem_load":
-            for value in sorted(values):
+            for value in values:
                 self.element_load(value, fact[NAME], fact[TARGET])
         elif op == "elem_store":
-            for value in sorted(values):
+            for value in values:
                 self.element_store(value, fact[NAME], fact[SOURCE])
         elif op == "store":
-            for value in sorted(values):
+            for value in values:
                 self.store(value, fact[NAME], fact[SOURCE], fact)
         elif op == "metacall":
-            for value in sorted(values):
+            for value in values:
                 self.metaclass_call(fact, value)
         elif op == "super_of":
-            for value in sorted(values):
+            for value in values:
                 if value.startswith("cls:"):
                     self.add(fact[TARGET], (f"super:{fact[NAME]}|{value}",))
 
@@ -446,16 +475,67 @@ class ValueFlow(PointsTo):
 
     # -- attributes ------------------------------------------------------------------------
     def load(self, value: str, name: str, target: str, fact: FlowRow) -> None:
+        plan = self._load_plans.get((value, name))
+        if plan is None:
+            plan = self._load_plans[(value, name)] = self._load_plan(value, name)
+        if plan is _OTHER:
+            self.other_load(value, name, target)
+            return
+        if plan[0] is not None:  # a value (``apply:C``, ``attrs:C``, ``cm:ID|m``...), or none
+            if plan[0]:
+                self.add(target, plan[0])
+            return
+        # ``obj.name`` for an instance (or the class): the fields along the MRO, the first definition
+        _, known, fallback, getter, fields = plan
+        if known:
+            self.member_found.add(target)
+        elif fallback:
+            self.getattr_fallback(fact, value[2:], value)
+        if getter:
+            self.edge(fact, getter, "flow")
+            self.bind_receiver(getter, value)
+            self.copy(f"{getter}.{RETURN}", target)
+            return
+        destination = self.ids.get(target)
+        if destination is None:
+            destination = self.variable(target)
+        for origin in fields:
+            self.bind_to(origin, destination, value)
+
+    def _load_plan(self, value: str, name: str) -> _LoadPlan:
+        """What ``obj.name`` does for ``value`` whatever the load (a function of the tables: made
+        once per value and name): :data:`_OTHER` (a module's or ``super()``'s attribute: see
+        :meth:`other_load`), or (the values it gives, or ``None`` for a member read; known;
+        answered by ``__getattr__``; the property getter; the variables of the fields read)."""
         kind, _, rest = value.partition(":")
         if kind == "cls" and name == "apply" and self._autograd_apply(rest):
-            self.add(target, ("apply:" + rest,))
-        elif kind in ("i", "cls"):
-            self.load_member(rest, name, target, value, fact)
-        elif kind == "mod":
+            return (("apply:" + rest,), False, False, "", ())
+        if kind == "new":
+            return ((f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",), False, False, "", ())
+        if kind == "ext":
+            given = (f"ext:{rest}.{name}",) if rest.count(".") < 4 and not name.startswith("_") else ()
+            return (given, False, False, "", ())
+        if kind in ("mod", "super"):
+            return _OTHER
+        if kind not in ("i", "cls"):
+            return _NONE
+        if kind == "i" and name == "__dict__":
+            return ((f"attrs:{rest}",), False, False, "", ())
+        fields, getter, known = self.member_path(rest, name)
+        # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
+        # (not a library class: what it generates, tensorclass's methods, is not visible)
+        fallback = kind == "i" and not known and not rest.startswith(self.library or ("\0",))
+        known = kind == "i" and known
+        if getter and kind == "i":
+            return (None, known, fallback, getter, ())
+        return (None, known, fallback, "", tuple(self.variable(field) for field in fields))
+
+    def other_load(self, value: str, name: str, target: str) -> None:
+        """``obj.name`` for a module or ``super()``."""
+        kind, _, rest = value.partition(":")
+        if kind == "mod":
             self.reference(f"{rest}.{name}", "", target)
             self.copy(f"{rest}.{name}", target)
-        elif kind == "new":
-            self.add(target, (f"pairs:{rest}",) if name == "<enumerate>" else (f"cm:{rest}|{name}",))
         elif kind == "super":
             cls, _, receiver = rest.partition("|")
             for base in self.resolver.bases.get(cls, ()):
@@ -468,8 +548,6 @@ class ValueFlow(PointsTo):
                     # ``super().__call__(...)`` in a metaclass's ``__call__``: ``type.__call__``,
                     # which makes the instance and runs its ``__init__``
                     self.add(target, ("make:" + receiver[4:],))
-        elif kind == "ext" and rest.count(".") < 4 and not name.startswith("_"):
-            self.add(target, (f"ext:{rest}.{name}",))
 
     def _autograd_apply(self, cls: str) -> bool:
         """Whether ``cls.apply`` is ``torch.autograd.Function.apply`` (not overridden), on a
@@ -497,33 +575,6 @@ class ValueFlow(PointsTo):
                     stack.append(base)
         return False
 
-    def load_member(self, cls: str, name: str, target: str, receiver: str, fact: FlowRow) -> None:
-        """``obj.name`` for an instance (or the class) ``cls``: fields along the MRO, the first definition."""
-        if receiver.startswith("i:"):
-            if name == "__dict__":
-                self.add(target, (f"attrs:{cls}",))
-                return
-            key = (cls, name)
-            known = self._member_known.get(key)
-            if known is None:
-                resolver = self.resolver
-                known = resolver.member(cls, name) is not None or bool(resolver.attribute_owner(cls, name))
-                self._member_known[key] = known
-            if known:
-                self.member_found.add(target)
-            elif not cls.startswith(self.library or ("\0",)):
-                # nothing defines or assigns ``name``: ``__getattr__`` answers, if the class has one
-                # (not a library class: what it generates, tensorclass's methods, is not visible)
-                self.getattr_fallback(fact, cls, receiver)
-        fields, getter = self.member_path(cls, name)
-        if getter and receiver.startswith("i:"):
-            self.edge(fact, getter, "flow")
-            self.bind_receiver(getter, receiver)
-            self.copy(f"{getter}.{RETURN}", target)
-            return
-        for field in fields:
-            self.bind_copy(field, target, receiver)
-
     def getattr_fallback(self, fact: FlowRow, cls: str, receiver: str) -> None:
         """``obj.name`` answered by ``__getattr__``; what it returns is kept apart (``<getattr>``)
         so that the edges it leads to are known (``by_getattr``) when :meth:`targets` decides."""
@@ -539,22 +590,25 @@ class ValueFlow(PointsTo):
         self.copy(f"{member}.{RETURN}", side)
         self.copy(side, fact[TARGET])
 
-    def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str]:
+    def member_path(self, cls: str, name: str) -> tuple[tuple[str, ...], str, bool]:
         """The variables ``obj.name`` reads for an instance of ``cls`` (the field of the class that
-        introduces the attribute, and the first definition along the MRO), and the property getter
-        when that definition is one.  Memoized walks only: a 3,000-level chain costs the chain once."""
+        introduces the attribute, and the first definition along the MRO), the property getter
+        when that definition is one, and whether anything defines or assigns ``name``.  Memoized
+        walks only: a 3,000-level chain costs the chain once."""
         key = (cls, name)
         found = self._paths.get(key)
         if found is None:
-            fields = [self.field(cls, name)]
+            resolver = self.resolver
+            owner = resolver.attribute_owner(cls, name)
+            fields = [f"{owner or cls}.{name}"]  # :meth:`field`
             getter = ""
-            defined = self.resolver.member(cls, name)
+            defined = resolver.member(cls, name)
             if defined is not None:
                 if self.symbols[defined].kind == PROPERTY:
                     getter = defined
                 elif defined not in fields:
                     fields.append(defined)
-            found = self._paths[key] = (tuple(fields), getter)
+            found = self._paths[key] = (tuple(fields), getter, defined is not None or bool(owner))
         return found
 
     def field(self, cls: str, name: str) -> str:
@@ -562,23 +616,36 @@ class ValueFlow(PointsTo):
         return f"{self.resolver.attribute_owner(cls, name) or cls}.{name}"
 
     def store(self, value: str, name: str, source: str, fact: FlowRow) -> None:
+        plan = self._store_plans.get((value, name))
+        if plan is None:
+            plan = self._store_plans[(value, name)] = self._store_plan(value, name)
+        setattr_method, setter, targets = plan
+        if setattr_method:
+            self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
+            self.bind_receiver(setattr_method, value)
+        if setter:
+            self.edge(fact, setter, "setter")
+            self.bind_receiver(setter, value)
+        for target in targets:
+            self.copy(source, target)
+
+    def _store_plan(self, value: str, name: str) -> tuple[str, str, tuple[str, ...]]:
+        """What ``obj.name = v`` does for ``value`` (made once per value and name): the
+        ``__setattr__`` it runs, the property setter it runs, the variables ``v`` goes to."""
         kind, _, rest = value.partition(":")
         if kind == "i":
             setattr_method = self.resolver.member(rest, "__setattr__")
-            if setattr_method is not None and self.symbols[setattr_method].kind == METHOD:
-                self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
-                self.bind_receiver(setattr_method, value)
+            if setattr_method is None or self.symbols[setattr_method].kind != METHOD:
+                setattr_method = ""
             member = self.resolver.member(rest, name)
             if member is not None and self.symbols[member].kind == PROPERTY:
-                self.edge(fact, member, "setter")
-                self.bind_receiver(member, value)
                 names = self.params.get(member, ())
-                if len(names) > 1 and not names[1].startswith(("*", "kw:")):
-                    self.copy(source, f"{member}.{names[1]}")
-                return
-            self.copy(source, self.field(rest, name))
-        elif kind in ("cls", "mod"):
-            self.copy(source, f"{rest}.{name}")
+                given = len(names) > 1 and not names[1].startswith(("*", "kw:"))
+                return setattr_method, member, (f"{member}.{names[1]}",) if given else ()
+            return setattr_method, "", (self.field(rest, name),)
+        if kind in ("cls", "mod"):
+            return "", "", (f"{rest}.{name}",)
+        return "", "", ()
 
     def bind_receiver(self, function: str, receiver: str) -> None:
         names = self.params.get(function, ())
@@ -588,7 +655,7 @@ class ValueFlow(PointsTo):
     def bound(self, values: Iterable[str], receiver: str) -> list[str]:
         """Functions read through ``receiver`` become methods bound to it (a static method does not)."""
         found = []
-        for value in sorted(values):
+        for value in values:
             if value.startswith("fn:"):
                 qualname = value[3:]
                 symbol = self.symbols.get(qualname)
@@ -612,40 +679,57 @@ class ValueFlow(PointsTo):
 
     # -- containers ------------------------------------------------------------------------
     def element_load(self, value: str, key: str, target: str) -> None:
+        plan = self._element_plans.get((value, key))
+        if plan is None:
+            plan = self._element_plans[(value, key)] = self._element_plan(value, key)
+        for source in plan[0]:
+            self.copy(source, target)
+        if plan[1]:
+            self.add(target, plan[1])
+
+    def _element_plan(self, value: str, key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What reading element ``key`` of ``value`` gives (made once per value and key): the
+        variables copied from, the values added."""
         kind, _, rest = value.partition(":")
         if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"]`` is attribute ``x``
-            self.copy(self.field(rest, key[1:-1]), target)
-        elif kind == "new":
-            if key:
-                self.copy(f"{rest}[{key}]", target)
-                self.copy(f"{rest}[?]", target)
-            else:
-                self.copy(f"{rest}[]", target)
-        elif kind == "pairs":  # an element of ``d.items()``: a (key, value) pair
-            self.add(target, (f"pair:{rest}",))
-        elif kind == "pair" and key in ("", "1"):
-            self.copy(f"{rest}[]", target)
+            return (self.field(rest, key[1:-1]),), ()
+        if kind == "new":
+            return ((f"{rest}[{key}]", f"{rest}[?]") if key else (f"{rest}[]",)), ()
+        if kind == "pairs":  # an element of ``d.items()``: a (key, value) pair
+            return (), (f"pair:{rest}",)
+        if kind == "pair" and key in ("", "1"):
+            return (f"{rest}[]",), ()
+        return (), ()
 
     def element_store(self, value: str, key: str, source: str) -> None:
+        plan = self._element_store_plans.get((value, key))
+        if plan is None:
+            plan = self._element_store_plans[(value, key)] = self._element_store_plan(value, key)
+        for target in plan:
+            self.copy(source, target)
+
+    def _element_store_plan(self, value: str, key: str) -> tuple[str, ...]:
+        """The variables a store into element ``key`` of ``value`` writes (made once per value and key)."""
         kind, _, rest = value.partition(":")
         if kind == "attrs" and key[:1] in ("'", '"'):  # ``self.__dict__["x"] = v`` sets ``x``, no setter runs
-            self.copy(source, self.field(rest, key[1:-1]))
-        elif kind == "new":
-            self.copy(source, f"{rest}[]")
-            self.copy(source, f"{rest}[{key}]" if key else f"{rest}[?]")
+            return (self.field(rest, key[1:-1]),)
+        if kind == "new":
+            return (f"{rest}[]", f"{rest}[{key}]" if key else f"{rest}[?]")
+        return ()
 
     # -- calls -----------------------------------------------------------------------------
     def edge(self, fact: FlowRow, callee: str, how: str) -> None:
         key = (fact[SCOPE], fact[LINE], fact[NAME])
         how = self.hows.get(id(fact), how)
         self.site_source.setdefault(key, fact[TARGET] if fact[OP] == "load" else fact[SOURCE])
-        known = self.edges[key].get(callee)
+        callees = self.edges[key]
+        known = callees.get(callee)
         if self._through_getattr:
             if known is None:
                 self.by_getattr.add((key, callee))
-        else:
+        elif self.by_getattr:
             self.by_getattr.discard((key, callee))
-        self.edges[key][callee] = min(how, known) if known else how  # the same label in any order
+        callees[callee] = min(how, known) if known else how  # the same label in any order
 
     def call(self, fact: FlowRow, value: str) -> None:
         kind, _, rest = value.partition(":")
@@ -744,49 +828,51 @@ class ValueFlow(PointsTo):
         self, function: str, fact: FlowRow, receiver: str | None, result: bool = True, arguments: bool = True
     ) -> None:
         """Arguments to parameters, the return value to the call's result (either may be left out)."""
-        if result:
-            self.copy(f"{function}.{RETURN}", fact[TARGET])
-        names = self.params.get(function)
-        if names is None:
-            return
-        given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
         shape = self._shapes.get(function)
         if shape is None:
-            shape = self._shapes[function] = _Shape.of(names)
-        positional = list(shape.positional)
+            shape = self._shapes[function] = _Shape.of(function, self.params.get(function))
+        if result:
+            self.copy(shape.returns, fact[TARGET])
+        if not shape.known:
+            return
+        positional, variables = shape.positional, shape.variables
+        first = shape.first
         if not arguments:
             if receiver is not None and positional:
-                self.add(f"{function}.{positional[0]}", (receiver,))
+                self.add(variables[0], (receiver,))
             if result:
-                self.returned(function, fact, receiver, positional[:1], None)
+                self.returned(function, fact, receiver, first, None)
             return
-        keywords, star, double = shape.keywords, shape.star, shape.double
-        first = positional[:1]
+        skip = 0  # the positional parameters the receiver takes
         if receiver is not None and positional:
-            self.add(f"{function}.{positional[0]}", (receiver,))
-            positional = positional[1:]
+            self.add(variables[0], (receiver,))
+            skip = 1
         key = (id(fact), function, receiver is None)
         bound = self._bound_calls.get(key)
         if bound is not None:  # the arguments are bound already: only the receiver differs
             if result:
                 self.returned(function, fact, receiver, first, bound)
             return
+        given: dict[str, str] = {}  # parameter -> the variable this call passes ("" unknown)
         # only a function that returns a parameter reads them again (:meth:`returned`)
         self._bound_calls[key] = given if function in self.passthrough else _UNREAD
+        keywords, star, double = shape.keywords, shape.star, shape.double
+        count = len(positional) - skip
         index = 0
         for arg in fact[ARGS]:
-            if arg.startswith("**"):  # ``**d`` (the variable holds ``d``): its element under each name
-                for name in sorted(keywords):
-                    self.elements(arg[2:], f"{function}.{name}", repr(name), fact)
-                    given.setdefault(name, "")
-                if double:
-                    self.elements(arg[2:], f"{function}.<**{double}>[]", "", fact)
-            elif arg.startswith("*"):  # ``*xs`` (the variable holds ``xs``): its elements by position
-                for offset, name in enumerate(positional[index:]):
-                    self.elements(arg[1:], f"{function}.{name}", str(offset), fact)
-                    given[name] = ""
-                if star:
-                    self.elements(arg[1:], f"{function}.<*{star}>[]", "", fact)
+            if arg[:1] == "*":
+                if arg[1:2] == "*":  # ``**d`` (the variable holds ``d``): its element under each name
+                    for name in sorted(keywords):
+                        self.elements(arg[2:], f"{function}.{name}", repr(name), fact)
+                        given.setdefault(name, "")
+                    if double:
+                        self.elements(arg[2:], f"{function}.<**{double}>[]", "", fact)
+                else:  # ``*xs`` (the variable holds ``xs``): its elements by position
+                    for offset, name in enumerate(positional[skip + index :]):
+                        self.elements(arg[1:], variables[skip + index + offset], str(offset), fact)
+                        given[name] = ""
+                    if star:
+                        self.elements(arg[1:], f"{function}.<*{star}>[]", "", fact)
             elif "=" in arg and not arg.startswith("=s:"):
                 name, _, variable = arg.partition("=")
                 if name in keywords:
@@ -796,13 +882,13 @@ class ValueFlow(PointsTo):
                     self.copy(variable, f"{function}.<**{double}>[]")
                     self.copy(variable, f"{function}.<**{double}>['{name}']")
             else:
-                if index < len(positional):
+                if index < count:
                     if not arg.startswith("=s:"):
-                        self.copy(arg, f"{function}.{positional[index]}")
-                        given[positional[index]] = arg
+                        self.copy(arg, variables[skip + index])
+                        given[positional[skip + index]] = arg
                 elif star and not arg.startswith("=s:"):
                     self.copy(arg, f"{function}.<*{star}>[]")
-                    self.copy(arg, f"{function}.<*{star}>[{index - len(positional)}]")
+                    self.copy(arg, f"{function}.<*{star}>[{index - count}]")
                 index += 1
         if result:
             self.returned(function, fact, receiver, first, given)
@@ -963,7 +1049,10 @@ class ValueFlow(PointsTo):
             self.originals,
             self.receivers,
             self.declared,
-            self._member_known,
+            self._load_plans,
+            self._store_plans,
+            self._element_plans,
+            self._element_store_plans,
             self._shapes,
             self._bound_calls,
             self.passthrough,
@@ -991,17 +1080,29 @@ class ValueFlow(PointsTo):
 
 
 class _Shape(NamedTuple):
-    """A function's parameters as :meth:`ValueFlow.bind` matches arguments to them."""
+    """A function's parameters as :meth:`ValueFlow.bind` matches arguments to them (and the
+    variables it binds, named once)."""
 
+    known: bool  # whether the function's parameters are known (a ``params`` fact)
+    returns: str  # the variable of what it returns
     positional: tuple[str, ...]
+    variables: tuple[str, ...]  # the variable of each positional parameter
+    first: list[str]  # the first positional parameter, if any (what a receiver binds to)
     keywords: frozenset[str]  # every name a keyword may give
     star: str  # ``*args``'s name, or ""
     double: str  # ``**kwargs``'s name, or ""
 
     @classmethod
-    def of(cls, names: tuple[str, ...]) -> _Shape:
+    def of(cls, function: str, names: tuple[str, ...] | None) -> _Shape:
+        if names is None:
+            return cls(False, f"{function}.{RETURN}", (), (), [], frozenset(), "", "")
+        positional = tuple(name for name in names if not name.startswith(("*", "kw:")))
         return cls(
-            tuple(name for name in names if not name.startswith(("*", "kw:"))),
+            True,
+            f"{function}.{RETURN}",
+            positional,
+            tuple(f"{function}.{name}" for name in positional),
+            list(positional[:1]),
             frozenset(name.removeprefix("kw:") for name in names if not name.startswith("*")),
             next((name[1:] for name in names if name.startswith("*") and not name.startswith("**")), ""),
             next((name[2:] for name in names if name.startswith("**")), ""),
