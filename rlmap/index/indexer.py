@@ -273,7 +273,7 @@ def _compact(module: ModuleIndex) -> ModuleIndex:
     for records in tables:
         for record in records:
             _intern_fields(record)
-    object.__setattr__(module, "flow", tuple([_interned(row) for row in module.flow]))
+    object.__setattr__(module, "flow", tuple([interned(row) for row in module.flow]))
     return module
 
 
@@ -287,17 +287,18 @@ def _intern_fields(record: object) -> None:
         value = getattr(record, name)
         kind = type(value)
         if kind is str or kind is tuple:
-            object.__setattr__(record, name, _interned(value))
+            object.__setattr__(record, name, interned(value))
         elif kind is int:
             object.__setattr__(record, name, _NUMBERS.setdefault(value, value))
 
 
-def _interned(value: Any) -> Any:
+def interned(value: Any) -> Any:
+    """``value`` with its strings interned and its ints shared (:data:`_NUMBERS`), through tuples."""
     kind = type(value)
     if kind is str:
         return sys.intern(value)
     if kind is tuple:
-        return tuple([_interned(item) for item in value])
+        return tuple([interned(item) for item in value])
     if kind is int:
         return _NUMBERS.setdefault(value, value)
     return value

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import sys
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable
@@ -16,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from rlmap.index.indexer import ProjectIndex, give_back_memory
+from rlmap.index.indexer import ProjectIndex, give_back_memory, interned
 from rlmap.index.records import (
     ATTRIBUTE,
     METHOD,
@@ -169,7 +168,6 @@ class PackedCalls:
         self._decode = msgspec.msgpack.Decoder(
             list[tuple[str, str, tuple[str, ...], int, tuple[str, ...], bool]]
         ).decode
-        self._numbers: dict[int, int] = {}  # every line number one object, as the compacted index has them
 
     @classmethod
     def of(cls, modules: Iterable[ModuleIndex]) -> PackedCalls | None:
@@ -187,22 +185,10 @@ class PackedCalls:
 
     def take(self, number: int) -> list[CallSite]:
         """The sites of module ``number`` (in the order given to :meth:`of`), the records they were,
-        their texts interned; the packed bytes are let go."""
+        their texts and line numbers shared as the compacted index shares them
+        (:func:`rlmap.index.indexer.interned`); the packed bytes are let go."""
         packed, self.packed[number] = self.packed[number], b""
-        intern, numbers = sys.intern, self._numbers
-        sites = []
-        for caller, text, parts, line, guards, attribute_read in self._decode(zlib.decompress(packed)):
-            sites.append(
-                CallSite(
-                    intern(caller),
-                    intern(text),
-                    tuple([intern(part) for part in parts]) if parts else (),
-                    numbers.setdefault(line, line),
-                    tuple([intern(guard) for guard in guards]) if guards else (),
-                    attribute_read,
-                )
-            )
-        return sites
+        return [CallSite(*interned(row)) for row in self._decode(zlib.decompress(packed))]
 
 
 PACKED_SITES = 200_000
@@ -213,8 +199,7 @@ def take_rows(modules: Iterable[ModuleIndex], documented: Iterable[ModuleIndex] 
     without its rows: they are the solve's now, which keeps the facts it watches (a load, a call)
     and lets the others go as it reads them (torch: a third of 1.3 million rows)."""
     rows = [row for module in documented for row in module.flow]
-    for module in modules:
-        object.__setattr__(module, "flow", ())  # frozen: the index's owner hands its rows over
+    let_go(modules, ("flow",))  # the index's owner hands its rows over
     return rows
 
 

@@ -38,7 +38,7 @@ def test_compacted_records_share_their_strings_and_resolve_alike(tmp_path: Path,
 def test_compacted_line_numbers_are_one_object_per_number() -> None:
     first, second = int("1000"), int("1000")  # two objects (Python shares only -5..256)
     assert first is not second
-    rows = [indexer._interned(("call", "m.$1", "m.f", "f", (), number, "m")) for number in (first, second)]
+    rows = [indexer.interned(("call", "m.$1", "m.f", "f", (), number, "m")) for number in (first, second)]
     assert rows[0] == ("call", "m.$1", "m.f", "f", (), 1000, "m")
     assert rows[0][5] is rows[1][5]
     sites = [CallSite("m.g", "f", ("f",), number) for number in (int("2000"), int("2000"))]
