@@ -38,8 +38,8 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Timings on the installed torchrl (cold, warm show and check, one file changed, resolve, audit,
-    tensordict; torch itself with ``-- --torch``), several samples each, against the ast and libcst
-    parse floors measured in the same run, and issue 15's targets."""
+    tensordict; torch itself with ``-- --torch``), in rounds of one sample each, every sample held
+    against the ast and libcst parse floors measured beside it, and issue 15's targets."""
     session.install(TORCH)
     session.install("-e", ".[torchrl]")
     session.run("python", "-m", "rlmap.bench", *session.posargs)
