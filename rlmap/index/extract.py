@@ -250,6 +250,12 @@ def _quick_inits() -> list[tuple[type, Callable[..., None], Callable[..., None]]
     return _QUICK_INITS
 
 
+def prepare_parser() -> None:
+    """Build what every parse uses (libcst's quick constructors), ahead of the first file: a
+    process that forks its parser workers after calling it builds them once for all."""
+    _quick_inits()
+
+
 @contextmanager
 def unvalidated_nodes() -> Iterator[None]:
     """libcst nodes built in the block skip their constructor's validation.

@@ -344,7 +344,9 @@ def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    import rlmap.index.extract  # noqa: F401  (once here, inherited by the forked workers, not once in each)
+    from rlmap.index.extract import prepare_parser
+
+    prepare_parser()  # once here, inherited by the forked workers, not once in each
 
     # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
     # pool: every file it had not finished is parsed again alone, one process per crash, so
