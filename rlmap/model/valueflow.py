@@ -379,6 +379,14 @@ class ValueFlow(PointsTo):
             values = [value for value in values if value != own]
         return values
 
+    def again(self, fact: FlowRow, values: tuple[str, ...]) -> list[str]:
+        # a call of an outside function or a container's method may watch a variable with a
+        # fact made anew each time: made again, it reads at once what that variable holds by
+        # then, earlier than the first would (the order a capped variable keeps)
+        if fact[OP] != "call":
+            return []
+        return [value for value in values if value.startswith(("ext:", "cm:"))]
+
     def visited(self, name: str, values: Collection[str]) -> None:
         if name in self.decorations:
             self.decorate(name, values)
