@@ -21,6 +21,7 @@ nothing.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import CLASS, METHOD, CallSite
@@ -111,11 +112,19 @@ def guard_facts(guards: tuple[str, ...]) -> list[Fact]:
     for guard in guards:
         if "isinstance" not in guard:  # no test of it to find: not worth parsing
             continue
-        expression, positive = _test(guard)
-        if expression is None:
-            continue
-        _collect(expression, positive, facts)
+        facts.extend(_guard_facts(guard))
     return facts
+
+
+@lru_cache(maxsize=4096)
+def _guard_facts(guard: str) -> tuple[Fact, ...]:
+    """What one guard says (a function of its text: parsed once for every site under it)."""
+    expression, positive = _test(guard)
+    if expression is None:
+        return ()
+    facts: list[Fact] = []
+    _collect(expression, positive, facts)
+    return tuple(facts)
 
 
 def _test(guard: str) -> tuple[ast.expr | None, bool]:

@@ -61,6 +61,11 @@ class PointsTo:
         # the worklist: variable -> where its values not yet pushed on start in what it holds
         # (a variable only ever gains values, at the end: the new ones are a suffix)
         self.delta: dict[int, int] = {}
+        # a watcher (by id) or copy (by receiver) made while its variable waited on the worklist
+        # saw then what the variable held: variable -> watcher or receiver -> how many values
+        # (see :meth:`solve`)
+        self.seen_by_watcher: dict[int, dict[int, int]] = {}
+        self.seen_by_copy: dict[int, dict[int, int]] = {}
         # every value (and receiver) once, as the tuple of it alone: the text and the tuple of one
         # value are shared by every variable holding them
         self.texts: dict[str, tuple[str]] = {}
@@ -79,6 +84,12 @@ class PointsTo:
     def handle(self, fact: Any, values: list[str]) -> None:
         """``values`` reached a variable ``fact`` watches (sorted: the order to take them in)."""
         raise NotImplementedError
+
+    def again(self, fact: Any, values: tuple[str, ...]) -> list[str]:
+        """Of ``values``, which ``fact`` already saw, those it must be handed again when its
+        variable is visited (see :meth:`solve`): those whose handling is not done once for all."""
+        del fact, values
+        return []
 
     def bound(self, values: Iterable[str], receiver: str) -> list[str]:
         """``values`` read through ``receiver`` (a binding edge; in any order: what arrives
@@ -234,6 +245,11 @@ class PointsTo:
             copies.insert(place, receiver)  # type: ignore[union-attr]
         held = self.held[origin]
         if held:
+            if origin in self.delta:  # the solve pushes only what arrives after this to receiver
+                seen = self.seen_by_copy.get(origin)
+                if seen is None:
+                    seen = self.seen_by_copy[origin] = {}
+                seen[receiver] = len(held)
             self.add_to(receiver, held)
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
@@ -286,8 +302,14 @@ class PointsTo:
             self.watchers[variable] = [*watchers, fact]
         else:
             watchers.append(fact)  # type: ignore[union-attr]
-        if self.held[variable]:
-            self.handle(fact, sorted(self.held[variable]))
+        held = self.held[variable]
+        if held:
+            if variable in self.delta:  # the solve hands it only what arrives after this
+                seen = self.seen_by_watcher.get(variable)
+                if seen is None:
+                    seen = self.seen_by_watcher[variable] = {}
+                seen[id(fact)] = len(held)
+            self.handle(fact, sorted(held))
 
     def release(self) -> None:
         """Let the graph go (resolution runs with the cyclic garbage collector paused: nothing
@@ -301,11 +323,20 @@ class PointsTo:
         self.guards.clear()
         self.dropped.clear()
         self.delta.clear()
+        self.seen_by_watcher.clear()
+        self.seen_by_copy.clear()
         self.texts.clear()
 
     def solve(self) -> None:
-        """Push every variable's new values until nothing changes."""
+        """Push every variable's new values until nothing changes.
+
+        An edge or watcher added while its variable waited on the worklist was given everything
+        the variable held then: of the values the variable's visit pushes, it is given only
+        those that arrived after (handing it the others again would do nothing: what a value
+        does, once done, is done; the order of everything else is unchanged)."""
         delta = self.delta
+        seen_by_watcher = self.seen_by_watcher
+        seen_by_copy = self.seen_by_copy
         add_to = self.add_to
         all_copies = self.copies
         all_binds = self.binds
@@ -318,11 +349,20 @@ class PointsTo:
             values = held[variable][start:]
             copies = all_copies[variable]
             if copies is not None:
-                if type(copies) is int:
-                    add_to(copies, values)
+                early = seen_by_copy.pop(variable, None) if seen_by_copy else None
+                if early is None:
+                    if type(copies) is int:
+                        add_to(copies, values)
+                    else:
+                        for target in copies:  # type: ignore[union-attr]
+                            add_to(target, values)
                 else:
-                    for target in copies:  # type: ignore[union-attr]
-                        add_to(target, values)
+                    for target in (copies,) if type(copies) is int else copies:  # type: ignore[union-attr]
+                        seen = early.get(target, start)
+                        if seen <= start:
+                            add_to(target, values)
+                        elif seen - start < len(values):
+                            add_to(target, values[seen - start :])
             binds = all_binds.get(variable)
             if binds:
                 for destination in sorted(binds, key=names.__getitem__):
@@ -332,7 +372,18 @@ class PointsTo:
             watchers = all_watchers[variable]
             if watchers:
                 ordered = sorted(values)  # once for every watcher
+                early = seen_by_watcher.pop(variable, None) if seen_by_watcher else None
                 for fact in tuple(watchers) if type(watchers) is list else watchers:
+                    if early is not None:
+                        seen = early.get(id(fact), start)
+                        if seen > start:
+                            fresh = values[seen - start :]
+                            again = self.again(fact, values[: seen - start])
+                            if again:
+                                fresh = (*fresh, *again)
+                            if fresh:
+                                self.handle(fact, sorted(fresh))
+                            continue
                     self.handle(fact, ordered)
             if hooked and names[variable] in hooked:
                 self.visited(names[variable], values)

@@ -240,10 +240,12 @@ class ValueFlow(PointsTo):
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
         self._guarded = frozenset(self.receivers).union(self.declared)
-        self._load_plans: dict[tuple[str, str], _LoadPlan] = {}  # (value, name) -> see _load_plan
-        self._store_plans: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {}  # see _store_plan
-        self._element_plans: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        self._element_store_plans: dict[tuple[str, str], tuple[str, ...]] = {}
+        # the plans, by name (or key), then value: two lookups of strings whose hash is kept,
+        # rather than one of a tuple hashed anew each time (a third of the time)
+        self._load_plans: dict[str, dict[str, _LoadPlan]] = {}  # name -> value -> see _load_plan
+        self._store_plans: dict[str, dict[str, tuple[str, str, tuple[str, ...]]]] = {}  # see _store_plan
+        self._element_plans: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+        self._element_store_plans: dict[str, dict[str, tuple[str, ...]]] = {}
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
         self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
@@ -379,6 +381,14 @@ class ValueFlow(PointsTo):
             values = [value for value in values if value != own]
         return values
 
+    def again(self, fact: FlowRow, values: tuple[str, ...]) -> list[str]:
+        # a call of an outside function or a container's method may watch a variable with a
+        # fact made anew each time: made again, it reads at once what that variable holds by
+        # then, earlier than the first would (the order a capped variable keeps)
+        if fact[OP] != "call":
+            return []
+        return [value for value in values if value.startswith(("ext:", "cm:"))]
+
     def visited(self, name: str, values: Collection[str]) -> None:
         if name in self.decorations:
             self.decorate(name, values)
@@ -475,9 +485,12 @@ class ValueFlow(PointsTo):
 
     # -- attributes ------------------------------------------------------------------------
     def load(self, value: str, name: str, target: str, fact: FlowRow) -> None:
-        plan = self._load_plans.get((value, name))
+        plans = self._load_plans.get(name)
+        if plans is None:
+            plans = self._load_plans[name] = {}
+        plan = plans.get(value)
         if plan is None:
-            plan = self._load_plans[(value, name)] = self._load_plan(value, name)
+            plan = plans[value] = self._load_plan(value, name)
         if plan is _OTHER:
             self.other_load(value, name, target)
             return
@@ -616,9 +629,12 @@ class ValueFlow(PointsTo):
         return f"{self.resolver.attribute_owner(cls, name) or cls}.{name}"
 
     def store(self, value: str, name: str, source: str, fact: FlowRow) -> None:
-        plan = self._store_plans.get((value, name))
+        plans = self._store_plans.get(name)
+        if plans is None:
+            plans = self._store_plans[name] = {}
+        plan = plans.get(value)
         if plan is None:
-            plan = self._store_plans[(value, name)] = self._store_plan(value, name)
+            plan = plans[value] = self._store_plan(value, name)
         setattr_method, setter, targets = plan
         if setattr_method:
             self.edge(fact, setattr_method, "implicit")  # ``obj.x = v`` runs the class's ``__setattr__``
@@ -679,9 +695,12 @@ class ValueFlow(PointsTo):
 
     # -- containers ------------------------------------------------------------------------
     def element_load(self, value: str, key: str, target: str) -> None:
-        plan = self._element_plans.get((value, key))
+        plans = self._element_plans.get(key)
+        if plans is None:
+            plans = self._element_plans[key] = {}
+        plan = plans.get(value)
         if plan is None:
-            plan = self._element_plans[(value, key)] = self._element_plan(value, key)
+            plan = plans[value] = self._element_plan(value, key)
         for source in plan[0]:
             self.copy(source, target)
         if plan[1]:
@@ -702,9 +721,12 @@ class ValueFlow(PointsTo):
         return (), ()
 
     def element_store(self, value: str, key: str, source: str) -> None:
-        plan = self._element_store_plans.get((value, key))
+        plans = self._element_store_plans.get(key)
+        if plans is None:
+            plans = self._element_store_plans[key] = {}
+        plan = plans.get(value)
         if plan is None:
-            plan = self._element_store_plans[(value, key)] = self._element_store_plan(value, key)
+            plan = plans[value] = self._element_store_plan(value, key)
         for target in plan:
             self.copy(source, target)
 

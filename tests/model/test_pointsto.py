@@ -129,3 +129,44 @@ def test_one_target_bound_through_several_receivers_gets_each_binding_once() -> 
     graph.add("methods", ("v1",))
     graph.solve()
     assert list(graph.values_of("bound")) == ["r1|v1", "r2|v1"]
+
+
+class Counting(Recording):
+    """A graph that counts the values handed to a watcher and to a copy's receiver; facts named
+    ``again:...`` are handed again the values they saw (see :meth:`PointsTo.again`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pushed: list[tuple[int, tuple[str, ...]]] = []
+
+    def again(self, fact: object, values: tuple[str, ...]) -> list[str]:
+        return list(values) if str(fact).startswith("again:") else []
+
+    def add_to(self, variable: int, values: Collection[str]) -> None:
+        self.pushed.append((variable, tuple(values)))
+        super().add_to(variable, values)
+
+
+def test_a_watcher_added_while_its_variable_waits_sees_each_value_once() -> None:
+    graph = Counting()
+    graph.add("x", ("v1", "v2"))  # waits on the worklist
+    graph.watch("x", "w")  # sees v1, v2 now
+    graph.watch("x", "again:w")  # sees them now, and again at the visit
+    graph.add("x", ("v3",))  # arrives after: seen at the visit
+    graph.solve()
+    assert [value for watcher, value in graph.seen if watcher == "w"] == ["v1", "v2", "v3"]
+    assert [value for watcher, value in graph.seen if watcher == "again:w"] == ["v1", "v2", "v1", "v2", "v3"]
+    graph.add("x", ("v4",))  # a later visit: the watcher sees the new value alone
+    graph.solve()
+    assert [value for watcher, value in graph.seen if watcher == "w"] == ["v1", "v2", "v3", "v4"]
+
+
+def test_a_copy_made_while_its_source_waits_is_pushed_each_value_once() -> None:
+    graph = Counting()
+    graph.add("a", ("v1",))
+    graph.copy("a", "b")  # b receives v1 now
+    graph.add("a", ("v2",))
+    graph.solve()
+    receiver = graph.ids["b"]
+    assert [values for variable, values in graph.pushed if variable == receiver] == [("v1",), ("v2",)]
+    assert list(graph.values_of("b")) == ["v1", "v2"]
