@@ -6,6 +6,7 @@ without its rows."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,39 @@ def test_sites_packed_during_the_solve_come_back_the_same(root: Path, monkeypatc
     assert set(packed.packed) == {b""}  # each module's bytes let go once taken
     assert sum(len(module.calls) for module in kept.modules) > 50
     assert build_model(_index(root), source, consume=True).state == build_model(kept, source).state
+
+
+def test_plans_forgotten_between_solves_are_made_again_the_same(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(root)
+    resolver = Resolver(index.modules)
+    forget = ValueFlow.forget_plans
+    forgotten: list[list[dict[Any, Any]]] = []
+
+    def forget_and_note(flow: ValueFlow) -> None:
+        forgotten.append([dict(memo) for memo in flow._memos()])
+        forget(flow)
+        assert not any(flow._memos())
+
+    monkeypatch.setattr(ValueFlow, "forget_plans", forget_and_note)
+    solved = ValueFlow(resolver, index.modules)
+    monkeypatch.undo()
+    assert len(forgotten) >= 1  # the solve after the first (methods no call reaches)
+    loads, stores, elements, element_stores, paths, shapes = forgotten[0][:6]
+    assert all(map(len, (loads, stores, elements, element_stores, paths, shapes)))
+    solved.forget_plans()
+    variables = len(solved.ids)
+    # each is a function of tables no solve changes: made again once the solve is over, the same
+    # (and no variable is made)
+    assert {key: solved._load_plan(*key) for key in loads} == loads
+    assert {key: solved._store_plan(*key) for key in stores} == stores
+    assert {key: solved._element_plan(*key) for key in elements} == elements
+    assert {key: solved._element_store_plan(*key) for key in element_stores} == element_stores
+    assert {key: solved.member_path(*key) for key in paths} == paths
+    assert {name: type(shape).of(name, solved.params.get(name)) for name, shape in shapes.items()} == shapes
+    assert len(solved.ids) == variables
+    # and a solve that keeps every memo through all its rounds finds the same
+    monkeypatch.setattr(ValueFlow, "forget_plans", ValueFlow._memos)  # asks for the memos, clears none
+    kept = ValueFlow(resolver, index.modules)
+    assert sum(map(len, kept._memos())) > sum(map(len, forgotten[-1]))  # every round's, never forgotten
+    assert kept.all_values() == solved.all_values()
+    assert kept.targets() == solved.targets()
