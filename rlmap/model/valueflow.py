@@ -211,7 +211,7 @@ class ValueFlow(PointsTo):
         self._keep: list[Flow] = []
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[FlowRow, str]] = {}
-        self._metaclass_watched: set[tuple[int, str]] = set()
+        self._metaclass_watched: set[int] = set()  # (id of a constructor call, class): see _pair
         facts = rows if rows is not None else [row for module in modules for row in module.flow]
         self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
         self._metaclass_memo: dict[str, bool | None] = {}
@@ -245,7 +245,9 @@ class ValueFlow(PointsTo):
         self._element_store_plans: dict[tuple[str, str], tuple[str, ...]] = {}
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
-        self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
+        # (see _pair: torch's 220,000 as tuples of an id and a qualname the solve made were 35 MB)
+        self._bound_calls: dict[int, dict[str, str]] = {}
+        self._numbers: dict[str, int] = {}  # the qualnames of those two tables -> a number each
         self.passthrough = self._returned_parameters(returns)  # function -> the parameters it returns as is
         variables = {f"{function}.{name}": function for function, names in self.passthrough.items() for name in names}
         copy, add, watch, other = self.copy, self.add, self.watch, self.fact
@@ -819,9 +821,10 @@ class ValueFlow(PointsTo):
 
     def watch_metaclass(self, fact: FlowRow, cls: str) -> None:
         """Watch the ``metaclass=`` of ``cls`` and of its bases for the constructor call ``fact``."""
-        if (id(fact), cls) in self._metaclass_watched:
+        pair = self._pair(fact, cls)
+        if pair in self._metaclass_watched:
             return
-        self._metaclass_watched.add((id(fact), cls))
+        self._metaclass_watched.add(pair)
         if not self._declares_metaclass:
             return
         # the nearest class along the MRO that declares one (a subclass's metaclass derives from
@@ -838,6 +841,17 @@ class ValueFlow(PointsTo):
             self._keep.append(watcher)
             self._metacalls[id(watcher)] = (fact, cls)
             self.watch(variable, watcher)
+
+    def _pair(self, fact: FlowRow, qualname: str) -> int:
+        """A fact (by identity: a watched fact lives as long as the solve) and a qualname as one
+        number: the id's bits, then the qualname's number, of 32 bits (a tuple of the id and the
+        qualname would hold a second copy of the qualname the solve cut out of a value)."""
+        number = self._numbers.get(qualname)
+        if number is None:
+            number = self._numbers[qualname] = len(self._numbers)
+            if number >> 32:
+                raise OverflowError("more than 2**32 qualnames")
+        return id(fact) << 32 | number
 
     def metaclass_call(self, watcher: FlowRow, value: str) -> None:
         """The metaclass ``value`` of a class being made: its ``__call__`` runs with ``cls`` the class."""
@@ -874,7 +888,7 @@ class ValueFlow(PointsTo):
         if receiver is not None and positional:
             self.add(variables[0], (receiver,))
             skip = 1
-        key = (id(fact), function, receiver is None)
+        key = self._pair(fact, function) << 1 | (receiver is None)
         bound = self._bound_calls.get(key)
         if bound is not None:  # the arguments are bound already: only the receiver differs
             if result:
@@ -1082,6 +1096,7 @@ class ValueFlow(PointsTo):
             self._element_store_plans,
             self._shapes,
             self._bound_calls,
+            self._numbers,
             self.passthrough,
         )
         for table in tables:

@@ -17,6 +17,7 @@ from rlmap.model import assemble
 from rlmap.model.codemodel import build_model
 from rlmap.model.redefinitions import keep_chosen_definitions
 from rlmap.model.resolve import Resolver
+from rlmap.model.target import Target
 from rlmap.model.valueflow import ValueFlow
 from tests.conftest import write_package
 from tests.model.test_valueflow import SOURCE
@@ -133,3 +134,50 @@ def test_plans_forgotten_between_solves_are_made_again_the_same(root: Path, monk
     assert sum(map(len, kept._memos())) > sum(map(len, forgotten[-1]))  # every round's, never forgotten
     assert kept.all_values() == solved.all_values()
     assert kept.targets() == solved.targets()
+
+
+def test_call_edges_hold_one_line_and_one_how_as_themselves_and_give_the_same_rows() -> None:
+    edges = assemble.CallEdges()
+    added = [
+        ("m.f", Target("m.g", "flow"), 3),
+        ("m.f", Target("m.g", "flow"), 3),  # the same edge again: nothing new
+        ("m.f", Target("m.h", "name"), 9),
+        ("m.f", Target("m.h", "name"), 4),  # a second line
+        ("m.f", Target("m.h", "flow"), 9),  # a second how
+        ("m.a", Target("os.path.join", "import", external=True), 7),
+        ("m.a", Target("?:x.y", "unresolved", external=True), 2),
+        ("m.a", Target("m.g", "unique-name"), 12),
+        ("m.a", Target("m.g", "flow"), 1),
+    ]
+    for caller, target, line in added:
+        edges.add(caller, target, line)
+    assert edges._found[("m.f", "m.g")] == (3, "flow")  # one line, one how: no set of one
+    assert edges._found[("m.f", "m.h")] == ({4, 9}, {"name", "flow"})
+    # what sets of every line and how would give: sorted, each once
+    expected: dict[tuple[str, str], tuple[set[int], set[str]]] = {}
+    for caller, target, line in added:
+        lines, hows = expected.setdefault((caller, target.qualname), (set(), set()))
+        lines.add(line)
+        hows.add(target.how)
+    assert edges.rows() == [
+        (*pair, tuple(sorted(lines)), tuple(sorted(hows))) for pair, (lines, hows) in sorted(expected.items())
+    ]
+    assert edges.rows()[0] == ("m.a", "?:x.y", (2,), ("unresolved",))
+    assert edges.nodes == {"os.path.join": assemble.EXTERNAL, "?:x.y": assemble.UNRESOLVED}
+
+
+def test_calls_bound_and_metaclasses_watched_are_keyed_by_one_number(root: Path) -> None:
+    index = _index(root)
+    solved = ValueFlow(Resolver(index.modules), index.modules)
+    assert solved._bound_calls
+    assert all(type(key) is int for key in solved._bound_calls)
+    assert all(type(key) is int for key in solved._metaclass_watched)
+    # a fact and a qualname: one number each pair, the same whenever asked, the fact's id in it
+    fact = ("call", "t", "s", "n", (), 1, "m")
+    other = (*fact[:-1], "".join(["m"]))  # equal, another object: another fact
+    assert other is not fact
+    pairs = {solved._pair(each, qualname) for each in (fact, other) for qualname in ("m.f", "m.g", "m.f")}
+    assert len(pairs) == 4
+    assert solved._pair(fact, "m.g") == solved._pair(fact, "m.g")
+    assert solved._pair(fact, "m.g") >> 32 == id(fact)
+    assert len(solved._numbers) == len(set(solved._numbers.values()))
