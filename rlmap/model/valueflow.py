@@ -194,7 +194,9 @@ class ValueFlow(PointsTo):
         # on the hash seed (the output is byte-identical whatever it is).
         super().__init__(cap)
         self.params: dict[str, tuple[str, ...]] = {}
-        self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
+        # site -> callee -> how; a site's one callee as the pair (callee, how) (most sites: a dict
+        # of one is three times the size)
+        self.edges: dict[SiteKey, tuple[str, str] | dict[str, str]] = {}
         self.decorated: list[FlowRow] = []
         self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
         self._subclass_memo: dict[str, dict[str, bool | None]] = {}
@@ -751,14 +753,26 @@ class ValueFlow(PointsTo):
         key = (fact[SCOPE], fact[LINE], fact[NAME])
         how = self.hows.get(id(fact), how)
         self.site_source.setdefault(key, fact[TARGET] if fact[OP] == "load" else fact[SOURCE])
-        callees = self.edges[key]
-        known = callees.get(callee)
+        edges = self.edges
+        callees = edges.get(key)
+        if callees is None:
+            known = None
+        elif type(callees) is tuple:
+            known = callees[1] if callees[0] == callee else None
+        else:
+            known = callees.get(callee)  # type: ignore[union-attr]
         if self._through_getattr:
             if known is None:
                 self.by_getattr.add((key, callee))
         elif self.by_getattr:
             self.by_getattr.discard((key, callee))
-        callees[callee] = min(how, known) if known else how  # the same label in any order
+        how = min(how, known) if known else how  # the same label in any order
+        if callees is None or (type(callees) is tuple and callees[0] == callee):
+            edges[key] = (callee, how)
+        elif type(callees) is tuple:
+            edges[key] = {callees[0]: callees[1], callee: how}
+        else:
+            callees[callee] = how  # type: ignore[index]
 
     def call(self, fact: FlowRow, value: str) -> None:
         kind, _, rest = value.partition(":")
@@ -1110,10 +1124,9 @@ class ValueFlow(PointsTo):
             # ``__getattr__`` runs only when the attribute is missing: where some object the
             # receiver may hold has it, what ``__getattr__`` would give is not kept
             fallback_only = self.site_source.get(key) not in self.member_found
+            pairs = (callees,) if type(callees) is tuple else sorted(callees.items())  # type: ignore[union-attr]
             targets = [
-                Target(callee, how)
-                for callee, how in sorted(callees.items())
-                if fallback_only or (key, callee) not in self.by_getattr
+                Target(callee, how) for callee, how in pairs if fallback_only or (key, callee) not in self.by_getattr
             ]
             if targets:
                 found[key] = targets

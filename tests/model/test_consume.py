@@ -181,3 +181,25 @@ def test_calls_bound_and_metaclasses_watched_are_keyed_by_one_number(root: Path)
     assert solved._pair(fact, "m.g") == solved._pair(fact, "m.g")
     assert solved._pair(fact, "m.g") >> 32 == id(fact)
     assert len(solved._numbers) == len(set(solved._numbers.values()))
+
+
+def test_a_site_with_one_callee_holds_it_as_a_pair(root: Path) -> None:
+    index = _index(root)
+    solved = ValueFlow(Resolver(index.modules), index.modules)
+    forms = [type(callees) for callees in solved.edges.values()]
+    assert forms.count(tuple) > 10  # one callee (and how): no dict of one
+    assert dict in forms  # a site reached by more than one callee
+    found = solved.targets()
+    for key, callees in solved.edges.items():
+        pairs = [callees] if type(callees) is tuple else sorted(callees.items())
+        kept = [pair for pair in pairs if (key, pair[0]) not in solved.by_getattr]
+        assert [(target.qualname, target.how) for target in found.get(key, ())] in (pairs, kept)
+    # an edge found again keeps one entry and the smaller how; a second callee makes the dict
+    fact = ("call", "vf.t", "vf.s", "f", (), 7, "vf.run")
+    solved.edge(fact, "vf.a", "flow")
+    solved.edge(fact, "vf.a", "callback")
+    assert solved.edges[("vf.run", 7, "f")] == ("vf.a", "callback")
+    solved.edge(fact, "vf.b", "flow")
+    solved.edge(fact, "vf.a", "implicit")
+    assert solved.edges[("vf.run", 7, "f")] == {"vf.a": "callback", "vf.b": "flow"}
+    assert solved.targets()[("vf.run", 7, "f")] == [Target("vf.a", "callback"), Target("vf.b", "flow")]
