@@ -48,18 +48,31 @@ class CallEdges:
     """Call edges as they are found: every line and every ``how`` of each (caller, callee) pair."""
 
     def __init__(self) -> None:
-        self._found: dict[tuple[str, str], tuple[set[int], set[str]]] = {}  # pair -> (lines, hows)
+        # pair -> (lines, hows): one line and one how as themselves (most edges: torch's 300,000
+        # pairs would hold 600,000 sets of one, 130 MB), a set of each once there are more
+        self._found: dict[tuple[str, str], tuple[int | set[int], str | set[str]]] = {}
         self.nodes: dict[str, str] = {}  # external and unresolved callees -> their kind
 
     def add(self, caller: str, target: Target, line: int) -> None:
+        how = target.how
         if target.external:
-            self.nodes[target.qualname] = UNRESOLVED if target.how == UNRESOLVED else EXTERNAL
+            self.nodes[target.qualname] = UNRESOLVED if how == UNRESOLVED else EXTERNAL
         pair = (caller, target.qualname)
         found = self._found.get(pair)
         if found is None:
-            found = self._found[pair] = (set(), set())
-        found[0].add(line)
-        found[1].add(target.how)
+            self._found[pair] = (line, how)
+            return
+        lines, hows = found
+        if type(lines) is not int:
+            lines.add(line)  # type: ignore[union-attr]
+        elif lines != line:
+            lines = {lines, line}
+        if type(hows) is not str:
+            hows.add(how)  # type: ignore[union-attr]
+        elif hows != how:
+            hows = {hows, how}
+        if lines is not found[0] or hows is not found[1]:
+            self._found[pair] = (lines, hows)
 
     def mark_unknown(self, symbols: dict[str, Symbol]) -> None:
         """Name every end of an edge that is neither a symbol nor an external node as unresolved."""
@@ -75,8 +88,8 @@ class CallEdges:
         return [
             (
                 *pair,
-                tuple(lines) if len(lines) == 1 else tuple(sorted(lines)),
-                tuple(hows) if len(hows) == 1 else tuple(sorted(hows)),
+                (lines,) if type(lines) is int else tuple(sorted(lines)),  # type: ignore[arg-type]
+                (hows,) if type(hows) is str else tuple(sorted(hows)),  # type: ignore[arg-type]
             )
             for pair, (lines, hows) in ordered
         ]

@@ -194,7 +194,9 @@ class ValueFlow(PointsTo):
         # on the hash seed (the output is byte-identical whatever it is).
         super().__init__(cap)
         self.params: dict[str, tuple[str, ...]] = {}
-        self.edges: dict[SiteKey, dict[str, str]] = defaultdict(dict)  # site -> callee -> how
+        # site -> callee -> how; a site's one callee as the pair (callee, how) (most sites: a dict
+        # of one is three times the size)
+        self.edges: dict[SiteKey, tuple[str, str] | dict[str, str]] = {}
         self.decorated: list[FlowRow] = []
         self.hows: dict[int, str] = {}  # id of a synthetic call fact -> how its edges are labelled
         self._subclass_memo: dict[str, dict[str, bool | None]] = {}
@@ -211,7 +213,7 @@ class ValueFlow(PointsTo):
         self._keep: list[Flow] = []
         # id of a watcher of a class's metaclass -> (the constructor call, the class it makes)
         self._metacalls: dict[int, tuple[FlowRow, str]] = {}
-        self._metaclass_watched: set[tuple[int, str]] = set()
+        self._metaclass_watched: set[int] = set()  # (id of a constructor call, class): see _pair
         facts = rows if rows is not None else [row for module in modules for row in module.flow]
         self._metaclass_variables: dict[str, str | None] = {}  # first_in_mro's memo
         self._metaclass_memo: dict[str, bool | None] = {}
@@ -239,7 +241,6 @@ class ValueFlow(PointsTo):
                 self._receiver_of(fact[TARGET], fact[ARGS])
         # a parameter annotated with classes only holds their instances (see :mod:`.annotations`)
         self.declared = declared_types(resolver, self.params)
-        self._guarded = frozenset(self.receivers).union(self.declared)
         # the plans, by name (or key), then value: two lookups of strings whose hash is kept,
         # rather than one of a tuple hashed anew each time (a third of the time)
         self._load_plans: dict[str, dict[str, _LoadPlan]] = {}  # name -> value -> see _load_plan
@@ -248,7 +249,9 @@ class ValueFlow(PointsTo):
         self._element_store_plans: dict[str, dict[str, tuple[str, ...]]] = {}
         self._shapes: dict[str, _Shape] = {}  # function -> its parameters, sorted by kind
         # (id of a call fact, function, no receiver) -> the parameters its arguments were bound to
-        self._bound_calls: dict[tuple[int, str, bool], dict[str, str]] = {}
+        # (see _pair: torch's 220,000 as tuples of an id and a qualname the solve made were 35 MB)
+        self._bound_calls: dict[int, dict[str, str]] = {}
+        self._numbers: dict[str, int] = {}  # the qualnames of those two tables -> a number each
         self.passthrough = self._returned_parameters(returns)  # function -> the parameters it returns as is
         variables = {f"{function}.{name}": function for function, names in self.passthrough.items() for name in names}
         copy, add, watch, other = self.copy, self.add, self.watch, self.fact
@@ -275,6 +278,7 @@ class ValueFlow(PointsTo):
                 break
             for fact in missing:
                 self.add(fact[TARGET], {fact[NAME]})
+            self.forget_plans()
             self.solve()
         # A method no call of the program reaches (an entry point: ``collector.start()`` is the
         # user's call) still runs on an instance of its class: its ``self`` holds one, so that what
@@ -282,7 +286,33 @@ class ValueFlow(PointsTo):
         for variable in sorted(self.receivers):
             if not self.values_of(variable):
                 self.add(variable, ("i:" + self.receivers[variable],))
+        self.forget_plans()
         self.solve()
+
+    def forget_plans(self) -> None:
+        """Let the memos go before a solve that follows another: each is a function of tables
+        that the solve does not change (the resolver's, the parameters, the declared metaclasses;
+        a field's variable, once made, keeps its number), so what the next solve asks again is
+        made again the same, and the rest is not held through it.  The last solve meets few
+        (value, name) pairs of the first: its own growth reuses their memory (torch: 150 MB of
+        memos after the first solve, the peak at the end of the last one)."""
+        for memo in self._memos():
+            memo.clear()
+
+    def _memos(self) -> tuple[dict[Any, Any], ...]:
+        """The tables that only remember what a function of the static tables gave."""
+        return (
+            self._load_plans,
+            self._store_plans,
+            self._element_plans,
+            self._element_store_plans,
+            self._paths,
+            self._shapes,
+            self._subclass_memo,
+            self._fits_memo,
+            self._metaclass_variables,
+            self._metaclass_memo,
+        )
 
     def _returned_parameters(self, returns: list[FlowRow]) -> dict[str, list[str]]:
         """The parameters each function returns as is, of the copies into functions' returns
@@ -367,7 +397,8 @@ class ValueFlow(PointsTo):
 
     # -- the graph -------------------------------------------------------------------------
     def guarded(self, name: str) -> bool:
-        return name in self._guarded or name[-1] == "]"  # an element: see :meth:`admit`
+        # the two tables asked in turn, not a set of their union (torch: 9 MB through the solve)
+        return name in self.receivers or name in self.declared or name[-1] == "]"  # an element: see :meth:`admit`
 
     def admit(self, name: str, values: Collection[str]) -> Collection[str]:
         cls = self.receivers.get(name)
@@ -744,14 +775,26 @@ class ValueFlow(PointsTo):
         key = (fact[SCOPE], fact[LINE], fact[NAME])
         how = self.hows.get(id(fact), how)
         self.site_source.setdefault(key, fact[TARGET] if fact[OP] == "load" else fact[SOURCE])
-        callees = self.edges[key]
-        known = callees.get(callee)
+        edges = self.edges
+        callees = edges.get(key)
+        if callees is None:
+            known = None
+        elif type(callees) is tuple:
+            known = callees[1] if callees[0] == callee else None
+        else:
+            known = callees.get(callee)  # type: ignore[union-attr]
         if self._through_getattr:
             if known is None:
                 self.by_getattr.add((key, callee))
         elif self.by_getattr:
             self.by_getattr.discard((key, callee))
-        callees[callee] = min(how, known) if known else how  # the same label in any order
+        how = min(how, known) if known else how  # the same label in any order
+        if callees is None or (type(callees) is tuple and callees[0] == callee):
+            edges[key] = (callee, how)
+        elif type(callees) is tuple:
+            edges[key] = {callees[0]: callees[1], callee: how}
+        else:
+            callees[callee] = how  # type: ignore[index]
 
     def call(self, fact: FlowRow, value: str) -> None:
         kind, _, rest = value.partition(":")
@@ -814,9 +857,10 @@ class ValueFlow(PointsTo):
 
     def watch_metaclass(self, fact: FlowRow, cls: str) -> None:
         """Watch the ``metaclass=`` of ``cls`` and of its bases for the constructor call ``fact``."""
-        if (id(fact), cls) in self._metaclass_watched:
+        pair = self._pair(fact, cls)
+        if pair in self._metaclass_watched:
             return
-        self._metaclass_watched.add((id(fact), cls))
+        self._metaclass_watched.add(pair)
         if not self._declares_metaclass:
             return
         # the nearest class along the MRO that declares one (a subclass's metaclass derives from
@@ -833,6 +877,17 @@ class ValueFlow(PointsTo):
             self._keep.append(watcher)
             self._metacalls[id(watcher)] = (fact, cls)
             self.watch(variable, watcher)
+
+    def _pair(self, fact: FlowRow, qualname: str) -> int:
+        """A fact (by identity: a watched fact lives as long as the solve) and a qualname as one
+        number: the id's bits, then the qualname's number, of 32 bits (a tuple of the id and the
+        qualname would hold a second copy of the qualname the solve cut out of a value)."""
+        number = self._numbers.get(qualname)
+        if number is None:
+            number = self._numbers[qualname] = len(self._numbers)
+            if number >> 32:
+                raise OverflowError("more than 2**32 qualnames")
+        return id(fact) << 32 | number
 
     def metaclass_call(self, watcher: FlowRow, value: str) -> None:
         """The metaclass ``value`` of a class being made: its ``__call__`` runs with ``cls`` the class."""
@@ -869,7 +924,7 @@ class ValueFlow(PointsTo):
         if receiver is not None and positional:
             self.add(variables[0], (receiver,))
             skip = 1
-        key = (id(fact), function, receiver is None)
+        key = self._pair(fact, function) << 1 | (receiver is None)
         bound = self._bound_calls.get(key)
         if bound is not None:  # the arguments are bound already: only the receiver differs
             if result:
@@ -1077,11 +1132,11 @@ class ValueFlow(PointsTo):
             self._element_store_plans,
             self._shapes,
             self._bound_calls,
+            self._numbers,
             self.passthrough,
         )
         for table in tables:
             table.clear()
-        self._guarded = frozenset()
 
     def targets(self) -> dict[SiteKey, list[Target]]:
         """Every call site's callees found by value flow, each with how (sorted); it reads only
@@ -1091,10 +1146,9 @@ class ValueFlow(PointsTo):
             # ``__getattr__`` runs only when the attribute is missing: where some object the
             # receiver may hold has it, what ``__getattr__`` would give is not kept
             fallback_only = self.site_source.get(key) not in self.member_found
+            pairs = (callees,) if type(callees) is tuple else sorted(callees.items())  # type: ignore[union-attr]
             targets = [
-                Target(callee, how)
-                for callee, how in sorted(callees.items())
-                if fallback_only or (key, callee) not in self.by_getattr
+                Target(callee, how) for callee, how in pairs if fallback_only or (key, callee) not in self.by_getattr
             ]
             if targets:
                 found[key] = targets

@@ -6,6 +6,7 @@ without its rows."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from rlmap.model import assemble
 from rlmap.model.codemodel import build_model
 from rlmap.model.redefinitions import keep_chosen_definitions
 from rlmap.model.resolve import Resolver
+from rlmap.model.target import Target
 from rlmap.model.valueflow import ValueFlow
 from tests.conftest import write_package
 from tests.model.test_valueflow import SOURCE
@@ -96,3 +98,114 @@ def test_sites_packed_during_the_solve_come_back_the_same(root: Path, monkeypatc
     assert set(packed.packed) == {b""}  # each module's bytes let go once taken
     assert sum(len(module.calls) for module in kept.modules) > 50
     assert build_model(_index(root), source, consume=True).state == build_model(kept, source).state
+
+
+def test_plans_forgotten_between_solves_are_made_again_the_same(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(root)
+    resolver = Resolver(index.modules)
+    forget = ValueFlow.forget_plans
+    forgotten: list[list[dict[Any, Any]]] = []
+
+    def forget_and_note(flow: ValueFlow) -> None:
+        forgotten.append([dict(memo) for memo in flow._memos()])
+        forget(flow)
+        assert not any(flow._memos())
+
+    monkeypatch.setattr(ValueFlow, "forget_plans", forget_and_note)
+    solved = ValueFlow(resolver, index.modules)
+    monkeypatch.undo()
+    assert len(forgotten) >= 1  # the solve after the first (methods no call reaches)
+    # the plans are kept by name (or key), then value: as (value, name) -> plan
+    loads, stores, elements, element_stores = (_by_value_and_name(memo) for memo in forgotten[0][:4])
+    paths, shapes = forgotten[0][4:6]
+    assert all(map(len, (loads, stores, elements, element_stores, paths, shapes)))
+    solved.forget_plans()
+    variables = len(solved.ids)
+    # each is a function of tables no solve changes: made again once the solve is over, the same
+    # (and no variable is made)
+    assert {key: solved._load_plan(*key) for key in loads} == loads
+    assert {key: solved._store_plan(*key) for key in stores} == stores
+    assert {key: solved._element_plan(*key) for key in elements} == elements
+    assert {key: solved._element_store_plan(*key) for key in element_stores} == element_stores
+    assert {key: solved.member_path(*key) for key in paths} == paths
+    assert {name: type(shape).of(name, solved.params.get(name)) for name, shape in shapes.items()} == shapes
+    assert len(solved.ids) == variables
+    # and a solve that keeps every memo through all its rounds finds the same
+    monkeypatch.setattr(ValueFlow, "forget_plans", ValueFlow._memos)  # asks for the memos, clears none
+    kept = ValueFlow(resolver, index.modules)
+    assert sum(map(len, kept._memos())) > sum(map(len, forgotten[-1]))  # every round's, never forgotten
+    assert kept.all_values() == solved.all_values()
+    assert kept.targets() == solved.targets()
+
+
+def _by_value_and_name(memo: dict[str, dict[str, Any]]) -> dict[tuple[str, str], Any]:
+    return {(value, name): plan for name, plans in memo.items() for value, plan in plans.items()}
+
+
+def test_call_edges_hold_one_line_and_one_how_as_themselves_and_give_the_same_rows() -> None:
+    edges = assemble.CallEdges()
+    added = [
+        ("m.f", Target("m.g", "flow"), 3),
+        ("m.f", Target("m.g", "flow"), 3),  # the same edge again: nothing new
+        ("m.f", Target("m.h", "name"), 9),
+        ("m.f", Target("m.h", "name"), 4),  # a second line
+        ("m.f", Target("m.h", "flow"), 9),  # a second how
+        ("m.a", Target("os.path.join", "import", external=True), 7),
+        ("m.a", Target("?:x.y", "unresolved", external=True), 2),
+        ("m.a", Target("m.g", "unique-name"), 12),
+        ("m.a", Target("m.g", "flow"), 1),
+    ]
+    for caller, target, line in added:
+        edges.add(caller, target, line)
+    assert edges._found[("m.f", "m.g")] == (3, "flow")  # one line, one how: no set of one
+    assert edges._found[("m.f", "m.h")] == ({4, 9}, {"name", "flow"})
+    # what sets of every line and how would give: sorted, each once
+    expected: dict[tuple[str, str], tuple[set[int], set[str]]] = {}
+    for caller, target, line in added:
+        lines, hows = expected.setdefault((caller, target.qualname), (set(), set()))
+        lines.add(line)
+        hows.add(target.how)
+    assert edges.rows() == [
+        (*pair, tuple(sorted(lines)), tuple(sorted(hows))) for pair, (lines, hows) in sorted(expected.items())
+    ]
+    assert edges.rows()[0] == ("m.a", "?:x.y", (2,), ("unresolved",))
+    assert edges.nodes == {"os.path.join": assemble.EXTERNAL, "?:x.y": assemble.UNRESOLVED}
+
+
+def test_calls_bound_and_metaclasses_watched_are_keyed_by_one_number(root: Path) -> None:
+    index = _index(root)
+    solved = ValueFlow(Resolver(index.modules), index.modules)
+    assert solved._bound_calls
+    assert all(type(key) is int for key in solved._bound_calls)
+    assert all(type(key) is int for key in solved._metaclass_watched)
+    # a fact and a qualname: one number each pair, the same whenever asked, the fact's id in it
+    fact = ("call", "t", "s", "n", (), 1, "m")
+    other = (*fact[:-1], "".join(["m"]))  # equal, another object: another fact
+    assert other is not fact
+    pairs = {solved._pair(each, qualname) for each in (fact, other) for qualname in ("m.f", "m.g", "m.f")}
+    assert len(pairs) == 4
+    assert solved._pair(fact, "m.g") == solved._pair(fact, "m.g")
+    assert solved._pair(fact, "m.g") >> 32 == id(fact)
+    assert len(solved._numbers) == len(set(solved._numbers.values()))
+
+
+def test_a_site_with_one_callee_holds_it_as_a_pair(root: Path) -> None:
+    index = _index(root)
+    solved = ValueFlow(Resolver(index.modules), index.modules)
+    forms = [type(callees) for callees in solved.edges.values()]
+    assert forms.count(tuple) > 10  # one callee (and how): no dict of one
+    assert dict in forms  # a site reached by more than one callee
+    found = solved.targets()
+    for key, callees in solved.edges.items():
+        pairs = [callees] if type(callees) is tuple else sorted(callees.items())
+        kept = [pair for pair in pairs if (key, pair[0]) not in solved.by_getattr]
+        assert [(target.qualname, target.how) for target in found.get(key, ())] in (pairs, kept)
+    # an edge found again keeps one entry and the smaller how; a second callee makes the dict
+    fact = ("call", "vf.t", "vf.s", "f", (), 7, "vf.run")
+    solved.edge(fact, "vf.a", "flow")
+    solved.edge(fact, "vf.a", "callback")
+    assert solved.edges[("vf.run", 7, "f")] == ("vf.a", "callback")
+    solved.edge(fact, "vf.b", "flow")
+    solved.edge(fact, "vf.a", "implicit")
+    assert solved.edges[("vf.run", 7, "f")] == {"vf.a": "callback", "vf.b": "flow"}
+    assert solved.targets()[("vf.run", 7, "f")] == [Target("vf.a", "callback"), Target("vf.b", "flow")]
