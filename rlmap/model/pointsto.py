@@ -245,11 +245,7 @@ class PointsTo:
             copies.insert(place, receiver)  # type: ignore[union-attr]
         held = self.held[origin]
         if held:
-            if origin in self.delta:  # the solve pushes only what arrives after this to receiver
-                seen = self.seen_by_copy.get(origin)
-                if seen is None:
-                    seen = self.seen_by_copy[origin] = {}
-                seen[receiver] = len(held)
+            self._given_early(self.seen_by_copy, origin, receiver)
             self.add_to(receiver, held)
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
@@ -304,12 +300,18 @@ class PointsTo:
             watchers.append(fact)  # type: ignore[union-attr]
         held = self.held[variable]
         if held:
-            if variable in self.delta:  # the solve hands it only what arrives after this
-                seen = self.seen_by_watcher.get(variable)
-                if seen is None:
-                    seen = self.seen_by_watcher[variable] = {}
-                seen[id(fact)] = len(held)
+            self._given_early(self.seen_by_watcher, variable, id(fact))
             self.handle(fact, sorted(held))
+
+    def _given_early(self, seen: dict[int, dict[int, int]], variable: int, key: int) -> None:
+        """Note in ``seen`` that ``key`` (a copy's receiver, a watcher's id) is given what
+        ``variable`` holds while it waits on the worklist: its visit hands ``key`` only what
+        arrives after this (see :meth:`solve`)."""
+        if variable in self.delta:
+            found = seen.get(variable)
+            if found is None:
+                found = seen[variable] = {}
+            found[key] = len(self.held[variable])
 
     def release(self) -> None:
         """Let the graph go (resolution runs with the cyclic garbage collector paused: nothing
