@@ -334,8 +334,13 @@ def _cached_or_job(
     return key, None
 
 
+def worker_count(jobs: int | None) -> int:
+    """The processes a run may keep busy: ``--jobs``, or one per core."""
+    return jobs if jobs is not None else (os.cpu_count() or 1)
+
+
 def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path | None) -> Iterator[Done]:
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    workers = worker_count(jobs)
     # Largest first, so that the last chunk handed out is small and cores finish together.
     ordered: list[Work] = [(job, key, directory) for job, key in sorted(pending, key=lambda item: -len(item[0][0]))]
     if workers <= 1 or len(ordered) < _PARALLEL_THRESHOLD:

@@ -10,7 +10,7 @@ import dataclasses
 import operator
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -31,9 +31,10 @@ from rlmap.index.records import (
 )
 from rlmap.index.source import companion_path
 from rlmap.model.admission import admitted
+from rlmap.model.aside import run_aside
 from rlmap.model.pointsto import CAP
 from rlmap.model.resolve import Resolver, Target
-from rlmap.model.valueflow import ValueFlow
+from rlmap.model.valueflow import SiteKey, ValueFlow
 
 EXTERNAL = "external"
 UNRESOLVED = "unresolved"
@@ -102,6 +103,8 @@ def resolve_sites(
     companions: tuple[str, ...] = (),
     consume: bool = False,
     cap: int = CAP,
+    meanwhile: Callable[[], None] | None = None,
+    aside: bool = False,
 ) -> tuple[dict[str, list[SiteRow]], int]:
     """Resolve every call site into ``edges``; the calls written in each function, as rows.
 
@@ -118,26 +121,48 @@ def resolve_sites(
     solve (see :func:`take_rows`), and a large index's call sites wait for it packed
     (:class:`PackedCalls`).  Also returns how many variables of the value flow dropped a value
     past ``cap`` (see :mod:`rlmap.model.valueflow`).
+
+    ``aside``: the flow is solved in a forked child (:mod:`rlmap.model.aside`) while this process
+    resolves each site by name and type and runs ``meanwhile`` (work that reads neither the flow
+    nor the sites' rows); without it, or when the child fails, the flow is solved here and
+    ``meanwhile`` runs after it.  A packed index (torch) is solved here: a child would hold a
+    second copy of every page of the records it reads.
     """
     documented = [module for module in index.modules if not companion_path(companions, module.path)]
     packed = PackedCalls.of(index.modules) if consume else None
     if packed is not None:
         give_back_memory()  # the packing's buffers
     rows = take_rows(index.modules, documented) if consume else None
-    solved = ValueFlow(resolver, documented, companions, cap, rows=rows)
-    over_cap = solved.over_cap()
-    del rows
-    solved.release()  # the graph goes first: the targets are read from the edges alone
-    if consume:
-        give_back_memory()  # the graph's largest tables: what the model is assembled in next
-    flow = solved.targets()
-    del solved
-    used: set[tuple[str, int, str]] = set()
-    sites: dict[str, list[SiteRow]] = defaultdict(list)
-    resolve, add, flowed = resolver.resolve_call, edges.add, flow.get
+    resolve, add = resolver.resolve_call, edges.add
     # a call written the same way twice in a function (and under the same guards) resolves the
     # same way: its line is not read (the lists are only read)
     resolved: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], list[Target]] = {}
+
+    def by_name_and_type() -> None:
+        for module in index.modules:
+            for site in module.calls:
+                written = (site.caller, site.callee_text, site.parts, site.guards, site.attribute_read)
+                if written not in resolved:
+                    resolved[written] = resolve(site)
+        if meanwhile is not None:
+            meanwhile()
+
+    solved_aside = None
+    if aside and packed is None:
+        solved_aside = run_aside(
+            lambda: _encode_solved(*_solve(resolver, documented, companions, cap, rows)), by_name_and_type
+        )
+    if solved_aside is not None:
+        flow, over_cap = _decode_solved(solved_aside)
+        del rows
+    else:
+        flow, over_cap = _solve(resolver, documented, companions, cap, rows, consume)
+        del rows
+        if not aside or packed is not None:  # (a child that failed ran it already)
+            by_name_and_type()
+    used: set[tuple[str, int, str]] = set()
+    sites: dict[str, list[SiteRow]] = defaultdict(list)
+    flowed = flow.get
     for number, module in enumerate(index.modules):
         for site in module.calls if packed is None else packed.take(number):
             written = (site.caller, site.callee_text, site.parts, site.guards, site.attribute_read)
@@ -166,6 +191,37 @@ def resolve_sites(
             for target in found:
                 edges.add(key[0], target, key[1])
     return sites, over_cap
+
+
+def _solve(
+    resolver: Resolver,
+    documented: list[ModuleIndex],
+    companions: tuple[str, ...],
+    cap: int,
+    rows: list[FlowRow] | None,
+    consume: bool = False,
+) -> tuple[dict[SiteKey, list[Target]], int]:
+    """The value flow's callees of each site, and how many variables dropped a value past ``cap``."""
+    solved = ValueFlow(resolver, documented, companions, cap, rows=rows)
+    over_cap = solved.over_cap()
+    solved.release()  # the graph goes first: the targets are read from the edges alone
+    if consume:
+        give_back_memory()  # the graph's largest tables: what the model is assembled in next
+    return solved.targets(), over_cap
+
+
+_SOLVED = tuple[int, list[tuple[SiteKey, list[tuple[str, str]]]]]
+
+
+def _encode_solved(flow: dict[SiteKey, list[Target]], over_cap: int) -> bytes:
+    """What a solve done aside sends back: each site's callees as (qualname, how), in order."""
+    found = [(key, [(target.qualname, target.how) for target in targets]) for key, targets in flow.items()]
+    return msgspec.msgpack.encode((over_cap, found))
+
+
+def _decode_solved(data: bytes) -> tuple[dict[SiteKey, list[Target]], int]:
+    over_cap, found = msgspec.msgpack.decode(data, type=_SOLVED)
+    return {key: [Target(*pair) for pair in targets] for key, targets in found}, over_cap
 
 
 class PackedCalls:

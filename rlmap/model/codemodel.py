@@ -48,6 +48,7 @@ MODEL_MODULES = (
     "model.pointsto",
     "model.valueflow",
     "model.redefinitions",
+    "model.aside",
     "model.assemble",
     "model.codemodel",
 )
@@ -557,7 +558,11 @@ class CodeModel:
 
 
 def build_model(
-    index: ProjectIndex, source: SourceTree | SourceInfo, value_cap: int = CAP, consume: bool = False
+    index: ProjectIndex,
+    source: SourceTree | SourceInfo,
+    value_cap: int = CAP,
+    consume: bool = False,
+    aside: bool = False,
 ) -> CodeModel:
     """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`.
 
@@ -569,6 +574,10 @@ def build_model(
     torch's 470,000 copies, values, references and parameter lists), a large index's call sites
     wait for the solve packed (:class:`rlmap.model.assemble.PackedCalls`), and the local bindings
     go once the resolver has read them.
+
+    ``aside``: the value flow is solved in a forked child while this process resolves the sites
+    by name and type and groups the attributes and keys (see :func:`rlmap.model.assemble.resolve_sites`):
+    for a machine with a second core.  The model is the same either way.
     """
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
@@ -585,23 +594,41 @@ def build_model(
         assemble.let_go(index.modules, ("locals",))
     symbols = dict(resolver.symbols)
     edges = assemble.CallEdges()
-    sites, over_cap = assemble.resolve_sites(resolver, index, edges, info.companions, consume=consume, cap=value_cap)
-    attributes, property_reads = assemble.group_attributes(resolver, index)
+
+    def _rows(records: typing.Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
+        return tuple(as_tuple(record) for record in records)
+
+    tables: dict[str, Any] = {}
+    property_reads: list[Any] = []
+
+    def without_flow() -> None:  # the tables that read neither the flow nor the sites
+        attributes, reads = assemble.group_attributes(resolver, index)
+        property_reads.extend(reads)
+        for qualname, accesses in attributes.items():
+            if qualname not in symbols:
+                symbols[qualname] = assemble.attribute_symbol(qualname, accesses, symbols)
+        keys = assemble.group_keys(resolver, index, info.companions)
+        tables["symbols"] = {name: as_tuple(symbols[name]) for name in sorted(symbols)}
+        tables["attributes"] = {name: _rows(accesses) for name, accesses in attributes.items()}
+        tables["keys"] = {key: _rows(sorted(found, key=assemble.access_order)) for key, found in sorted(keys.items())}
+        tables["returns"] = {name: _rows(found) for name, found in sorted(assemble.returns_by_function(index).items())}
+        tables["exports"] = tuple(assemble.module_bindings(resolver, index))
+        tables["external_exports"] = tuple(assemble.external_bindings(resolver, index))
+        tables["bases"] = {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases}
+        tables["subclasses"] = {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())}
+        tables["diagnostics"] = tuple((d.path, d.line, d.message) for d in index.diagnostics)
+
+    sites, over_cap = assemble.resolve_sites(
+        resolver, index, edges, info.companions, consume=consume, cap=value_cap, meanwhile=without_flow, aside=aside
+    )
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)
-    for qualname, accesses in attributes.items():
-        if qualname not in symbols:
-            symbols[qualname] = assemble.attribute_symbol(qualname, accesses, symbols)
     edges.mark_unknown(symbols)
-    keys = assemble.group_keys(resolver, index, info.companions)
     calls: dict[str, list[tuple[str, tuple[int, ...], tuple[str, ...]]]] = defaultdict(list)
     called_by: dict[str, list[str]] = defaultdict(list)
     for caller, callee, call_lines, hows in edges.rows():  # sorted by (caller, callee)
         calls[caller].append((callee, call_lines, hows))
         called_by[callee].append(caller)
-
-    def _rows(records: typing.Iterable[Any]) -> tuple[tuple[Any, ...], ...]:
-        return tuple(as_tuple(record) for record in records)
 
     return CodeModel(
         {
@@ -613,19 +640,19 @@ def build_model(
                 info.companions,
                 info.companion_links,
             ),
-            "symbols": {name: as_tuple(symbols[name]) for name in sorted(symbols)},
+            "symbols": tables["symbols"],
             "calls": {caller: tuple(rows) for caller, rows in calls.items()},
             "called_by": {callee: tuple(callers) for callee, callers in sorted(called_by.items())},
             "nodes": dict(sorted(edges.nodes.items())),
-            "attributes": {name: _rows(accesses) for name, accesses in attributes.items()},
-            "keys": {key: _rows(sorted(found, key=assemble.access_order)) for key, found in sorted(keys.items())},
+            "attributes": tables["attributes"],
+            "keys": tables["keys"],
             "sites": {caller: tuple(sorted(found, key=lambda row: row[0])) for caller, found in sorted(sites.items())},
-            "returns": {name: _rows(found) for name, found in sorted(assemble.returns_by_function(index).items())},
-            "exports": tuple(assemble.module_bindings(resolver, index)),
-            "external_exports": tuple(assemble.external_bindings(resolver, index)),
-            "bases": {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases},
-            "subclasses": {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())},
-            "diagnostics": tuple((d.path, d.line, d.message) for d in index.diagnostics),
+            "returns": tables["returns"],
+            "exports": tables["exports"],
+            "external_exports": tables["external_exports"],
+            "bases": tables["bases"],
+            "subclasses": tables["subclasses"],
+            "diagnostics": tables["diagnostics"],
             "value_flow": (value_cap, over_cap),
         }
     )

@@ -32,6 +32,7 @@ from rlmap.index.indexer import (
     give_back_memory,
     paused_gc,
     read_file,
+    worker_count,
 )
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
@@ -152,7 +153,7 @@ def load_model(
             return LoadedModel(model, index.stats, source)
         if progress:
             progress("resolve", 0, len(index.modules))
-        model = build_model(index, source, value_cap, consume=True)
+        model = build_model(index, source, value_cap, consume=True, aside=worker_count(jobs) > 1)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats
