@@ -18,6 +18,7 @@ from rlmap.index.source import locate_source
 from rlmap.model import aside, assemble
 from rlmap.model.aside import run_aside
 from rlmap.model.codemodel import build_model
+from rlmap.model.session import load_model
 from tests.conftest import write_package
 from tests.model.test_valueflow import SOURCE
 
@@ -141,3 +142,15 @@ def test_a_child_that_fails_leaves_the_solve_to_the_parent(
     solvers = record.read_text().split()
     assert len(solvers) == 2
     assert solvers[0] != solvers[1] == str(os.getpid())  # the child's, then the parent's
+
+
+@pytest.mark.parametrize(("jobs", "aside_"), [(1, False), (2, True)])
+def test_the_session_solves_aside_with_a_second_job_only(
+    root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, jobs: int, aside_: bool
+) -> None:
+    record = _solves_in(monkeypatch, tmp_path)
+    tree = locate_source(root, package="vf")
+    load_model(tree, Cache.disabled(), jobs=jobs, extensions=("tensordict",))
+    solvers = record.read_text().split()
+    assert len(solvers) == 1
+    assert (solvers[0] != str(os.getpid())) is aside_
