@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rlmap.model import admission
 from rlmap.model.admission import guard_facts
 
 
-def test_a_guard_says_the_same_each_time_and_is_parsed_once() -> None:
+def test_a_guard_says_the_same_each_time_and_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     guards = ("if isinstance(self.env, (EnvBase, nn.Module)) and ready", "not (isinstance(x, Tensor))", "if ready")
     first = guard_facts(guards)
     assert first == [
@@ -20,10 +22,7 @@ def test_a_guard_says_the_same_each_time_and_is_parsed_once() -> None:
         parsed.append(guard)
         return real(guard)
 
-    admission._test = counting  # type: ignore[assignment]
-    try:
-        assert guard_facts(guards) == first
-        assert guard_facts(guards[:1]) == first[:1]
-    finally:
-        admission._test = real  # type: ignore[assignment]
+    monkeypatch.setattr(admission, "_test", counting)
+    assert guard_facts(guards) == first
+    assert guard_facts(guards[:1]) == first[:1]
     assert parsed == []  # each text was read by the first call
