@@ -223,11 +223,10 @@ def load_model_of(
     changed it, and not at all when the worktree changed it (see :mod:`rlmap.index.history`).
     """
     from rlmap.index.source import locate_source
-    from rlmap.model.pointsto import CAP
     from rlmap.model.session import load_model
+    from rlmap.pages.header import analysis_of
 
-    extensions = profile.extensions if profile is not None else ()
-    value_cap = profile.value_cap if profile is not None else CAP
+    extensions, value_cap = analysis_of(profile)
     tree = locate_source(
         settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
     )

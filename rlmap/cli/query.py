@@ -19,8 +19,8 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     cached: completion never parses."""
     from rlmap.index.cache import Cache, default_cache_dir
     from rlmap.index.source import locate_source
-    from rlmap.model.pointsto import CAP
     from rlmap.model.session import cached_model
+    from rlmap.pages.header import analysis_of
     from rlmap.query.lookup import completions
 
     params = getattr(ctx, "params", None) or {}
@@ -36,12 +36,7 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
             settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
         )
         cache_dir = path("cache_dir") or default_cache_dir()
-        model = cached_model(
-            tree,
-            Cache(cache_dir),
-            chosen.extensions if chosen is not None else (),
-            chosen.value_cap if chosen is not None else CAP,
-        )
+        model = cached_model(tree, Cache(cache_dir), *analysis_of(chosen))
     except Exception:  # completion must never print a traceback into the shell
         return []
     return completions(model, incomplete) if model is not None else []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import msgspec
 
@@ -54,6 +54,20 @@ class ProfileBasics:
     focus: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
     value_cap: int = CAP
+
+
+class _Analysed(Protocol):
+    @property
+    def extensions(self) -> tuple[str, ...]: ...
+
+    @property
+    def value_cap(self) -> int: ...
+
+
+def analysis_of(profile: _Analysed | None) -> tuple[tuple[str, ...], int]:
+    """What a model is computed with under ``profile`` (its basics or the whole profile): the
+    extensions it turns on and the value flow's cap; without a profile, none and the default."""
+    return (profile.extensions, profile.value_cap) if profile is not None else ((), CAP)
 
 
 def builtin_profile_path(package: str) -> Path | None:

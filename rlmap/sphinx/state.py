@@ -24,9 +24,9 @@ from rlmap.errors import RlmapError
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
-from rlmap.model.pointsto import CAP
 from rlmap.model.session import load_model, project_key
 from rlmap.pages.docstree import DocsTree, load_docs_tree
+from rlmap.pages.header import analysis_of
 from rlmap.pages.profile import Profile, builtin_profile_path, load_profile
 from rlmap.pages.refs import Refs
 from rlmap.render.sandbox import make_environment
@@ -78,8 +78,7 @@ def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None
     package = config.rlmap_package
     source_path = _path(config.rlmap_source, confdir)
     profile = _profile(_path(config.rlmap_profile, confdir), package)
-    extensions = profile.extensions if profile is not None else ()
-    value_cap = profile.value_cap if profile is not None else CAP
+    extensions, value_cap = analysis_of(profile)
     tree = locate_source(source_path, package=package, repo_url=config.rlmap_repo_url)
     for warning in tree.warnings:
         logger.warning("rlmap: %s", warning, type="rlmap", subtype="source")
