@@ -69,7 +69,12 @@ NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Parse everythin
 JobsOption = Annotated[
     int | None,
     typer.Option(
-        "--jobs", "-j", metavar="N", min=1, help="Parser processes. Default: one per core.", show_default=False
+        "--jobs",
+        "-j",
+        metavar="N",
+        min=1,
+        help="Parser processes; above 1, the value flow is also solved in a process of its own. Default: one per core.",
+        show_default=False,
     ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no summary line.")]
