@@ -9,8 +9,10 @@ them (plainly, or with methods bound to a receiver on the way), and the facts th
 
 A variable is a number, given the first time its name is seen: what it holds, its copies, its
 bindings and its watchers are entries of lists indexed by that number (a solve of torch holds
-millions of variables: no object per variable, and a variable that nothing reads or fills costs
-a few list slots).  Values are interned (:attr:`PointsTo.texts`): a value held by a thousand
+over a million variables: no object per variable, and a variable that nothing reads or fills
+costs a few list slots).  A copy into a name not yet seen, from a variable that holds nothing
+yet, waits under that variable's number, and the target is numbered when the source first
+receives a value: torch's 120,000 targets whose sources never do are never numbered.  Values are interned (:attr:`PointsTo.texts`): a value held by a thousand
 variables is one string, and, for those holding it alone, one tuple.
 
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
@@ -30,9 +32,16 @@ from typing import Any
 CAP = 64  # values kept per variable by default (the first to arrive; see rlmap.model.valueflow)
 CAP_RANGE = (8, 4096)  # the caps a profile may set (rlmap.pages.header)
 
-_FEW = 8  # copies (and watchers) held in a tuple while there are few: the smallest container
+_FEW = 8  # copies held in a tuple while there are few: the smallest container
 _UNASKED = 2  # a variable's guard not yet asked for (see PointsTo.guards)
 _NOTHING: tuple[str, ...] = ()
+
+
+class _Watchers(list):  # type: ignore[type-arg]
+    """The facts that read one variable, when there are two or more (one is held as itself:
+    torch's solve has 350,000 variables with a single watcher)."""
+
+    __slots__ = ()
 
 
 class PointsTo:
@@ -48,16 +57,23 @@ class PointsTo:
         # per variable: the variables receiving a copy, sorted by name (None, one number, a few in
         # a tuple, more in a list)
         self.copies: list[int | tuple[int, ...] | list[int] | None] = []
-        # per variable: the facts that read it (a few in a tuple, more in a list)
-        self.watchers: list[tuple[Any, ...] | list[Any] | None] = []
+        # a copy into a variable not yet made, from one that holds nothing yet: the target's
+        # name, waiting under the source (one name, or a dict of them in the order they came),
+        # made a variable when the source first receives a value (torch: 120,000 targets never
+        # receive one)
+        self.waiting: dict[int, str | dict[str, None]] = {}
+        # per variable: the facts that read it (None, the one fact itself, or a _Watchers list)
+        self.watchers: list[Any] = []
         # per variable: 1 if it admits only some values (see admit), 0 if not, _UNASKED until
         # it first receives a value (most variables never do: they are not asked)
         self.guards = bytearray()
         self.dropped = bytearray()  # per variable: 1 once the cap made it drop a value
         # the variables whose visits :meth:`visited` is told of (by name)
         self.hooked: Collection[str] = ()
-        # variable -> the variables receiving its values bound -> the receiver(s) they are bound to
-        self.binds: dict[int, dict[int, str | tuple[str, ...]]] = {}
+        # variable -> the variables receiving its values bound -> the receiver(s) they are bound to;
+        # a variable bound into one other holds the pair (that variable, its receivers) instead
+        # of a dict of one (torch: 40,000 of 84,000)
+        self.binds: dict[int, dict[int, str | tuple[str, ...]] | tuple[int, str | tuple[str, ...]]] = {}
         # the worklist: variable -> where its values not yet pushed on start in what it holds
         # (a variable only ever gains values, at the end: the new ones are a suffix)
         self.delta: dict[int, int] = {}
@@ -135,8 +151,8 @@ class PointsTo:
             self.dropped[variable] = 1
 
     def all_values(self) -> dict[str, tuple[str, ...]]:
-        """Every variable's values, by name (for tests and comparisons)."""
-        return {name: self.held[number] for name, number in self.ids.items()}
+        """Every variable's values, by name (for tests and comparisons), those that hold one."""
+        return {name: self.held[number] for name, number in self.ids.items() if self.held[number]}
 
     def add(self, name: str, values: Collection[str]) -> None:
         variable = self.ids.get(name)
@@ -163,8 +179,14 @@ class PointsTo:
             if one is None:
                 one = self.texts[value] = (value,)
             # the tuple every variable holding this value alone shares
-            self.held[variable] = current + one if current else one
-            self.delta.setdefault(variable, len(current))
+            if current:
+                self.held[variable] = current + one
+                self.delta.setdefault(variable, len(current))
+                return
+            self.held[variable] = one
+            self.delta.setdefault(variable, 0)
+            if self.waiting:
+                self._arrived(variable)
             return
         if not current:
             new = list(values)
@@ -196,6 +218,8 @@ class PointsTo:
             # one value (most variables hold one): the tuple every variable holding it alone shares
             self.held[variable] = current + one if current else one
             self.delta.setdefault(variable, len(current))
+            if not current and self.waiting:
+                self._arrived(variable)
             return
         new = sorted(set(new))  # which values a cap keeps: fixed by sorting
         room = cap - len(current)
@@ -212,6 +236,8 @@ class PointsTo:
         else:
             self.held[variable] = current + tuple(new)
         self.delta.setdefault(variable, len(current))
+        if not current and self.waiting:
+            self._arrived(variable)
 
     def copy(self, source: str, target: str) -> None:
         """``target`` holds what ``source`` holds."""
@@ -222,31 +248,63 @@ class PointsTo:
         if origin is None:
             origin = self.variable(source)
         receiver = ids.get(target)
+        held = self.held[origin]
         if receiver is None:
+            if not held:  # nothing to copy yet: the target waits, unmade (see _arrived)
+                self._wait(origin, target)
+                return
             receiver = self.variable(target)
+        if not self._attach(origin, receiver):
+            return
+        if held:
+            self._given_early(self.seen_by_copy, origin, receiver)
+            self.add_to(receiver, held)
+
+    def _attach(self, origin: int, receiver: int) -> bool:
+        """Add ``receiver`` to the copies of ``origin`` (in name order); ``False`` if there already."""
         copies = self.copies[origin]
         if copies is None:
             self.copies[origin] = receiver
         elif type(copies) is int:
             if copies == receiver:
-                return
+                return False
             pair = (copies, receiver)
             self.copies[origin] = pair if self.names[copies] < self.names[receiver] else pair[::-1]
         elif type(copies) is tuple:
             if receiver in copies:
-                return
+                return False
             placed = sorted((*copies, receiver), key=self.names.__getitem__)
             self.copies[origin] = tuple(placed) if len(placed) <= _FEW else placed
         else:  # many: a list kept sorted by name (a set of them would be four times the size)
             name = self.names[receiver]
             place = bisect_left(copies, name, key=self.names.__getitem__)  # type: ignore[arg-type]
             if place < len(copies) and copies[place] == receiver:  # type: ignore[index, arg-type]
-                return
+                return False
             copies.insert(place, receiver)  # type: ignore[union-attr]
-        held = self.held[origin]
-        if held:
-            self._given_early(self.seen_by_copy, origin, receiver)
-            self.add_to(receiver, held)
+        return True
+
+    def _wait(self, origin: int, target: str) -> None:
+        """Note a copy from ``origin``, which holds nothing, into ``target``, not yet a variable."""
+        waiting = self.waiting.get(origin)
+        if waiting is None:
+            self.waiting[origin] = target
+        elif type(waiting) is str:
+            if waiting != target:
+                self.waiting[origin] = {waiting: None, target: None}
+        else:
+            waiting[target] = None  # type: ignore[index]
+
+    def _arrived(self, variable: int) -> None:
+        """``variable`` receives its first value: the targets waiting on it become variables and
+        its copies (its visit pushes them everything it holds, as it would have had they been
+        made with the copy: the solve is the same, only numbered in another order)."""
+        waiting = self.waiting.pop(variable, None)
+        if waiting is None:
+            return
+        ids = self.ids
+        for target in (waiting,) if type(waiting) is str else waiting:
+            receiver = ids.get(target)
+            self._attach(variable, self.variable(target) if receiver is None else receiver)
 
     def bind_copy(self, source: str, target: str, receiver: str) -> None:
         """``target`` holds what ``source`` holds, methods bound to ``receiver`` on the way."""
@@ -266,18 +324,22 @@ class PointsTo:
         """:meth:`bind_copy` between variable numbers, ``receiver`` interned (in :attr:`texts`)."""
         binds = self.binds.get(origin)
         if binds is None:
-            binds = self.binds[origin] = {}
-        receivers = binds.get(destination)
-        if receivers is None:
-            binds[destination] = receiver
-        elif type(receivers) is str:
-            if receivers == receiver:
-                return
-            binds[destination] = tuple(sorted((receivers, receiver)))
+            self.binds[origin] = (destination, receiver)
+        elif type(binds) is tuple and binds[0] != destination:
+            self.binds[origin] = {binds[0]: binds[1], destination: receiver}
         else:
-            if receiver in receivers:
-                return
-            binds[destination] = tuple(sorted((*receivers, receiver)))
+            receivers = binds[1] if type(binds) is tuple else binds.get(destination)  # type: ignore[union-attr]
+            if receivers is None:
+                binds[destination] = receiver  # type: ignore[index]
+            else:
+                if receivers == receiver or (type(receivers) is tuple and receiver in receivers):
+                    return
+                held = (receivers,) if type(receivers) is str else receivers
+                merged = tuple(sorted((*held, receiver)))  # type: ignore[misc]
+                if type(binds) is tuple:
+                    self.binds[origin] = (destination, merged)
+                else:
+                    binds[destination] = merged  # type: ignore[index]
         held = self.held[origin]
         if held:
             self.add_to(destination, self.bound(held, receiver))
@@ -291,13 +353,11 @@ class PointsTo:
             variable = self.variable(name)
         watchers = self.watchers[variable]
         if watchers is None:
-            self.watchers[variable] = (fact,)
-        elif type(watchers) is tuple and len(watchers) < _FEW:
-            self.watchers[variable] = (*watchers, fact)
-        elif type(watchers) is tuple:
-            self.watchers[variable] = [*watchers, fact]
+            self.watchers[variable] = fact
+        elif type(watchers) is _Watchers:
+            watchers.append(fact)
         else:
-            watchers.append(fact)  # type: ignore[union-attr]
+            self.watchers[variable] = _Watchers((watchers, fact))
         held = self.held[variable]
         if held:
             self._given_early(self.seen_by_watcher, variable, id(fact))
@@ -322,6 +382,7 @@ class PointsTo:
         self.copies.clear()
         self.watchers.clear()
         self.binds.clear()
+        self.waiting.clear()
         self.guards.clear()
         self.dropped.clear()
         self.delta.clear()
@@ -367,15 +428,21 @@ class PointsTo:
                             add_to(target, values[seen - start :])
             binds = all_binds.get(variable)
             if binds:
-                for destination in sorted(binds, key=names.__getitem__):
-                    receivers = binds[destination]
-                    for receiver in (receivers,) if type(receivers) is str else receivers:
+                # (what is bound is not changed while the bindings are followed: a snapshot)
+                pairs: Iterable[tuple[int, str | tuple[str, ...]]]
+                if isinstance(binds, tuple):
+                    pairs = (binds,)
+                else:
+                    pairs = [(each, binds[each]) for each in sorted(binds, key=names.__getitem__)]
+                for destination, receivers in pairs:
+                    for receiver in (receivers,) if isinstance(receivers, str) else receivers:
                         add_to(destination, self.bound(values, receiver))
             watchers = all_watchers[variable]
-            if watchers:
+            if watchers is not None:
                 ordered = sorted(values)  # once for every watcher
                 early = seen_by_watcher.pop(variable, None) if seen_by_watcher else None
-                for fact in tuple(watchers) if type(watchers) is list else watchers:
+                # (a fact handled may add a watcher to this variable: it saw what it holds)
+                for fact in tuple(watchers) if type(watchers) is _Watchers else (watchers,):
                     if early is not None:
                         seen = early.get(id(fact), start)
                         if seen > start:
@@ -389,3 +456,10 @@ class PointsTo:
                     self.handle(fact, ordered)
             if hooked and names[variable] in hooked:
                 self.visited(names[variable], values)
+        # emptied, the worklist and the early-seen tables keep the size they grew to: let them go
+        # (torch: 15 MB held through the later solves)
+        self.delta = {}
+        if not self.seen_by_watcher:
+            self.seen_by_watcher = {}
+        if not self.seen_by_copy:
+            self.seen_by_copy = {}

@@ -76,6 +76,7 @@ from __future__ import annotations
 import builtins
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator
+from sys import intern
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from rlmap.index.records import (
@@ -789,6 +790,8 @@ class ValueFlow(PointsTo):
         elif self.by_getattr:
             self.by_getattr.discard((key, callee))
         how = min(how, known) if known else how  # the same label in any order
+        if known is None:  # a callee's text is often cut anew from a value: one copy of it is kept
+            callee = intern(callee)
         if callees is None or (type(callees) is tuple and callees[0] == callee):
             edges[key] = (callee, how)
         elif type(callees) is tuple:
@@ -992,6 +995,7 @@ class ValueFlow(PointsTo):
         """``target`` holds the elements of what ``source`` holds (at constant ``key``, or any)."""
         if (source, target, key) in self._unpacked:
             return
+        target = intern(target)  # made anew for each call: the fact, the set and the variable share one
         self._unpacked.add((source, target, key))
         self.watch(source, Flow("elem_load", target, source, key, (), fact[LINE], fact[SCOPE]))
 

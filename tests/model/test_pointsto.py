@@ -131,6 +131,49 @@ def test_one_target_bound_through_several_receivers_gets_each_binding_once() -> 
     assert list(graph.values_of("bound")) == ["r1|v1", "r2|v1"]
 
 
+def test_a_variable_bound_into_several_others_feeds_each_with_every_receiver() -> None:
+    graph = Recording()
+    graph.bind_copy("methods", "b2", "r1")  # one binding: held as a pair
+    graph.add("methods", ("v1",))
+    graph.solve()
+    graph.bind_copy("methods", "b2", "r0")  # a second receiver for the same variable
+    graph.bind_copy("methods", "b1", "r2")  # a second variable: the pair becomes a table
+    graph.bind_copy("methods", "b1", "r2")  # (made twice: bound once)
+    for name in ("b1", "b2"):
+        graph.watch(name, name)
+    graph.add("methods", ("v2",))
+    graph.solve()
+    assert list(graph.values_of("b2")) == ["r1|v1", "r0|v1", "r0|v2", "r1|v2"]
+    assert list(graph.values_of("b1")) == ["r2|v1", "r2|v2"]
+    # each watcher sees what its variable holds when made; then "methods" (queued last) is
+    # visited, and b1, queued after b2 when the second bindings pushed v1, is visited before it
+    assert graph.seen == [
+        ("b1", "r2|v1"),
+        ("b2", "r0|v1"),
+        ("b2", "r1|v1"),
+        ("b1", "r2|v2"),
+        ("b2", "r0|v2"),
+        ("b2", "r1|v2"),
+    ]
+
+
+def test_a_watcher_added_to_a_variable_being_visited_waits_for_the_next_value() -> None:
+    class Adding(Recording):
+        def handle(self, fact: object, values: Collection[str]) -> None:
+            super().handle(fact, values)
+            if fact == "first" and len(self.seen) == 1:  # a fact that makes another one
+                self.watch("x", "second")
+
+    graph = Adding()
+    graph.watch("x", "first")
+    graph.add("x", ("v1",))
+    graph.solve()
+    graph.add("x", ("v2",))
+    graph.solve()
+    # the watcher made while "x" was visited saw v1 when made, then v2 with the first watcher
+    assert graph.seen == [("first", "v1"), ("second", "v1"), ("first", "v2"), ("second", "v2")]
+
+
 class Counting(Recording):
     """A graph that counts the values handed to a watcher and to a copy's receiver; facts named
     ``again:...`` are handed again the values they saw (see :meth:`PointsTo.again`)."""
