@@ -12,8 +12,9 @@ bindings and its watchers are entries of lists indexed by that number (a solve o
 over a million variables: no object per variable, and a variable that nothing reads or fills
 costs a few list slots).  A copy into a name not yet seen, from a variable that holds nothing
 yet, waits under that variable's number, and the target is numbered when the source first
-receives a value: torch's 120,000 targets whose sources never do are never numbered.  Values are interned (:attr:`PointsTo.texts`): a value held by a thousand
-variables is one string, and, for those holding it alone, one tuple.
+receives a value: torch's 120,000 targets whose sources never do are never numbered.  Values
+are interned (:attr:`PointsTo.texts`): a value held by a thousand variables is one string, and,
+for those holding it alone, one tuple.
 
 The order of the solve is exactly the one :mod:`rlmap.model.valueflow`'s docstring fixes (a
 variable at the cap keeps the first values to arrive, so that order is part of the result
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Collection, Iterable
+from sys import intern
 from typing import Any
 
 CAP = 64  # values kept per variable by default (the first to arrive; see rlmap.model.valueflow)
@@ -58,10 +60,10 @@ class PointsTo:
         # a tuple, more in a list)
         self.copies: list[int | tuple[int, ...] | list[int] | None] = []
         # a copy into a variable not yet made, from one that holds nothing yet: the target's
-        # name, waiting under the source (one name, or a dict of them in the order they came),
-        # made a variable when the source first receives a value (torch: 120,000 targets never
-        # receive one)
-        self.waiting: dict[int, str | dict[str, None]] = {}
+        # name, waiting under the source (one name, a few in a tuple, more in a dict, in the
+        # order they came), made a variable when the source first receives a value (torch:
+        # 120,000 targets never receive one)
+        self.waiting: dict[int, str | tuple[str, ...] | dict[str, None]] = {}
         # per variable: the facts that read it (None, the one fact itself, or a _Watchers list)
         self.watchers: list[Any] = []
         # per variable: 1 if it admits only some values (see admit), 0 if not, _UNASKED until
@@ -287,12 +289,17 @@ class PointsTo:
         """Note a copy from ``origin``, which holds nothing, into ``target``, not yet a variable."""
         waiting = self.waiting.get(origin)
         if waiting is None:
-            self.waiting[origin] = target
+            # the name is often made anew for each copy into it: the waiting ones share one
+            self.waiting[origin] = intern(target)
         elif type(waiting) is str:
             if waiting != target:
-                self.waiting[origin] = {waiting: None, target: None}
-        else:
-            waiting[target] = None  # type: ignore[index]
+                self.waiting[origin] = (waiting, intern(target))
+        elif type(waiting) is tuple:
+            if target not in waiting:
+                more = (*waiting, intern(target))
+                self.waiting[origin] = more if len(more) <= _FEW else dict.fromkeys(more)
+        elif target not in waiting:
+            waiting[intern(target)] = None  # type: ignore[index]
 
     def _arrived(self, variable: int) -> None:
         """``variable`` receives its first value: the targets waiting on it become variables and
@@ -302,7 +309,7 @@ class PointsTo:
         if waiting is None:
             return
         ids = self.ids
-        for target in (waiting,) if type(waiting) is str else waiting:
+        for target in (waiting,) if isinstance(waiting, str) else waiting:
             receiver = ids.get(target)
             self._attach(variable, self.variable(target) if receiver is None else receiver)
 

@@ -254,9 +254,16 @@ class ValueFlow(PointsTo):
         self._bound_calls: dict[int, dict[str, str]] = {}
         self._numbers: dict[str, int] = {}  # the qualnames of those two tables -> a number each
         self.passthrough = self._returned_parameters(returns)  # function -> the parameters it returns as is
+        del returns
         variables = {f"{function}.{name}": function for function, names in self.passthrough.items() for name in names}
         copy, add, watch, other = self.copy, self.add, self.watch, self.fact
-        for fact in facts:  # :meth:`fact`, its commonest rows inline
+        # Read from the end of the reversed list, each row is let go as soon as it is read (unless
+        # watched): the memory of the rows that go is reused by what the graph makes as it grows,
+        # rather than left free beside it (torch: 30 MB of freed rows).
+        facts.reverse()
+        take = facts.pop
+        while facts:  # :meth:`fact`, its commonest rows inline
+            fact = take()
             if variables and (fact[SOURCE] in variables or fact[TARGET] in variables):
                 for each in self._per_call(fact, variables):
                     other(each)
@@ -270,7 +277,6 @@ class ValueFlow(PointsTo):
                 watch(fact[SOURCE], fact)
             else:
                 other(fact)
-        facts.clear()  # read: the facts it watches are held by their variables, the others go
         self.solve()
         for _ in range(3):  # a definition whose decorators gave nothing keeps the function itself
             missing = [fact for fact in self.decorated if not self._internal(self.values_of(fact[SOURCE]))]

@@ -100,6 +100,40 @@ def test_sites_packed_during_the_solve_come_back_the_same(root: Path, monkeypatc
     assert build_model(_index(root), source, consume=True).state == build_model(kept, source).state
 
 
+def test_attributes_and_returns_wait_packed_while_the_flow_is_solved(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = locate_source(root, package="vf")
+    kept = _index(root)
+    held_during_solve: list[int] = []
+
+    class Watching(ValueFlow):
+        def solve(self) -> None:  # what the modules the resolver reads hold while the flow is solved
+            modules = self.resolver.modules.values()
+            held_during_solve.append(sum(len(module.attributes) + len(module.returns) for module in modules))
+            super().solve()
+
+    expected = build_model(kept, source).state
+    monkeypatch.setattr(assemble, "ValueFlow", Watching)
+    assert build_model(_index(root), source, consume=True).state == expected
+    assert held_during_solve
+    assert held_during_solve[0] > 10  # a small index: nothing packed
+    held_during_solve.clear()
+    monkeypatch.setattr(assemble, "PACKED_SITES", 0)  # as large as torch: packed for the solve
+    assert build_model(_index(root), source, consume=True).state == expected
+    assert held_during_solve
+    assert set(held_during_solve) == {0}
+    # taken out, then put back: the records they were
+    fresh = _index(root)
+    assert sum(len(module.attributes) for module in fresh.modules) > 5
+    assert sum(len(module.returns) for module in fresh.modules) > 5
+    records = assemble.PackedRecords.of(fresh.modules)
+    assert all(module.attributes == () == module.returns for module in fresh.modules)
+    records.restore(fresh.modules)
+    assert [(m.attributes, m.returns) for m in fresh.modules] == [(m.attributes, m.returns) for m in kept.modules]
+    assert records.packed == {"attributes": [], "returns": []}  # the bytes let go once read
+
+
 def test_plans_forgotten_between_solves_are_made_again_the_same(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = _index(root)
     resolver = Resolver(index.modules)
