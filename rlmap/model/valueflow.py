@@ -259,7 +259,8 @@ class ValueFlow(PointsTo):
         copy, add, watch, other = self.copy, self.add, self.watch, self.fact
         # Read from the end of the reversed list, each row is let go as soon as it is read (unless
         # watched): the memory of the rows that go is reused by what the graph makes as it grows,
-        # rather than left free beside it (torch: 30 MB of freed rows).
+        # rather than all freed at the end (torch: at the solve's peak, 248,000 row-sized blocks
+        # are free instead of 329,000).
         facts.reverse()
         take = facts.pop
         while facts:  # :meth:`fact`, its commonest rows inline
