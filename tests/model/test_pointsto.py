@@ -131,6 +131,22 @@ def test_one_target_bound_through_several_receivers_gets_each_binding_once() -> 
     assert list(graph.values_of("bound")) == ["r1|v1", "r2|v1"]
 
 
+def test_a_copy_target_waits_unnumbered_until_its_source_holds_a_value() -> None:
+    graph = Recording()
+    graph.copy("a", "b")  # "a" holds nothing: "b" is not made
+    graph.copy("a", "b")
+    graph.copy("never", "c")
+    assert "b" not in graph.ids
+    assert "c" not in graph.ids
+    graph.watch("b", "w")
+    graph.add("a", ["v1"])  # (a list of one value) "b", made since by its watcher, is fed by a's visit
+    graph.solve()
+    assert list(graph.values_of("b")) == ["v1"]
+    assert graph.seen == [("w", "v1")]
+    assert "c" not in graph.ids  # its source never held a value
+    assert graph.all_values() == {"a": ("v1",), "b": ("v1",)}
+
+
 def test_a_variable_bound_into_several_others_feeds_each_with_every_receiver() -> None:
     graph = Recording()
     graph.bind_copy("methods", "b2", "r1")  # one binding: held as a pair
