@@ -181,13 +181,9 @@ class PointsTo:
             if one is None:
                 one = self.texts[value] = (value,)
             # the tuple every variable holding this value alone shares
-            if current:
-                self.held[variable] = current + one
-                self.delta.setdefault(variable, len(current))
-                return
-            self.held[variable] = one
-            self.delta.setdefault(variable, 0)
-            if self.waiting:
+            self.held[variable] = current + one if current else one
+            self.delta.setdefault(variable, len(current))
+            if not current and self.waiting:
                 self._arrived(variable)
             return
         if not current:
@@ -330,23 +326,22 @@ class PointsTo:
     def bind_to(self, origin: int, destination: int, receiver: str) -> None:
         """:meth:`bind_copy` between variable numbers, ``receiver`` interned (in :attr:`texts`)."""
         binds = self.binds.get(origin)
-        if binds is None:
-            self.binds[origin] = (destination, receiver)
-        elif type(binds) is tuple and binds[0] != destination:
-            self.binds[origin] = {binds[0]: binds[1], destination: receiver}
+        alone = binds is None or (isinstance(binds, tuple) and binds[0] == destination)
+        if binds is None or isinstance(binds, tuple):
+            receivers = binds[1] if alone and binds is not None else None
         else:
-            receivers = binds[1] if type(binds) is tuple else binds.get(destination)  # type: ignore[union-attr]
-            if receivers is None:
-                binds[destination] = receiver  # type: ignore[index]
-            else:
-                if receivers == receiver or (type(receivers) is tuple and receiver in receivers):
-                    return
-                held = (receivers,) if type(receivers) is str else receivers
-                merged = tuple(sorted((*held, receiver)))  # type: ignore[misc]
-                if type(binds) is tuple:
-                    self.binds[origin] = (destination, merged)
-                else:
-                    binds[destination] = merged  # type: ignore[index]
+            receivers = binds.get(destination)
+        merged: str | tuple[str, ...] = receiver
+        if receivers is not None:
+            if receivers == receiver or (isinstance(receivers, tuple) and receiver in receivers):
+                return
+            merged = tuple(sorted(((receivers,) if isinstance(receivers, str) else receivers) + (receiver,)))
+        if alone:
+            self.binds[origin] = (destination, merged)
+        elif isinstance(binds, tuple):
+            self.binds[origin] = {binds[0]: binds[1], destination: merged}
+        else:
+            binds[destination] = merged  # type: ignore[index]
         held = self.held[origin]
         if held:
             self.add_to(destination, self.bound(held, receiver))
