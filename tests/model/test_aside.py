@@ -90,14 +90,14 @@ def _model_state(root: Path, aside_: bool) -> dict[str, Any]:
 def _solves_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """A file each solve writes its process's id to."""
     record = tmp_path / "solves"
-    solve = assemble._solve
 
-    def recorded(*args: Any, **kwargs: Any) -> Any:
-        with open(record, "a", encoding="utf-8") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return solve(*args, **kwargs)
+    class Recorded(assemble.ValueFlow):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            with open(record, "a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()}\n")
+            super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(assemble, "_solve", recorded)
+    monkeypatch.setattr(assemble, "ValueFlow", Recorded)
     return record
 
 
