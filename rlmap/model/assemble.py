@@ -106,6 +106,7 @@ def resolve_sites(
     cap: int = CAP,
     meanwhile: Callable[[], None] | None = None,
     aside: bool = False,
+    waiting: Callable[[], None] | None = None,
 ) -> tuple[dict[str, list[SiteRow]], int]:
     """Resolve every call site into ``edges``; the calls written in each function, as rows.
 
@@ -127,7 +128,8 @@ def resolve_sites(
     settles every site as far as the flow cannot change it (by name and type: its edges, its
     row) and runs ``meanwhile`` (work that reads neither the flow nor the sites' rows); once the
     flow is back, only what it can change is left to do (torchrl: 12,000 of 64,000 sites get
-    callees from it).  Without it, or when the child fails, the flow is solved here, first.
+    callees from it), and ``waiting`` runs (what is left to do that does not read the flow).
+    Without it, or when the child fails, the flow is solved here, first.
     A packed index (torch) is solved here: a child would hold a second copy of every page of
     the records it reads.
     """
@@ -183,11 +185,11 @@ def resolve_sites(
     def close(flow: dict[SiteKey, list[Target]]) -> None:
         """The sites left open by :func:`settle`, now that the flow is known."""
         flowed = flow.get
-        for key, waiting in opened.items():
+        for key, left in opened.items():
             found = flowed(key)
             if found:
                 used.add(key)
-            for site, targets, place in waiting:
+            for site, targets, place in left:
                 if found:
                     merged = merge_targets(targets, admitted(resolver, site, targets, found))
                     for target in merged:
@@ -203,6 +205,8 @@ def resolve_sites(
         settle(None)
         if meanwhile is not None:
             meanwhile()
+        if waiting is not None:
+            waiting()
 
     solved_aside = None
     if aside and packed is None:

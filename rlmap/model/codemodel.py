@@ -222,38 +222,59 @@ def _shard_of(key: Any, shards: int) -> int:
     return zlib.crc32(msgspec.msgpack.encode(key)) % shards if shards > 1 else 0
 
 
-def model_sections(state: dict[str, Any]) -> tuple[ModelHead, dict[str, bytes]]:
+# A table or plain value encoded (see encode_sections): its rows and shards (``None`` for a
+# plain value), and its sections by name.
+Encoded = tuple[int | None, int | None, dict[str, bytes]]
+
+
+def model_sections(
+    state: dict[str, Any], encoded: Mapping[str, Encoded] | None = None
+) -> tuple[ModelHead, dict[str, bytes]]:
     """A built model's state as a :class:`ModelHead` and its sections (MessagePack each): for
     every table its names in order (``symbols:names``) and its shards (``symbols:0``...), rows
     spread by a CRC of their name; the symbols' kinds in the order of their names
     (``symbols:kinds``: what the kind of a call's target needs); each plain value whole
-    (``bases``)."""
-    encode = msgspec.msgpack.encode
-    files = sorted({row[2] for row in state["symbols"].values()})
-    position = {path: number for number, path in enumerate(files)}
+    (``bases``).  ``encoded``: what :func:`encode_sections` gave already, of this state."""
+    files = _files_of(state["symbols"])
     sections: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     shards: dict[str, int] = {}
-    for table in _TABLES:
-        values: Mapping[Any, Any] = state[table]
-        if table == "symbols":
-            values = {name: (*row[:2], position[row[2]], *row[3:]) for name, row in values.items()}
-        count = rows[table] = len(values)
-        parts = shards[table] = max(1, -(-count // _SHARD_ROWS))
-        buckets: list[dict[Any, Any]] = [{} for _ in range(parts)]
-        for key, row in values.items():
-            buckets[_shard_of(key, parts)][key] = row
-        sections[f"{table}:names"] = encode(list(values))
-        if table == "symbols":
-            sections["symbols:kinds"] = encode([row[1] for row in values.values()])
-        for number, bucket in enumerate(buckets):
-            sections[f"{table}:{number}"] = encode(bucket)
-    for name in _PLAIN:
-        sections[name] = encode(state[name])
+    for name in (*_TABLES, *_PLAIN):
+        done = encoded.get(name) if encoded is not None else None
+        count, parts, encoded_sections = done or encode_sections(name, state[name], files)
+        if count is not None and parts is not None:
+            rows[name], shards[name] = count, parts
+        sections.update(encoded_sections)
     head = ModelHead(
         tuple(state["source"]), tuple(state["diagnostics"]), tuple(files), rows, shards, tuple(state["value_flow"])
     )
     return head, sections
+
+
+def _files_of(symbols: Mapping[str, tuple[Any, ...]]) -> list[str]:
+    return sorted({row[2] for row in symbols.values()})
+
+
+def encode_sections(name: str, values: Any, files: list[str] | None = None) -> Encoded:
+    """The sections of one table or plain value of a model's state (:func:`model_sections`);
+    ``files``: every symbol's file, sorted (a symbol row stores its file's place in them)."""
+    encode = msgspec.msgpack.encode
+    if name in _PLAIN:
+        return None, None, {name: encode(values)}
+    if name == "symbols":
+        position = {path: number for number, path in enumerate(files if files is not None else _files_of(values))}
+        values = {key: (*row[:2], position[row[2]], *row[3:]) for key, row in values.items()}
+    count = len(values)
+    parts = max(1, -(-count // _SHARD_ROWS))
+    buckets: list[dict[Any, Any]] = [{} for _ in range(parts)]
+    for key, row in values.items():
+        buckets[_shard_of(key, parts)][key] = row
+    sections = {f"{name}:names": encode(list(values))}
+    if name == "symbols":
+        sections["symbols:kinds"] = encode([row[1] for row in values.values()])
+    for number, bucket in enumerate(buckets):
+        sections[f"{name}:{number}"] = encode(bucket)
+    return count, parts, sections
 
 
 def _malformed(table: str, problem: str) -> CacheError:
@@ -563,6 +584,7 @@ def build_model(
     value_cap: int = CAP,
     consume: bool = False,
     aside: bool = False,
+    encoded: dict[str, Encoded] | None = None,
 ) -> CodeModel:
     """Resolve every call, property read and attribute of ``index`` into a :class:`CodeModel`.
 
@@ -578,6 +600,10 @@ def build_model(
     ``aside``: the value flow is solved in a forked child while this process resolves the sites
     by name and type and groups the attributes and keys (see :func:`rlmap.model.assemble.resolve_sites`):
     for a machine with a second core.  The model is the same either way.
+
+    ``encoded``: a model that will be cached.  While the flow is solved aside, this process
+    also encodes (:func:`encode_sections`) what the flow does not change, into ``encoded``,
+    for :func:`model_sections`.
     """
     from rlmap.model import assemble  # the resolver: imported by the runs that resolve, only
     from rlmap.model.assemble import as_tuple
@@ -618,8 +644,23 @@ def build_model(
         tables["subclasses"] = {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())}
         tables["diagnostics"] = tuple((d.path, d.line, d.message) for d in index.diagnostics)
 
+    def encode_early() -> None:  # (in the time the solve aside leaves this process)
+        assert encoded is not None
+        files = _files_of(tables["symbols"])
+        for name, values in tables.items():  # (what the flow does not change: see without_flow)
+            if name in _TABLES or name in _PLAIN:  # (the diagnostics are in the head)
+                encoded[name] = encode_sections(name, values, files)
+
     sites, over_cap = assemble.resolve_sites(
-        resolver, index, edges, info.companions, consume=consume, cap=value_cap, meanwhile=without_flow, aside=aside
+        resolver,
+        index,
+        edges,
+        info.companions,
+        consume=consume,
+        cap=value_cap,
+        meanwhile=without_flow,
+        aside=aside,
+        waiting=encode_early if encoded is not None else None,
     )
     for access, getter, how in property_reads:
         edges.add(access.function, Target(getter, how), access.line)

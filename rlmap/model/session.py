@@ -37,7 +37,15 @@ from rlmap.index.indexer import (
 from rlmap.index.records import ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
-from rlmap.model.codemodel import MODEL_MODULES, CodeModel, ModelHead, SourceInfo, build_model, model_sections
+from rlmap.model.codemodel import (
+    MODEL_MODULES,
+    CodeModel,
+    Encoded,
+    ModelHead,
+    SourceInfo,
+    build_model,
+    model_sections,
+)
 from rlmap.model.pointsto import CAP
 
 MODELS = "models"
@@ -153,13 +161,14 @@ def load_model(
             return LoadedModel(model, index.stats, source)
         if progress:
             progress("resolve", 0, len(index.modules))
-        model = build_model(index, source, value_cap, consume=True, aside=worker_count(jobs) > 1)
+        encoded: dict[str, Encoded] | None = {} if cache.directory is not None else None
+        model = build_model(index, source, value_cap, consume=True, aside=worker_count(jobs) > 1, encoded=encoded)
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats
         del index  # the records are the model's now: not kept while the model is written
         if cache.directory is not None:  # no cache: the model is not encoded at all
-            cache.put_sections(MODELS, key, *model_sections(model.state))
+            cache.put_sections(MODELS, key, *model_sections(model.state, encoded))
         if records:
             cache.put(LINKS, records, key)
     return LoadedModel(model, stats, source)

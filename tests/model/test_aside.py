@@ -17,7 +17,7 @@ from rlmap.index.indexer import build_index
 from rlmap.index.source import locate_source
 from rlmap.model import aside, assemble
 from rlmap.model.aside import run_aside
-from rlmap.model.codemodel import build_model
+from rlmap.model.codemodel import build_model, model_sections
 from rlmap.model.session import load_model
 from tests.conftest import write_package
 from tests.model.test_valueflow import SOURCE
@@ -154,3 +154,25 @@ def test_the_session_solves_aside_with_a_second_job_only(
     solvers = record.read_text().split()
     assert len(solvers) == 1
     assert (solvers[0] != str(os.getpid())) is aside_
+
+
+def test_what_the_flow_does_not_change_is_encoded_while_it_is_solved_aside(root: Path) -> None:
+    source = locate_source(root, package="vf")
+    encoded: dict[str, Any] = {}
+    index = build_index(source, Cache.disabled(), jobs=1, extensions=("tensordict",))
+    state = build_model(index, source, consume=True, aside=True, encoded=encoded).state
+    assert set(encoded) == {
+        "symbols",
+        "attributes",
+        "keys",
+        "returns",
+        "exports",
+        "external_exports",
+        "bases",
+        "subclasses",
+    }
+    assert model_sections(state, encoded) == model_sections(state)
+    here: dict[str, Any] = {}  # solved here, there is no time to fill: nothing is encoded early
+    index = build_index(source, Cache.disabled(), jobs=1, extensions=("tensordict",))
+    assert build_model(index, source, consume=True, aside=False, encoded=here).state == state
+    assert here == {}
