@@ -101,7 +101,15 @@ def generate(
         if progress:
             progress("render", 0, 0)
         try:
-            job = Job(loaded.model, loaded.source, topic_profile, settings.formats, settings.templates, docs_tree)
+            job = Job(
+                loaded.model,
+                loaded.source,
+                topic_profile,
+                settings.formats,
+                settings.templates,
+                docs_tree,
+                loaded.cache,
+            )
             output = build_output_isolated(job)
         except RlmapError:
             # a name the profile uses may be missing because its file could not be read: say that first

@@ -361,14 +361,16 @@ class LazyRows(Mapping[K, V], Generic[K, V]):
         return self._count
 
     def values(self) -> Any:
-        return [self._row_of(name) for name in self]
+        return [row for _, row in self.items()]
 
     def items(self) -> Any:
-        return [(name, self._row_of(name)) for name in self]
-
-    def _row_of(self, name: K) -> V:
+        """Every row, in the order of the names: each shard decoded once, no name hashed to its
+        shard (a page scans the symbols a few times: 23,000 CRCs a scan)."""
+        rows: dict[K, V] = {}
+        for number in range(len(self._shards)):
+            rows.update(self._shard(number))
         try:
-            return self[name]
+            return [(name, rows[name]) for name in self.names()]
         except KeyError:
             raise _malformed(self._table, "a name without a row") from None
 
@@ -425,6 +427,10 @@ class CodeModel:
         self._graph: Any = None  # networkx.DiGraph, imported only when a caller asks for it
         self._nearest: dict[str, dict[str, tuple[int, str] | None]] = defaultdict(dict)
         self._descendants: dict[str, list[str]] = {}
+        self._documented: list[Symbol] | None = None  # see symbols
+        self._by_last: dict[str, list[str]] | None = None  # see qualnames_ending
+        self._scanned = False
+        self._calls_of: dict[str, dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]]] = {}  # see edge
 
     @classmethod
     def from_cache(cls, entry: Sections[ModelHead]) -> CodeModel:
@@ -475,13 +481,28 @@ class CodeModel:
         """Every symbol's name, the companion packages' too (``show`` and ``graph`` reach them)."""
         return iter(self._symbols)
 
+    def qualnames_ending(self, suffix: str) -> list[str]:
+        """The qualnames that end with ``suffix`` (``.rollout``, ``.Collector.rollout``), sorted.
+        A first question scans the names; from the second on (the pages ask a hundred), they
+        are found through a table of each name's last part, made once."""
+        last = suffix.rpartition(".")[2]
+        if self._by_last is None:
+            if not self._scanned:
+                self._scanned = True
+                return sorted(name for name in self.qualnames() if name.endswith(suffix))
+            self._by_last = defaultdict(list)
+            for name in self.qualnames():
+                self._by_last[name.rpartition(".")[2]].append(name)
+        return sorted(name for name in self._by_last.get(last, ()) if name.endswith(suffix))
+
     def symbols(self) -> Iterator[Symbol]:
         """The documented package's symbols: what pages and the audit go through (a companion
-        package's, such as tensordict's for torchrl, are reached by name only)."""
-        source = self.source
-        for raw in self._symbols.values():
-            if not source.is_companion_path(raw[2]):
-                yield Symbol(*raw)
+        package's, such as tensordict's for torchrl, are reached by name only).  Made once: the
+        pages and the audit go through them several times."""
+        if self._documented is None:
+            source = self.source
+            self._documented = [Symbol(*raw) for raw in self._symbols.values() if not source.is_companion_path(raw[2])]
+        return iter(self._documented)
 
     def all_symbols(self) -> Iterator[Symbol]:
         """Every symbol, the companion packages' too."""
@@ -506,10 +527,11 @@ class CodeModel:
         return sorted(edges, key=lambda edge: (edge.caller, edge.lines[0]))
 
     def edge(self, caller: str, callee: str) -> Edge | None:
-        for row in self._calls.get(caller, ()):
-            if row[0] == callee:
-                return Edge(caller, *row)
-        return None
+        rows = self._calls_of.get(caller)
+        if rows is None:  # a caller's edges by callee, made once (a caller calls hundreds)
+            rows = self._calls_of[caller] = {row[0]: row for row in reversed(self._calls.get(caller, ()))}
+        row = rows.get(callee)
+        return Edge(caller, *row) if row is not None else None
 
     def edges(self) -> list[Edge]:
         """Every edge, sorted by (caller, callee)."""

@@ -60,6 +60,7 @@ class LoadedModel:
     model: CodeModel
     stats: IndexStats | None  # ``None`` when the whole model came from the cache
     source: SourceTree
+    cache: Cache | None = None  # the cache the model came through (what else a run reads may be kept there)
 
 
 # What the resolved model depends on beyond the files: the resolver and the model's own code.
@@ -149,7 +150,7 @@ def load_model(
     model = _cached_at(cache, key, paths, refused)
     if model is not None:
         model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
-        return LoadedModel(model, None, source)
+        return LoadedModel(model, None, source, cache)
     with paused_gc():  # records and the model are millions of objects without a cycle
         index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
         give_back_memory()  # the files' bytes and the workers' payloads, freed: not kept through the solve
@@ -158,7 +159,7 @@ def load_model(
         if model is not None:  # the files changed, their records did not: the model is the same
             model.source = SourceInfo.of(source)
             cache.put(LINKS, key, _linked(cache, records) or records)
-            return LoadedModel(model, index.stats, source)
+            return LoadedModel(model, index.stats, source, cache)
         if progress:
             progress("resolve", 0, len(index.modules))
         encoded: dict[str, Encoded] | None = {} if cache.directory is not None else None
@@ -171,7 +172,7 @@ def load_model(
             cache.put_sections(MODELS, key, *model_sections(model.state, encoded))
         if records:
             cache.put(LINKS, records, key)
-    return LoadedModel(model, stats, source)
+    return LoadedModel(model, stats, source, cache)
 
 
 def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:

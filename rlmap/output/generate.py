@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from rlmap.errors import ExitCode, RlmapError
+from rlmap.index.cache import Cache
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.output.write import write_set
@@ -56,11 +57,12 @@ class Job:
     formats: tuple[str, ...]
     templates: Path | None = None
     docs: DocsTree | None = None  # the docs tree the pages link into (roles, glossary terms)
+    cache: Cache | None = None  # where what the pages read of the code is kept (see rlmap.pages.flows)
 
 
 def build_output(job: Job) -> Output:
     model, source, profile = job.model, job.source, job.profile
-    refs = Refs(model, source, job.docs)
+    refs = Refs(model, source, job.docs, job.cache)
     pages = build_pages(model, refs, profile)
     environment = make_environment(job.templates, profile.templates)
     listed = listed_pages(profile)

@@ -157,7 +157,7 @@ class Claim:
 
     @property
     def kind(self) -> str:
-        return str(msgspec.inspect.type_info(type(self.spec)).tag)  # type: ignore[attr-defined]
+        return str(type(self.spec).__struct_config__.tag)  # the tag its class declares
 
     @property
     def static(self) -> bool:

@@ -8,14 +8,17 @@ which fails loudly when a name no longer resolves.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.errors import RlmapError
+from rlmap.index.cache import Cache
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.docstree import DocsTree
+from rlmap.pages.flows import Flows
 from rlmap.query.lookup import find_symbols
 
 _ROLES = {
@@ -78,10 +81,13 @@ class Refs:
     shortest public path.
     """
 
-    def __init__(self, model: CodeModel, root: SourceTree | Path, docs: DocsTree | None = None) -> None:
+    def __init__(
+        self, model: CodeModel, root: SourceTree | Path, docs: DocsTree | None = None, cache: Cache | None = None
+    ) -> None:
         self.model = model
         self.root = root  # the source tree (or a directory) the model's files are read from
         self.docs = docs
+        self.flows = Flows(cache)  # each function's control flow, kept in ``cache``
         self._lines: dict[str, list[str]] = {}
         paths = public_paths(model)
         self._public = _linked_names(paths, docs, model)
@@ -89,6 +95,7 @@ class Refs:
         self._by_public = {path: qualname for qualname, found in paths.items() for path in found}
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._fallbacks: dict[str, dict[int, str]] = {}
+        self._trees: dict[str, ast.Module] = {}  # see _tree
 
     # -- symbols ---------------------------------------------------------------------------
     def lookup(self, name: str, origin: str) -> str:
@@ -183,7 +190,7 @@ class Refs:
         if not line[:1].isspace():
             return ""  # ... inside an ``except`` block, so indented: the rest need no parse
         if symbol.path not in self._fallbacks:
-            self._fallbacks[symbol.path] = _import_fallbacks("\n".join(self.source_lines(symbol.path)))
+            self._fallbacks[symbol.path] = _import_fallbacks(self._tree(symbol.path))
         return self._fallbacks[symbol.path].get(symbol.line, "")
 
     def definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -191,37 +198,55 @@ class Refs:
         return self._definition(symbol)
 
     def _definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The class or function defined on the symbol's line (the first in ``ast.walk`` order).
+        """The class or function defined on the symbol's line.
 
         Each file is parsed once and its definitions indexed by line once: looking up every
         symbol of a file costs the file once, not once per symbol.
         """
         if symbol.path not in self._definitions:
-            source = "\n".join(self.source_lines(symbol.path))
-            try:
-                tree = ast.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = ast.Module(body=[], type_ignores=[])
             index: dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = {}
-            for node in ast.walk(tree):
+            for node in _statements(self._tree(symbol.path)):
                 if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                     index.setdefault(node.lineno, node)
             self._definitions[symbol.path] = index
         return self._definitions[symbol.path].get(symbol.line)
 
+    def _tree(self, path: str) -> ast.Module:
+        """The file's syntax tree, parsed once (never run); empty when it does not parse."""
+        tree = self._trees.get(path)
+        if tree is None:
+            try:
+                tree = ast.parse("\n".join(self.source_lines(path)))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._trees[path] = tree
+        return tree
+
+
+# The fields of a node that hold statements (an ``except`` clause and a ``case`` hold them too).
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of ``tree``, nested ones too, and no expression: a definition or a
+    ``try`` is a statement, and walking only these is a fraction of walking every node."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in _BODIES:
+            stack.extend(getattr(node, field, ()))
+
 
 _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
-def _import_fallbacks(source: str) -> dict[int, str]:
+def _import_fallbacks(tree: ast.Module) -> dict[int, str]:
     """Line of each function or class defined in an ``except ImportError`` branch -> the dotted
     name its ``try`` imports under the same name."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
     found: dict[int, str] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if not isinstance(node, ast.Try):
             continue
         imported = {}

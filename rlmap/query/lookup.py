@@ -26,8 +26,7 @@ def find_symbols(model: CodeModel, query: str) -> list[str]:
     query = query.strip()
     if model.has_symbol(query):
         return [query]
-    suffix = "." + query
-    return sorted(name for name in model.qualnames() if name.endswith(suffix))
+    return model.qualnames_ending("." + query)
 
 
 def parse_key(query: str) -> tuple[str, ...] | None:

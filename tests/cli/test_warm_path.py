@@ -78,3 +78,39 @@ def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -
     code, _, err = _show(root, cache)
     assert code == 0, err
     assert complete() == ["Collector.rollout"]
+
+
+_CHECK = "import sys\nfrom rlmap.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+_CHECK_WITHOUT_LIBCST = """
+import sys
+sys.modules["libcst"] = None  # any import of it fails, here and in the forked render
+from rlmap.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_warm_generate_check_reads_the_flows_from_the_cache_without_libcst(tmp_path: Path) -> None:
+    """The pages' control flows (a libcst parse each, and libcst's import) are kept in the cache:
+    a warm ``generate --check`` runs with libcst unimportable; without the cache it cannot."""
+    import shutil
+
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    args = ["--source", str(root), "--package", "pkg", "--profile", str(FIXTURES / "profile.toml"), "-q"]
+    args += ["--out", str(out), "--cache-dir", str(cache)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def generate(*more: str, probe: str = _CHECK) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", probe, "generate", *args, *more]
+        return subprocess.run(command, check=False, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+
+    done = generate()
+    assert done.returncode == 0, done.stderr
+    assert any((cache / "flows").rglob("*.msgpack"))
+    done = generate("--check", probe=_CHECK_WITHOUT_LIBCST)
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(cache / "flows")
+    done = generate("--check", probe=_CHECK_WITHOUT_LIBCST)
+    assert done.returncode != 0  # the flows read again: libcst is needed
+    assert "libcst" in done.stderr

@@ -172,7 +172,7 @@ def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
     lines = ctx.refs.source_lines(symbol.path)[symbol.line - 1 : symbol.end_line]
     source = "\n".join(lines) + "\n"
     try:
-        flow = cf.function_flow(source, symbol.line)
+        flow = ctx.refs.flows.of(source, symbol.line)
     except cf.FlowError as error:
         raise ctx.fail(f"function: {function}: {error}", "check that the source matches the index") from None
     sites = evaluation_order(ctx.model.call_sites(function), source, symbol.line)
