@@ -13,8 +13,10 @@ few hundred kilobytes of a 30 MB entry.
 from __future__ import annotations
 
 import gc
+import operator
 import typing
 import zlib
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -141,6 +143,8 @@ class ResolvedCall:
     targets: tuple[str, ...]  # what it resolved to, with ``how`` at the same position
     how: tuple[str, ...]
 
+
+_CALLEE = operator.itemgetter(0)  # of a caller's row in the calls table
 
 # The node kinds of call-graph ends that are not symbols of the package (as rlmap.model.assemble
 # writes them; named here too so that reading a model never imports the resolver).
@@ -430,7 +434,8 @@ class CodeModel:
         self._documented: list[Symbol] | None = None  # see symbols
         self._by_last: dict[str, list[str]] | None = None  # see qualnames_ending
         self._scanned = False
-        self._calls_of: dict[str, dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]]] = {}  # see edge
+        self._accesses: dict[str, tuple[AttributeAccess, ...]] = {}  # see attribute_accesses
+        self._call_sites: dict[str, tuple[ResolvedCall, ...]] = {}  # see call_sites
 
     @classmethod
     def from_cache(cls, entry: Sections[ModelHead]) -> CodeModel:
@@ -527,11 +532,11 @@ class CodeModel:
         return sorted(edges, key=lambda edge: (edge.caller, edge.lines[0]))
 
     def edge(self, caller: str, callee: str) -> Edge | None:
-        rows = self._calls_of.get(caller)
-        if rows is None:  # a caller's edges by callee, made once (a caller calls hundreds)
-            rows = self._calls_of[caller] = {row[0]: row for row in reversed(self._calls.get(caller, ()))}
-        row = rows.get(callee)
-        return Edge(caller, *row) if row is not None else None
+        rows = self._calls.get(caller, ())
+        place = bisect_left(rows, callee, key=_CALLEE)  # a caller's rows are sorted by callee
+        if place < len(rows) and rows[place][0] == callee:
+            return Edge(caller, *rows[place])
+        return None
 
     def edges(self) -> list[Edge]:
         """Every edge, sorted by (caller, callee)."""
@@ -554,8 +559,20 @@ class CodeModel:
         return self._graph
 
     def call_sites(self, function: str) -> list[ResolvedCall]:
-        """Every call written in ``function`` (not its nested functions), in code order."""
-        return [ResolvedCall(*raw) for raw in self._sites.get(function, ())]
+        """Every call written in ``function`` (not its nested functions), in code order (made once
+        per function: the pages ask for the same ones again and again)."""
+        found = self._call_sites.get(function)
+        if found is None:
+            found = self._call_sites[function] = tuple([ResolvedCall(*raw) for raw in self._sites.get(function, ())])
+        return list(found)
+
+    def all_call_sites(self) -> Iterator[tuple[str, list[ResolvedCall]]]:
+        """Every symbol's calls (:meth:`call_sites`), by symbol name in sorted order: the table
+        read whole, not a symbol at a time."""
+        has_symbol = self.has_symbol
+        for function, rows in self._sites.items():  # stored sorted by function
+            if has_symbol(function):
+                yield function, [ResolvedCall(*raw) for raw in rows]
 
     def exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, qualname): names modules bind by import to the package's symbols."""
@@ -594,7 +611,14 @@ class CodeModel:
         return iter(self._attributes)
 
     def attribute_accesses(self, qualname: str) -> tuple[AttributeAccess, ...]:
-        return tuple(AttributeAccess(*raw) for raw in self._attributes.get(qualname, ()))
+        """Every access to attribute ``qualname`` (made once per attribute: a page's conditions
+        ask for the same ones again and again)."""
+        found = self._accesses.get(qualname)
+        if found is None:
+            found = self._accesses[qualname] = tuple(
+                [AttributeAccess(*raw) for raw in self._attributes.get(qualname, ())]
+            )
+        return found
 
     def key_accesses(self, key: tuple[str, ...]) -> tuple[KeyAccess, ...]:
         return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))

@@ -31,7 +31,7 @@ from rlmap.pages.docstree import DocsTree
 from rlmap.pages.profile import Profile
 from rlmap.pages.refs import Refs
 from rlmap.pages.sections.curated import listed_pages, term_targets
-from rlmap.render.renderer import Renderer, make_environment
+from rlmap.render.renderer import ProseTemplates, Renderer, make_environment
 
 
 class GenerateError(RlmapError):
@@ -68,10 +68,11 @@ def build_output(job: Job) -> Output:
     listed = listed_pages(profile)
     output = Output()
     stamp = source.stamp()
+    compiled = ProseTemplates()  # each curated text compiled once, for every format
     for fmt in job.formats:
         # rst links a term the docs tree defines to its entry there; Markdown to rlmap's own heading
         terms = term_targets(profile, job.docs if fmt == "rst" else None)
-        renderer = Renderer(environment, refs, fmt, stamp, terms)
+        renderer = Renderer(environment, refs, fmt, stamp, terms, compiled)
         for built in pages:
             page = built.page
             context = {

@@ -96,6 +96,7 @@ class Refs:
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._fallbacks: dict[str, dict[int, str]] = {}
         self._trees: dict[str, ast.Module] = {}  # see _tree
+        self._own: dict[tuple[str, int], ast.AST | None] = {}  # see _own_definition
 
     # -- symbols ---------------------------------------------------------------------------
     def lookup(self, name: str, origin: str) -> str:
@@ -200,9 +201,15 @@ class Refs:
     def _definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The class or function defined on the symbol's line.
 
-        Each file is parsed once and its definitions indexed by line once: looking up every
-        symbol of a file costs the file once, not once per symbol.
+        An undecorated definition is parsed from its own lines (a page reads a few functions of
+        a 2,000-line file); a decorated one (its decorators are above its line), or one whose
+        lines do not parse alone, from its file: each file is parsed once and its definitions
+        indexed by line once, so looking up every symbol of a file costs the file once.
         """
+        if symbol.path not in self._definitions and not symbol.decorators:
+            found = self._own_definition(symbol)
+            if found is not _UNPARSED:
+                return found  # type: ignore[return-value]
         if symbol.path not in self._definitions:
             index: dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = {}
             for node in _statements(self._tree(symbol.path)):
@@ -210,6 +217,27 @@ class Refs:
                     index.setdefault(node.lineno, node)
             self._definitions[symbol.path] = index
         return self._definitions[symbol.path].get(symbol.line)
+
+    def _own_definition(self, symbol: Symbol) -> ast.AST | None:
+        """The definition on the symbol's line parsed from its lines alone, as the file's parse
+        has it (the same nodes, lines and columns: an indented one parses under ``if 1:``);
+        :data:`_UNPARSED` when they do not hold it."""
+        key = (symbol.path, symbol.line)
+        if key not in self._own:
+            lines = self.source_lines(symbol.path)[symbol.line - 1 : symbol.end_line]
+            text = "\n".join(lines)
+            indented = text[:1].isspace()
+            found: ast.AST | None = _UNPARSED
+            try:
+                module = ast.parse("if 1:\n" + text if indented else text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                module = None
+            if module is not None and len(module.body) == 1:
+                node = module.body[0].body[0] if indented and isinstance(module.body[0], ast.If) else module.body[0]
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
+                    found = ast.increment_lineno(node, symbol.line - node.lineno)
+            self._own[key] = found
+        return self._own[key]
 
     def _tree(self, path: str) -> ast.Module:
         """The file's syntax tree, parsed once (never run); empty when it does not parse."""
@@ -222,6 +250,8 @@ class Refs:
             self._trees[path] = tree
         return tree
 
+
+_UNPARSED = ast.Pass()  # (see Refs._own_definition)
 
 # The fields of a node that hold statements (an ``except`` clause and a ``case`` hold them too).
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")

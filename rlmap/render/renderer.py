@@ -22,14 +22,38 @@ from rlmap.pages.refs import Refs
 from rlmap.render.formatters import FORMATTERS, TemplateError
 from rlmap.render.sandbox import Sandbox, make_environment, prose_environment, shipped_templates, template_dirs
 
-__all__ = ["Renderer", "TemplateError", "make_environment"]
+__all__ = ["ProseTemplates", "Renderer", "TemplateError", "make_environment"]
+
+
+class ProseTemplates:
+    """Curated prose compiled in the prose sandbox (:func:`prose_environment`) once per text: the
+    renderers of every format share it (a text's template does not depend on the format: what
+    it calls, ``sym()`` and the like, is passed to each render)."""
+
+    def __init__(self) -> None:
+        self.environment = prose_environment()
+        self._compiled: dict[str, jinja2.Template] = {}
+
+    def compiled(self, text: str) -> jinja2.Template:
+        """The template of ``text``, the sandbox's budget reset for the render that follows."""
+        self.environment.reset_budget()
+        template = self._compiled.get(text)
+        if template is None:
+            template = self._compiled[text] = self.environment.from_string(text)
+        return template
 
 
 class Renderer:
     """Renders pages for one format, resolving curated references through :class:`Refs`."""
 
     def __init__(
-        self, environment: jinja2.Environment, refs: Refs, fmt: str, stamp: str, terms: dict[str, str] | None = None
+        self,
+        environment: jinja2.Environment,
+        refs: Refs,
+        fmt: str,
+        stamp: str,
+        terms: dict[str, str] | None = None,
+        prose: ProseTemplates | None = None,
     ) -> None:
         self.environment = environment
         self.refs = refs
@@ -37,15 +61,14 @@ class Renderer:
         self.f.terms = terms or {}
         self.fmt = fmt
         self.stamp = stamp
-        self._prose_environment = prose_environment()
+        self._prose = prose if prose is not None else ProseTemplates()
 
     def prose(self, entry: Prose | None) -> str:
         """Curated text with ``sym()``/``key()`` resolved; a dead name fails with file and line."""
         if entry is None:
             return ""
         try:
-            self._prose_environment.reset_budget()
-            template = self._prose_environment.from_string(entry.text)
+            template = self._prose.compiled(entry.text)
             functions = {
                 "sym": self._prose_sym(entry.origin),
                 "name": self._prose_name(entry.origin),

@@ -247,8 +247,8 @@ class CallsByName:
     def _build(self) -> dict[str, list[tuple[str, int, tuple[str, ...]]]]:
         if self._last is None:
             self._last = defaultdict(list)
-            for function in sorted(self.model.qualnames()):
-                for site in self.model.call_sites(function):
+            for function, sites in self.model.all_call_sites():
+                for site in sites:
                     # ``step_mdp(td).select(...)`` calls ``select``: the name a call is written with
                     # is the last of its callee, and a first name followed by ``(`` is a call's result
                     text = site.callee_text

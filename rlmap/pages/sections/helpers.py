@@ -9,7 +9,6 @@ nothing here guesses an intent.
 from __future__ import annotations
 
 import ast
-import textwrap
 from dataclasses import dataclass
 
 from rlmap.index.records import AUGMENTED, CLASS, MUTATE, WRITE
@@ -145,15 +144,8 @@ def _raises(ctx: Context, function: str) -> str:
     """``always raises X`` when the body's first statement is ``raise X``; ``ends raising X`` when
     its last one is (it raises whenever no earlier statement returned)."""
     symbol = ctx.model.symbol(function)
-    if symbol is None:
-        return ""
-    lines = ctx.refs.source_lines(symbol.path)[symbol.line - 1 : symbol.end_line]
-    try:
-        tree = ast.parse(textwrap.dedent("\n".join(lines)))
-    except (SyntaxError, ValueError):
-        return ""
-    definition = next((node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-    if definition is None:
+    definition = ctx.refs.definition(symbol) if symbol is not None else None
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ""
     body = definition.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):

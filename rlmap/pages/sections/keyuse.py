@@ -75,8 +75,10 @@ def _defaults(ctx: Context, cls: str, nested: str) -> dict[str, str]:
     found: dict[str, str] = {}
     prefix = f"{holder}."
     for symbol in ctx.model.symbols():
+        if symbol.kind != ATTRIBUTE or not symbol.qualname.startswith(prefix):
+            continue
         field = symbol.qualname[len(prefix) :]
-        if symbol.kind == ATTRIBUTE and symbol.qualname.startswith(prefix) and "." not in field:
+        if "." not in field:
             try:
                 value = ast.literal_eval(symbol.value) if symbol.value else None
             except (ValueError, SyntaxError, RecursionError, MemoryError):
