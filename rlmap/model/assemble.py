@@ -144,9 +144,10 @@ def resolve_sites(
     # same way: its line is not read (the lists are only read)
     resolved: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], list[Target]] = {}
     sites: dict[str, list[SiteRow]] = defaultdict(list)
-    # the sites whose targets the flow may change, while it is not known: (caller, line, callee
-    # text) -> each site, its targets by name and type, and where its row is in its caller's
-    opened: dict[SiteKey, list[tuple[CallSite, list[Target], int]]] = {}
+    # the sites whose targets the flow may change, while it is not known: each site, its targets
+    # by name and type, and where its row is in its caller's (a list: a table by site key would
+    # hold 64,000 more keys and lists through the wait, on torchrl)
+    opened: list[tuple[CallSite, list[Target], int]] = []
     used: set[SiteKey] = set()  # the flow's sites that are call sites (the others: edges of their own)
 
     def settle(flowed: Callable[[SiteKey], list[Target] | None] | None) -> None:
@@ -165,14 +166,14 @@ def resolve_sites(
                 if not site.attribute_read and site.parts:
                     # a computed callee (``make()(x)``) keeps its flow edges out of the site's row:
                     # the function it calls is not written at the site
-                    key = (caller, line, site.callee_text)
                     if flowed is None:
-                        opened.setdefault(key, []).append((site, targets, len(sites[caller])))
+                        opened.append((site, targets, len(sites[caller])))
                         for target in targets:
                             if target.how not in _GIVE_WAY:  # kept whatever the flow finds
                                 add(caller, target, line)
                         sites[caller].append(_row(site, targets))
                         continue
+                    key = (caller, line, site.callee_text)
                     found = flowed(key)
                     if found:
                         used.add(key)
@@ -185,20 +186,20 @@ def resolve_sites(
     def close(flow: dict[SiteKey, list[Target]]) -> None:
         """The sites left open by :func:`settle`, now that the flow is known."""
         flowed = flow.get
-        for key, left in opened.items():
+        for site, targets, place in opened:
+            caller, line = site.caller, site.line
+            key = (caller, line, site.callee_text)
             found = flowed(key)
             if found:
                 used.add(key)
-            for site, targets, place in left:
-                if found:
-                    merged = merge_targets(targets, admitted(resolver, site, targets, found))
-                    for target in merged:
-                        add(site.caller, target, site.line)
-                    sites[site.caller][place] = _row(site, merged)
-                else:
-                    for target in targets:
-                        if target.how in _GIVE_WAY:
-                            add(site.caller, target, site.line)
+                merged = merge_targets(targets, admitted(resolver, site, targets, found))
+                for target in merged:
+                    add(caller, target, line)
+                sites[caller][place] = _row(site, merged)
+            else:
+                for target in targets:
+                    if target.how in _GIVE_WAY:
+                        add(caller, target, line)
         opened.clear()
 
     def before_the_flow() -> None:
