@@ -155,7 +155,8 @@ class Refs:
     def source_lines(self, path: str) -> list[str]:
         if path not in self._lines:
             try:
-                text = source_file(self.root, path).read_text(encoding="utf-8")
+                # (a byte-order mark is not code: the index reads the file without it, too)
+                text = source_file(self.root, path).read_text(encoding="utf-8-sig")
             except (OSError, UnicodeDecodeError):
                 text = ""
             self._lines[path] = text.split("\n")

@@ -101,3 +101,34 @@ def test_an_edge_found_by_bisection_is_the_one_a_scan_finds(torchrl_model: CodeM
     assert torchrl_model.edge(caller, "torchrl.no.such.function") is None
     assert torchrl_model.edge(caller, "") is None
     assert torchrl_model.edge(caller, "\U0010ffff") is None  # after every callee
+
+
+def test_a_file_with_a_byte_order_mark_is_read_as_the_index_reads_it(
+    make_package: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """The index decodes a file without its byte-order mark: so do the pages, and a decorated
+    definition (its file's parse) and an undecorated one (its own lines) are both found."""
+    source = '"""Module."""\n\nimport functools\n\n\n@functools.cache\ndef g():\n    raise KeyError("k")\n\n\ndef f():\n    """F doc."""\n    return 1\n'
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": b"\xef\xbb\xbf" + source.encode()})
+    model = model_of(root, "pkg")
+    refs = Refs(model, root)
+    f, g = model.symbol("pkg.m.f"), model.symbol("pkg.m.g")
+    assert f is not None
+    assert g is not None
+    assert refs.docstring(f) == "F doc."
+    assert isinstance(refs.definition(g), ast.FunctionDef)
+    assert refs.line_text("pkg/m.py", 1) == '"""Module."""'
+
+
+def test_a_method_with_an_unindented_line_inside_is_summarized_from_its_definition(
+    make_package: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """A column-0 comment or string line inside a method is no reason to miss what it raises."""
+    from rlmap.pages.sections.base import Context
+    from rlmap.pages.sections.helpers import summarize
+
+    source = "class C:\n    def f(self):\n        x = '''\nunindented'''\n# a comment at column 0\n        raise ValueError(x)\n"
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": source})
+    model = model_of(root, "pkg")
+    context = Context(model, Refs(model, root), "test")
+    assert summarize(context, "pkg.m.C.f", [], []).endswith("ends raising ValueError")
