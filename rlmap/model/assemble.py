@@ -150,6 +150,18 @@ def resolve_sites(
     opened: list[tuple[CallSite, list[Target], int]] = []
     used: set[SiteKey] = set()  # the flow's sites that are call sites (the others: edges of their own)
 
+    def with_flow(
+        site: CallSite, targets: list[Target], flowed: Callable[[SiteKey], list[Target] | None]
+    ) -> list[Target] | None:
+        """The site's targets joined by the flow's callees there (its site noted as used);
+        ``None`` when the flow found none."""
+        key = (site.caller, site.line, site.callee_text)
+        found = flowed(key)
+        if not found:
+            return None
+        used.add(key)
+        return merge_targets(targets, admitted(resolver, site, targets, found))
+
     def settle(flowed: Callable[[SiteKey], list[Target] | None] | None) -> None:
         """Every site's edges and row, by name and type and by the flow (``flowed``: the flow's
         callees of a site).  Before the flow is known (``None``), a site it may change is
@@ -173,11 +185,9 @@ def resolve_sites(
                                 add(caller, target, line)
                         sites[caller].append(_row(site, targets))
                         continue
-                    key = (caller, line, site.callee_text)
-                    found = flowed(key)
-                    if found:
-                        used.add(key)
-                        targets = merge_targets(targets, admitted(resolver, site, targets, found))
+                    merged = with_flow(site, targets, flowed)
+                    if merged is not None:  # (empty when the flow's callees were all refused)
+                        targets = merged
                 for target in targets:
                     add(caller, target, line)
                 if not site.attribute_read:
@@ -185,21 +195,17 @@ def resolve_sites(
 
     def close(flow: dict[SiteKey, list[Target]]) -> None:
         """The sites left open by :func:`settle`, now that the flow is known."""
-        flowed = flow.get
         for site, targets, place in opened:
             caller, line = site.caller, site.line
-            key = (caller, line, site.callee_text)
-            found = flowed(key)
-            if found:
-                used.add(key)
-                merged = merge_targets(targets, admitted(resolver, site, targets, found))
-                for target in merged:
-                    add(caller, target, line)
-                sites[caller][place] = _row(site, merged)
-            else:
+            merged = with_flow(site, targets, flow.get)
+            if merged is None:  # what settle left out: the targets that give way to a flow found
                 for target in targets:
                     if target.how in _GIVE_WAY:
                         add(caller, target, line)
+                continue
+            for target in merged:
+                add(caller, target, line)
+            sites[caller][place] = _row(site, merged)
         opened.clear()
 
     def before_the_flow() -> None:
