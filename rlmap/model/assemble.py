@@ -42,7 +42,14 @@ UNRESOLVED = "unresolved"
 LAMBDA = "lambda"  # a lambda found by the value flow (``mod.f.<lambda1>``), not a symbol
 
 _PAIR = operator.itemgetter(0)
+
+
+def _held(value: Any) -> Any:  # a pair's lines or hows: one held as itself, more as a set
+    return value if type(value) is set else (value,)
+
+
 EdgeRow = tuple[str, str, tuple[int, ...], tuple[str, ...]]  # caller, callee, lines, hows
+EdgeOut = tuple[str, tuple[int, ...], tuple[str, ...]]  # callee, lines, hows (a row of its caller's)
 SiteRow = tuple[int, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # line, text, guards, targets, hows
 
 
@@ -54,6 +61,7 @@ class CallEdges:
         # pairs would hold 600,000 sets of one, 130 MB), a set of each once there are more
         self._found: dict[tuple[str, str], tuple[int | set[int], str | set[str]]] = {}
         self.nodes: dict[str, str] = {}  # external and unresolved callees -> their kind
+        self._since: set[tuple[str, str]] | None = None  # the pairs added to since track() (see CallTables)
 
     def add(self, caller: str, target: Target, line: int) -> None:
         how = target.how
@@ -63,8 +71,12 @@ class CallEdges:
         found = self._found.get(pair)
         if found is None:
             self._found[pair] = (line, how)
+            if self._since is not None:
+                self._since.add(pair)
             return
         lines, hows = found
+        if self._since is not None and (line not in _held(lines) or how not in _held(hows)):
+            self._since.add(pair)
         if type(lines) is not int:
             lines.add(line)  # type: ignore[union-attr]
         elif lines != line:
@@ -76,10 +88,12 @@ class CallEdges:
         if lines is not found[0] or hows is not found[1]:
             self._found[pair] = (lines, hows)
 
-    def mark_unknown(self, symbols: dict[str, Symbol]) -> None:
-        """Name every end of an edge that is neither a symbol nor an external node as unresolved."""
-        ends = {caller for caller, _ in self._found}  # each name once (a caller has many edges)
-        ends.update(callee for _, callee in self._found)
+    def mark_unknown(self, symbols: dict[str, Symbol], pairs: Iterable[tuple[str, str]] | None = None) -> None:
+        """Name every end of an edge (of ``pairs`` only, when given) that is neither a symbol nor
+        an external node as unresolved."""
+        pairs = self._found if pairs is None else pairs
+        ends = {caller for caller, _ in pairs}  # each name once (a caller has many edges)
+        ends.update(callee for _, callee in pairs)
         for name in ends:
             if name not in symbols and name not in self.nodes:
                 self.nodes[name] = LAMBDA if ".<lambda" in name else UNRESOLVED
@@ -96,6 +110,87 @@ class CallEdges:
             for pair, (lines, hows) in ordered
         ]
 
+    def out(self, caller: str, callee: str) -> EdgeOut:
+        """The edge from ``caller`` to ``callee`` as its caller's row: callee, sorted lines and hows."""
+        lines, hows = self._found[(caller, callee)]
+        return (
+            callee,
+            (lines,) if type(lines) is int else tuple(sorted(lines)),  # type: ignore[arg-type]
+            (hows,) if type(hows) is str else tuple(sorted(hows)),  # type: ignore[arg-type]
+        )
+
+    def track(self) -> None:
+        """Note from now on the pairs that gain an edge, a line or a how (:meth:`tracked`)."""
+        self._since = set()
+
+    def tracked(self) -> set[tuple[str, str]]:
+        """The pairs that gained an edge, a line or a how since :meth:`track` (none without it);
+        stops noting."""
+        since, self._since = self._since or set(), None
+        return since
+
+
+class CallTables:
+    """The model's tables of calls (``calls``, ``called_by``, ``sites``, ``nodes``), made from the
+    edges and the sites' rows.
+
+    Made while the flow is solved aside (by :func:`resolve_sites`'s ``waiting``), of what is known
+    then: once the flow is back, :meth:`state` makes again only what it changed (the rows of the
+    callers it gave an edge, a line or a how; the callers of the callees it gave a new one; the
+    rows of the callers whose sites it gave callees).  Made after the flow, nothing is left to
+    make again.  The tables are the same either way: the edges are a set, and each row is
+    sorted."""
+
+    def __init__(self, edges: CallEdges, sites: dict[str, list[SiteRow]]) -> None:
+        self.edges = edges
+        self.sites = sites
+        calls: dict[str, list[EdgeOut]] = defaultdict(list)
+        called_by: dict[str, list[str]] = defaultdict(list)
+        for caller, callee, lines, hows in edges.rows():  # sorted by (caller, callee)
+            calls[caller].append((callee, lines, hows))
+            called_by[callee].append(caller)
+        # each table's keys in sorted order (a key the flow adds sorts them again)
+        self.calls = {caller: tuple(rows) for caller, rows in calls.items()}
+        self.called_by = {callee: tuple(callers) for callee, callers in sorted(called_by.items())}
+        self.sites_by_line = {caller: _by_line(found) for caller, found in sorted(sites.items())}
+        edges.track()
+
+    def state(self, symbols: dict[str, Symbol], replaced: Iterable[str] = ()) -> dict[str, Any]:
+        """The four tables, with what the edges gained since they were made, and the callers of
+        ``replaced`` rows (their sites' rows, sorted again: the flow adds no caller of a site)."""
+        edges = self.edges
+        since = edges.tracked()
+        edges.mark_unknown(symbols, since)
+        callees: dict[str, set[str]] = defaultdict(set)
+        for caller, callee in since:
+            callees[caller].add(callee)
+        calls, called_by = self.calls, self.called_by
+        new_callers = any(caller not in calls for caller in callees)
+        joining: dict[str, list[str]] = defaultdict(list)  # callee -> its new callers
+        for caller, added in callees.items():
+            before = calls.get(caller, ())
+            rows = {row[0]: row for row in before}  # (in the callees' order)
+            for callee in added:
+                if callee not in rows:
+                    joining[callee].append(caller)
+                rows[callee] = edges.out(caller, callee)
+            calls[caller] = tuple(rows.values() if len(rows) == len(before) else [rows[c] for c in sorted(rows)])
+        new_callees = any(callee not in called_by for callee in joining)
+        for callee, callers in joining.items():
+            called_by[callee] = tuple(sorted((*called_by.get(callee, ()), *callers)))
+        for caller in replaced:
+            self.sites_by_line[caller] = _by_line(self.sites[caller])
+        return {
+            "calls": {caller: calls[caller] for caller in sorted(calls)} if new_callers else calls,
+            "called_by": {callee: called_by[callee] for callee in sorted(called_by)} if new_callees else called_by,
+            "nodes": dict(sorted(edges.nodes.items())),
+            "sites": self.sites_by_line,
+        }
+
+
+def _by_line(rows: list[SiteRow]) -> tuple[SiteRow, ...]:
+    return tuple(sorted(rows, key=_PAIR))  # by line (stable: two sites on a line keep their order)
+
 
 def resolve_sites(
     resolver: Resolver,
@@ -106,7 +201,8 @@ def resolve_sites(
     cap: int = CAP,
     meanwhile: Callable[[], None] | None = None,
     aside: bool = False,
-    waiting: Callable[[], None] | None = None,
+    waiting: Callable[[dict[str, list[SiteRow]]], None] | None = None,
+    replaced: set[str] | None = None,
 ) -> tuple[dict[str, list[SiteRow]], int]:
     """Resolve every call site into ``edges``; the calls written in each function, as rows.
 
@@ -128,7 +224,9 @@ def resolve_sites(
     settles every site as far as the flow cannot change it (by name and type: its edges, its
     row) and runs ``meanwhile`` (work that reads neither the flow nor the sites' rows); once the
     flow is back, only what it can change is left to do (torchrl: 12,000 of 64,000 sites get
-    callees from it), and ``waiting`` runs (what is left to do that does not read the flow).
+    callees from it), and ``waiting`` runs (what is left to do that does not read the flow; it is
+    given the sites' rows as they are then).  The callers whose rows the flow changes after that
+    are added to ``replaced``.
     Without it, or when the child fails, the flow is solved here, first.
     A packed index (torch) is solved here: a child would hold a second copy of every page of
     the records it reads.
@@ -206,6 +304,8 @@ def resolve_sites(
             for target in merged:
                 add(caller, target, line)
             sites[caller][place] = _row(site, merged)
+            if replaced is not None:
+                replaced.add(caller)
         opened.clear()
 
     def before_the_flow() -> None:
@@ -213,7 +313,7 @@ def resolve_sites(
         if meanwhile is not None:
             meanwhile()
         if waiting is not None:
-            waiting()
+            waiting(sites)
 
     solved_aside = None
     if aside and packed is None:

@@ -690,13 +690,25 @@ def build_model(
         tables["subclasses"] = {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())}
         tables["diagnostics"] = tuple((d.path, d.line, d.message) for d in index.diagnostics)
 
-    def encode_early() -> None:  # (in the time the solve aside leaves this process)
-        assert encoded is not None
+    call_tables: list[assemble.CallTables] = []
+
+    def assemble_calls(sites: dict[str, list[assemble.SiteRow]]) -> None:
+        """The call tables as far as the edges and rows are known (all of them, after the flow)."""
+        for access, getter, how in property_reads:  # (edges the flow does not change)
+            edges.add(access.function, Target(getter, how), access.line)
+        edges.mark_unknown(symbols)
+        call_tables.append(assemble.CallTables(edges, sites))
+
+    def waiting(sites: dict[str, list[assemble.SiteRow]]) -> None:  # (in the time the solve aside leaves)
+        assemble_calls(sites)
+        if encoded is None:
+            return
         files = _files_of(tables["symbols"])
         for name, values in tables.items():  # (what the flow does not change: see without_flow)
             if name in _TABLES or name in _PLAIN:  # (the diagnostics are in the head)
                 encoded[name] = encode_sections(name, values, files)
 
+    replaced: set[str] = set()
     sites, over_cap = assemble.resolve_sites(
         resolver,
         index,
@@ -706,16 +718,12 @@ def build_model(
         cap=value_cap,
         meanwhile=without_flow,
         aside=aside,
-        waiting=encode_early if encoded is not None else None,
+        waiting=waiting,
+        replaced=replaced,
     )
-    for access, getter, how in property_reads:
-        edges.add(access.function, Target(getter, how), access.line)
-    edges.mark_unknown(symbols)
-    calls: dict[str, list[tuple[str, tuple[int, ...], tuple[str, ...]]]] = defaultdict(list)
-    called_by: dict[str, list[str]] = defaultdict(list)
-    for caller, callee, call_lines, hows in edges.rows():  # sorted by (caller, callee)
-        calls[caller].append((callee, call_lines, hows))
-        called_by[callee].append(caller)
+    if not call_tables:  # solved first: every edge and row is known now
+        assemble_calls(sites)
+    calls = call_tables[0].state(symbols, replaced)
 
     return CodeModel(
         {
@@ -728,12 +736,12 @@ def build_model(
                 info.companion_links,
             ),
             "symbols": tables["symbols"],
-            "calls": {caller: tuple(rows) for caller, rows in calls.items()},
-            "called_by": {callee: tuple(callers) for callee, callers in sorted(called_by.items())},
-            "nodes": dict(sorted(edges.nodes.items())),
+            "calls": calls["calls"],
+            "called_by": calls["called_by"],
+            "nodes": calls["nodes"],
             "attributes": tables["attributes"],
             "keys": tables["keys"],
-            "sites": {caller: tuple(sorted(found, key=lambda row: row[0])) for caller, found in sorted(sites.items())},
+            "sites": calls["sites"],
             "returns": tables["returns"],
             "exports": tables["exports"],
             "external_exports": tables["external_exports"],

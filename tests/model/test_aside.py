@@ -113,6 +113,7 @@ def test_a_model_solved_aside_is_the_model_solved_here(
     assert len(solvers) == 1
     assert solvers[0] != str(os.getpid())
     assert together == alone
+    assert model_sections(together) == model_sections(alone)  # every table in the same order too
     assert alone["value_flow"] == (assemble.CAP, 0)
     assert any(alone["calls"].values())
 

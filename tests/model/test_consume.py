@@ -206,6 +206,81 @@ def test_call_edges_hold_one_line_and_one_how_as_themselves_and_give_the_same_ro
     assert edges.nodes == {"os.path.join": assemble.EXTERNAL, "?:x.y": assemble.UNRESOLVED}
 
 
+# Edges known when the flow is sent aside, then what a flow adds: a line and a how to a pair known,
+# a new callee of a caller known (before and after its others), a caller with no edge before, a
+# callee called by no one before, a new caller of a callee known, an external and an unknown end,
+# and an edge again as it was (nothing new).
+_BEFORE = [
+    ("m.b", Target("m.g", "direct"), 2),
+    ("m.b", Target("m.k", "direct"), 3),
+    ("m.d", Target("m.g", "self"), 5),
+    ("m.d", Target("os.sep", "import", external=True), 6),
+]
+_AFTER = [
+    ("m.b", Target("m.g", "flow"), 8),
+    ("m.b", Target("m.a", "flow"), 9),
+    ("m.b", Target("m.z", "flow"), 9),
+    ("m.c", Target("m.g", "flow"), 1),
+    ("m.a", Target("m.y.<lambda1>", "flow"), 4),
+    ("m.d", Target("json.dumps", "flow", external=True), 7),
+    ("m.d", Target("m.gone", "flow"), 7),
+    ("m.d", Target("m.g", "self"), 5),
+]
+_SYMBOLS: dict[str, Any] = dict.fromkeys(["m.a", "m.b", "m.c", "m.d", "m.g", "m.k", "m.z"])
+
+
+def _site(line: int, callee: str) -> assemble.SiteRow:
+    return (line, callee, (), (callee,), ("flow",))
+
+
+def test_call_tables_made_before_the_flow_and_patched_are_the_tables_made_after_it() -> None:
+    edges, sites = assemble.CallEdges(), {"m.b": [_site(3, "k"), _site(2, "g")], "m.d": [_site(5, "g")]}
+    for caller, target, line in _BEFORE:
+        edges.add(caller, target, line)
+    edges.mark_unknown(_SYMBOLS)
+    early = assemble.CallTables(edges, sites)
+    for caller, target, line in _AFTER:
+        edges.add(caller, target, line)
+    sites["m.b"][0] = _site(3, "flowed")  # a row the flow replaced
+    patched = early.state(_SYMBOLS, replaced={"m.b"})
+
+    edges.mark_unknown(_SYMBOLS)
+    late = assemble.CallTables(edges, sites).state(_SYMBOLS)
+    assert patched == late
+    for table in ("calls", "called_by", "nodes", "sites"):  # the same order: the cache stores it
+        assert list(patched[table]) == list(late[table]) == sorted(late[table])
+    assert patched["calls"]["m.b"] == (
+        ("m.a", (9,), ("flow",)),
+        ("m.g", (2, 8), ("direct", "flow")),
+        ("m.k", (3,), ("direct",)),
+        ("m.z", (9,), ("flow",)),
+    )
+    assert patched["called_by"]["m.g"] == ("m.b", "m.c", "m.d")
+    assert patched["nodes"] == {
+        "json.dumps": assemble.EXTERNAL,
+        "m.gone": assemble.UNRESOLVED,
+        "m.y.<lambda1>": assemble.LAMBDA,
+        "os.sep": assemble.EXTERNAL,
+    }
+    assert patched["sites"]["m.b"] == (_site(2, "g"), _site(3, "flowed"))
+
+
+def test_call_edges_note_only_the_pairs_that_gain_something_once_tracked() -> None:
+    edges = assemble.CallEdges()
+    for caller, target, line in _BEFORE:
+        edges.add(caller, target, line)
+    assert edges.tracked() == set()  # not tracking: nothing noted
+    edges.track()
+    for caller, target, line in _BEFORE:  # every edge again, as it was
+        edges.add(caller, target, line)
+    edges.add("m.b", Target("m.k", "direct"), 4)  # a line
+    edges.add("m.d", Target("m.g", "flow"), 5)  # a how
+    edges.add("m.e", Target("m.g", "direct"), 1)  # a pair
+    assert edges.tracked() == {("m.b", "m.k"), ("m.d", "m.g"), ("m.e", "m.g")}
+    edges.add("m.f", Target("m.g", "direct"), 1)
+    assert edges.tracked() == set()  # tracked() stopped the noting
+
+
 def test_calls_bound_and_metaclasses_watched_are_keyed_by_one_number(root: Path) -> None:
     index = _index(root)
     solved = ValueFlow(Resolver(index.modules), index.modules)
