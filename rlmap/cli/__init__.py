@@ -8,6 +8,7 @@ becomes ``rlmap: error: ...`` on stderr, never a traceback (:func:`main`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from rlmap.cli import audit as _audit  # noqa: F401  (registers the command)
 from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
-from rlmap.cli.common import app, say_error, say_note
+from rlmap.cli.common import app, kept_to_exit, say_error, say_note
 from rlmap.errors import ExitCode, RlmapError
 from rlmap.index.cache import DamagedEntry
 
@@ -98,6 +99,10 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
         return int(ExitCode.OK)
+    except SystemExit:
+        # typer's own answer to a reader that went away while a command printed (EPIPE), the
+        # only exit it makes itself when not standalone: an exit of 1 would say "findings"
+        return int(ExitCode.OK)
     except Exception as error:
         where = error.__traceback__
         while where is not None and where.tb_next is not None:
@@ -114,4 +119,16 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    """The ``rlmap`` command.  It leaves at once when its output is flushed: what a command
+    loaded (the model, :func:`rlmap.cli.common.keep_to_exit`) and the interpreter's own objects
+    are not freed one by one before the process ends.  Under a profiler or a tracer (cProfile,
+    coverage), which write their results as the interpreter shuts down, it leaves the usual way."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(main())
+    kept_to_exit()
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        # (an error: the reader went away, ``| head``, or the stream is closed)
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

@@ -23,6 +23,26 @@ from rlmap.terminal import inert
 COMMAND_ORDER = ("generate", "audit", "diff", "show", "graph")
 
 
+class _KeptToExit:
+    """What the ``rlmap`` process keeps to its end (see :func:`rlmap.cli.run`, which leaves without
+    freeing it: torchrl's resolved model is millions of objects, 0.13 s to free one by one for
+    nothing); ``None`` where main() runs in a longer process (a test), which frees as usual."""
+
+    values: list[Any] | None = None
+
+
+def keep_to_exit(value: Any) -> None:
+    """Keep ``value`` to the end of an ``rlmap`` process (:func:`rlmap.cli.run`); nothing elsewhere."""
+    if _KeptToExit.values is not None:
+        _KeptToExit.values.append(value)
+
+
+def kept_to_exit() -> None:
+    """From now on, :func:`keep_to_exit` keeps what it is given (the process leaves without freeing it)."""
+    if _KeptToExit.values is None:
+        _KeptToExit.values = []
+
+
 class _ReadmeOrder(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
@@ -257,6 +277,7 @@ def load_model_of(
     # sight, so that no later collection scans them to find no cycle (half a second on torchrl).
     # Not done in the library: a long process (Sphinx) would keep any cycle frozen here.
     gc.freeze()
+    keep_to_exit(loaded)
     if cache.write_failed:
         say_warning(f"could not write to the cache in {cache.directory}; the next run will parse again")
     if cache.rejected:

@@ -195,6 +195,60 @@ def test_console_script_process_has_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def _command(*args: str, traced: bool = False) -> list[str]:
+    """``rlmap *args`` as a process, with an ``atexit`` hook that says whether the interpreter shut
+    down the usual way; ``traced``: under a trace function, as coverage would set."""
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('shut down the usual way\\n'))\n"
+        + ("sys.settrace(lambda *_: None)\n" if traced else "")
+        + "from rlmap.cli import run\n"
+        "sys.argv = ['rlmap', *sys.argv[1:]]\n"
+        "run()\n"
+    )
+    return [sys.executable, "-c", probe, *args]
+
+
+def test_the_command_leaves_at_once_with_its_whole_output_and_its_exit_code() -> None:
+    done = subprocess.run(_command("graph", *fixture_args("--format", "json")), capture_output=True, check=False)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["nodes"]  # flushed whole before the process left
+    assert b"shut down the usual way" not in done.stderr
+    missing = subprocess.run(_command("show", *fixture_args("NoSuchThing")), capture_output=True, check=False)
+    assert missing.returncode == 2
+    assert missing.stderr.startswith(b"rlmap: error: ")
+    assert b"shut down the usual way" not in missing.stderr
+
+
+def test_the_command_under_a_tracer_shuts_down_the_usual_way() -> None:
+    # (a profiler or coverage writes its results as the interpreter shuts down)
+    done = subprocess.run(_command("show", *fixture_args("NoSuchThing"), traced=True), capture_output=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.endswith(b"shut down the usual way\n")
+
+
+def test_a_reader_that_goes_away_is_no_error_of_the_command() -> None:
+    # closed before the command writes: its output (a few KB, buffered) meets it as it leaves
+    with subprocess.Popen(
+        _command("show", *fixture_args("Collector.rollout")), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        process.stdout.close()  # ``| head -c 0``
+        errors = process.stderr.read()
+        assert process.wait() == 0
+    assert b"Exception ignored" not in errors
+    assert b"Traceback" not in errors
+
+
+def test_main_in_a_longer_process_keeps_nothing_to_its_end(run: Run) -> None:
+    from rlmap.cli.common import _KeptToExit
+
+    code, _, _ = run("show", *fixture_args("Collector.rollout"))
+    assert code == 0
+    assert _KeptToExit.values is None  # a test's models are freed as usual
+
+
 @pytest.mark.torchrl
 def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> None:
     code, out, _ = run("show", "Collector.rollout", "--cache-dir", str(torchrl_cache), "-q")
