@@ -8,7 +8,6 @@ becomes ``rlmap: error: ...`` on stderr, never a traceback (:func:`main`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from rlmap.cli import audit as _audit  # noqa: F401  (registers the command)
 from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
-from rlmap.cli.common import app, kept_to_exit, say_error, say_note
+from rlmap.cli.common import app, kept_to_exit, let_go_kept, say_error, say_note
 from rlmap.errors import ExitCode, RlmapError
 from rlmap.index.cache import DamagedEntry
 
@@ -61,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         # damaged one is found (and removed) after the command started.  It prints nothing
         # before its answer is whole, so it runs once more, without the entry (which rebuilds it).
         say_note(f"removed a damaged cache entry ({damaged.path.name}) and rebuilt it")
+        let_go_kept()  # the model that met the damaged entry is not held through the rebuild
         return _main(argv, retried=True)
 
 
@@ -99,10 +99,6 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
         return int(ExitCode.OK)
-    except SystemExit:
-        # typer's own answer to a reader that went away while a command printed (EPIPE), the
-        # only exit it makes itself when not standalone: an exit of 1 would say "findings"
-        return int(ExitCode.OK)
     except Exception as error:
         where = error.__traceback__
         while where is not None and where.tb_next is not None:
@@ -119,16 +115,34 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
 
 
 def run() -> None:
-    """The ``rlmap`` command.  It leaves at once when its output is flushed: what a command
-    loaded (the model, :func:`rlmap.cli.common.keep_to_exit`) and the interpreter's own objects
-    are not freed one by one before the process ends.  Under a profiler or a tracer (cProfile,
-    coverage), which write their results as the interpreter shuts down, it leaves the usual way."""
-    if sys.getprofile() is not None or sys.gettrace() is not None:
+    """The ``rlmap`` command; it ends the process (``python -m rlmap`` and the console script).
+
+    It leaves at once when its output is flushed (``os._exit``): what a command loaded (the
+    model, :func:`rlmap.cli.common.keep_to_exit`) and the interpreter's own objects are not
+    freed one by one before the process ends.  Watched by a profiler, a tracer or a
+    ``sys.monitoring`` tool (cProfile, coverage, a debugger), which write their results as the
+    interpreter shuts down, it leaves the usual way, and so it does on an exit typer makes itself
+    (``SystemExit``: exit 1 when the reader of the output went away, shell completion)."""
+    if _watched():
         sys.exit(main())
     kept_to_exit()
     code = main()
     for stream in (sys.stdout, sys.stderr):
-        # (an error: the reader went away, ``| head``, or the stream is closed)
-        with contextlib.suppress(OSError, ValueError):
+        if stream is None:  # closed when the process started (``>&-``)
+            continue
+        try:
             stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader went away (``| head``), or it is closed
+            pass
+        except OSError:  # the output is not whole (a full disk): as the interpreter's own shutdown
+            code = code or 120
     os._exit(code)
+
+
+def _watched() -> bool:
+    """Whether a profiler, a tracer or a ``sys.monitoring`` tool (Python 3.12+: cProfile and
+    coverage use it, and then ``sys.getprofile()`` is ``None``) watches this process."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))

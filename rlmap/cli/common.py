@@ -37,6 +37,13 @@ def keep_to_exit(value: Any) -> None:
         _KeptToExit.values.append(value)
 
 
+def let_go_kept() -> None:
+    """Let go what :func:`keep_to_exit` kept so far (a command run again, after a damaged cache
+    entry, does not hold the first run's model through its own)."""
+    if _KeptToExit.values is not None:
+        _KeptToExit.values.clear()
+
+
 def kept_to_exit() -> None:
     """From now on, :func:`keep_to_exit` keeps what it is given (the process leaves without freeing it)."""
     if _KeptToExit.values is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -195,13 +196,15 @@ def test_console_script_process_has_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def _command(*args: str, traced: bool = False) -> list[str]:
+def _command(*args: str, traced: bool = False, monitored: bool = False) -> list[str]:
     """``rlmap *args`` as a process, with an ``atexit`` hook that says whether the interpreter shut
-    down the usual way; ``traced``: under a trace function, as coverage would set."""
+    down the usual way; ``traced``: under a trace function, as coverage sets on Python 3.11;
+    ``monitored``: under a ``sys.monitoring`` tool, as cProfile and coverage use from 3.12."""
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('shut down the usual way\\n'))\n"
         + ("sys.settrace(lambda *_: None)\n" if traced else "")
+        + ("sys.monitoring.use_tool_id(2, 'profiler')\n" if monitored else "")
         + "from rlmap.cli import run\n"
         "sys.argv = ['rlmap', *sys.argv[1:]]\n"
         "run()\n"
@@ -227,7 +230,15 @@ def test_the_command_under_a_tracer_shuts_down_the_usual_way() -> None:
     assert done.stderr.endswith(b"shut down the usual way\n")
 
 
-def test_a_reader_that_goes_away_is_no_error_of_the_command() -> None:
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+def test_the_command_under_a_monitoring_tool_shuts_down_the_usual_way() -> None:
+    args = _command("show", *fixture_args("NoSuchThing"), monitored=True)
+    done = subprocess.run(args, capture_output=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.endswith(b"shut down the usual way\n")
+
+
+def test_a_reader_that_goes_away_ends_the_command_with_exit_1_and_no_traceback() -> None:
     # closed before the command writes: its output (a few KB, buffered) meets it as it leaves
     with subprocess.Popen(
         _command("show", *fixture_args("Collector.rollout")), stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -236,9 +247,24 @@ def test_a_reader_that_goes_away_is_no_error_of_the_command() -> None:
         assert process.stderr is not None
         process.stdout.close()  # ``| head -c 0``
         errors = process.stderr.read()
-        assert process.wait() == 0
+        assert process.wait() == 1  # typer's exit when the reader went away, as before the fast exit
     assert b"Exception ignored" not in errors
     assert b"Traceback" not in errors
+
+
+@pytest.mark.parametrize(
+    ("args", "closed", "code"),
+    [(("--version",), 1, 0), (("--version",), 2, 0), (("show", *fixture_args("NoSuchThing")), 2, 2)],
+)
+def test_a_stream_closed_from_the_start_changes_no_exit_code(args: tuple[str, ...], closed: int, code: int) -> None:
+    done = subprocess.run(
+        _command(*args),
+        stdin=subprocess.DEVNULL,
+        capture_output=closed != 2,
+        preexec_fn=lambda: os.close(closed),
+        check=False,
+    )  # (``>&-`` or ``2>&-``)
+    assert done.returncode == code
 
 
 def test_main_in_a_longer_process_keeps_nothing_to_its_end(run: Run) -> None:
