@@ -247,11 +247,29 @@ class Cache:
 
     def get_digested(self, namespace: str, key: str, kind: type[T] | Any) -> tuple[T, bytes] | None:
         """:meth:`get`'s value and the SHA-256 of its MessagePack payload, or ``None``."""
+        data = self.read(namespace, key)
+        return self.decode_digested(data, kind) if data is not None else None
+
+    def read(self, namespace: str, key: str) -> bytes | None:
+        """The bytes of the entry under ``key``, unchecked (:meth:`decode_digested` checks them);
+        ``None`` if there is none (or it is not a regular file)."""
         if self.directory is None:
             return None
-        data = _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
-        if data is None:
-            return None
+        return _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
+
+    def has(self, namespace: str, key: str) -> bool:
+        """Whether an entry is under ``key``: a regular file, not read (it may still prove
+        unusable when it is: see :meth:`get_digested`)."""
+        if self.directory is None:
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self._path(namespace, key)).st_mode)
+        except OSError:
+            return False
+
+    def decode_digested(self, data: bytes, kind: type[T] | Any) -> tuple[T, bytes] | None:
+        """The value of an entry's bytes (:meth:`read`) and the SHA-256 of its payload, or ``None``
+        (counted as rejected) when they are not a whole, intact entry of ``kind``."""
         decoder = self._decoders.get(kind)
         if decoder is None:
             decoder = self._decoders[kind] = msgspec.msgpack.Decoder(kind)

@@ -206,35 +206,56 @@ def build_index(
     compact = _compact if large else _as_is
     if large:
         map_large_blocks()
+    # A file whose entry is there is decoded after the files to parse are handed to the workers
+    # (below): they parse while this process decodes (one file edited: its parse and libcst's
+    # import in a worker, the others' records here).  A large tree's entries are decoded as
+    # they are found, with no file's bytes held meanwhile.
+    entries: list[tuple[str, Job, str]] | None = None if large else []  # (path, job, key)
     for absolute in files:
         path = source.relpath(absolute)
         library = source.is_companion_path(path)
-        key, found = _cached_or_job(cache, (path, library), absolute, enabled, pending)
+        key, found = _cached_or_job(cache, (path, library), absolute, enabled, pending, entries)
         keys.append(key)
         if found is not None:
             results[path] = compact(found[0])
             digests[path] = found[1]
 
-    done = len(results)
-    if progress:
-        progress("index", done, len(files))
     decoder = msgspec.msgpack.Decoder(ModuleIndex)
-    with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
-        for payload, digest, write_failed in _parse_all(pending, jobs, cache.directory):
-            parsed = compact(decoder.decode(payload))
-            results[parsed.path] = parsed
-            digests[parsed.path] = digest
-            cache.write_failed |= write_failed
-            done += 1
-            if progress:
-                progress("index", done, len(files))
+    batches = [_Parsing(pending, jobs, cache.directory, eager=bool(entries))]
+    unusable: list[tuple[Job, str]] = []  # an entry that proves corrupt or foreign: parsed after
+    try:
+        for path, job, key in entries or ():
+            cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
+            if cached is not None and isinstance(cached[0], ModuleIndex):
+                results[path] = compact(cached[0])
+                digests[path] = cached[1]
+            else:
+                unusable.append((job, key))
+        done = len(results)
+        if progress:
+            progress("index", done, len(files))
+        with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
+            for number in range(2):
+                if number:  # (once the first batch's workers are done)
+                    batches.append(_Parsing(unusable, jobs, cache.directory))
+                for payload, digest, write_failed in batches[number]:
+                    parsed = compact(decoder.decode(payload))
+                    results[parsed.path] = parsed
+                    digests[parsed.path] = digest
+                    cache.write_failed |= write_failed
+                    done += 1
+                    if progress:
+                        progress("index", done, len(files))
+    finally:
+        for batch in batches:
+            batch.close()
 
     paths = sorted(results)
     modules = tuple(results[path] for path in paths)
     stats = IndexStats(
         files=len(files),
-        parsed=len(pending),
-        from_cache=len(files) - len(pending),
+        parsed=len(pending) + len(unusable),
+        from_cache=len(files) - len(pending) - len(unusable),
         position_fallbacks=sum(module.position_fallback for module in modules),
     )
     project_key = content_key(source.package, *enabled, *keys, *(str(diagnostic) for diagnostic in skipped))
@@ -310,12 +331,14 @@ def _cached_or_job(
     absolute: os.PathLike[str],
     extensions: tuple[str, ...],
     pending: list[tuple[Job, str]],
+    entries: list[tuple[str, Job, str]] | None = None,
 ) -> tuple[str, tuple[ModuleIndex, bytes] | None]:
     """A file's key and, when it is known without parsing (cached, or unreadable), its index
     and the SHA-256 of the index's MessagePack.
 
     ``file`` is its repo-relative path, and whether it is a companion package's.  Otherwise the
-    file becomes a job appended to ``pending``, and the index is ``None``.
+    file becomes a job appended to ``pending``, and the index is ``None``.  With ``entries``, a
+    file whose cache entry is there is appended to it (path, job, key) rather than decoded now.
     """
     path, library = file
     data, problem = read_file(path, absolute)
@@ -327,10 +350,17 @@ def _cached_or_job(
         digest = hashlib.sha256(msgspec.msgpack.encode(unreadable)).digest()
         return file_key(path, "<unreadable>", extensions, library), (unreadable, digest)
     key = file_key(path, data, extensions, library)
+    job = (data, path, extensions, library)
+    if entries is not None:
+        if cache.has(FILES, key):
+            entries.append((path, job, key))
+        else:
+            pending.append((job, key))
+        return key, None
     cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
     if cached is not None and isinstance(cached[0], ModuleIndex):
         return key, cached
-    pending.append(((data, path, extensions, library), key))
+    pending.append((job, key))
     return key, None
 
 
@@ -339,35 +369,61 @@ def worker_count(jobs: int | None) -> int:
     return jobs if jobs is not None else (os.cpu_count() or 1)
 
 
-def _parse_all(pending: list[tuple[Job, str]], jobs: int | None, directory: Path | None) -> Iterator[Done]:
-    workers = worker_count(jobs)
-    # Largest first, so that the last chunk handed out is small and cores finish together.
-    ordered: list[Work] = [(job, key, directory) for job, key in sorted(pending, key=lambda item: -len(item[0][0]))]
-    if workers <= 1 or len(ordered) < _PARALLEL_THRESHOLD:
-        for work in ordered:
-            yield _index_file(work)
-        return
-    from concurrent.futures import ProcessPoolExecutor
+class _Parsing:
+    """The files to parse, and their records as each is done (iterate once).
 
-    from rlmap.index.extract import prepare_parser
+    With a second core they are parsed in worker processes (largest first, so that the last
+    handed out is small and the cores finish together): when there are enough of them to pay for
+    the workers, or ``eager`` (this process has other work to do meanwhile), in which case they
+    are handed out at once, so that the workers parse while this process goes on.  Otherwise
+    each is parsed here, as it is read.  :meth:`close` stops the workers (after the last record,
+    or when the caller gives up).
+    """
 
-    prepare_parser()  # once here, inherited by the forked workers, not once in each
+    def __init__(self, pending: list[tuple[Job, str]], jobs: int | None, directory: Path | None, eager: bool = False):
+        self.ordered: list[Work] = [
+            (job, key, directory) for job, key in sorted(pending, key=lambda item: -len(item[0][0]))
+        ]
+        self.pool: Any = None
+        self.futures: list[Future[Done] | None] = []
+        workers = worker_count(jobs)
+        if workers > 1 and self.ordered and (eager or len(self.ordered) >= _PARALLEL_THRESHOLD):
+            self._hand_out(min(workers, len(self.ordered)), prepare=not eager)
 
-    # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
-    # pool: every file it had not finished is parsed again alone, one process per crash, so
-    # that the file that kills it is known and becomes a diagnostic.
-    unfinished: list[Work] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures: list[Future[Done] | None] = [_submit(pool, work) for work in ordered]
-        for number, work in enumerate(ordered):
+    def _hand_out(self, workers: int, prepare: bool) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        if prepare:  # many files: what every parse uses, built once here and inherited by the workers
+            from rlmap.index.extract import prepare_parser
+
+            prepare_parser()
+        self.pool = ProcessPoolExecutor(max_workers=workers)
+        self.futures = [_submit(self.pool, work) for work in self.ordered]
+
+    def __iter__(self) -> Iterator[Done]:
+        if self.pool is None:
+            for work in self.ordered:
+                yield _index_file(work)
+            return
+        # A worker that dies (a crash in libcst's native parser, the OOM killer) breaks the whole
+        # pool: every file it had not finished is parsed again alone, one process per crash, so
+        # that the file that kills it is known and becomes a diagnostic.
+        unfinished: list[Work] = []
+        for number, work in enumerate(self.ordered):
             # let go of each future once read: it holds its file's records (torch's: 400 MB in all)
-            future, futures[number] = futures[number], None
+            future, self.futures[number] = self.futures[number], None
             done = _result(future, work)
             if done is None:
                 unfinished.append(work)
             else:
                 yield done
-    yield from _parse_alone(unfinished)
+        self.close()
+        yield from _parse_alone(unfinished)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _submit(pool: ProcessPoolExecutor, work: Work) -> Future[Done] | None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,72 @@ def test_one_changed_file_is_the_only_one_parsed(tmp_path: Path) -> None:
     assert before is not None
     assert after is not None
     assert after.line == before.line + 2
+
+
+_WHO_PARSED = """
+import os, sys
+from pathlib import Path
+from rlmap.index.cache import Cache
+from rlmap.index.indexer import build_index
+from rlmap.index.source import locate_source
+source = locate_source(Path(sys.argv[1]), package="pkg")
+index = build_index(source, Cache.at(Path(sys.argv[2])), jobs=int(sys.argv[3]))
+print("PARSED", index.stats.parsed, "FROM_CACHE", index.stats.from_cache)
+print("LIBCST_HERE", "libcst" in sys.modules)
+"""
+
+
+def _index_in_a_process(root: Path, cache: Path, jobs: int) -> tuple[int, int, bool]:
+    """(parsed, from the cache, whether the process itself imported libcst) of a fresh process's index."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", _WHO_PARSED, str(root), str(cache), str(jobs)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=300,
+    )
+    words = done.stdout.split()
+    return int(words[1]), int(words[3]), words[5] == "True"
+
+
+def test_a_changed_file_is_parsed_by_a_worker_while_the_cached_records_are_decoded(tmp_path: Path) -> None:
+    root = copy_fixture(tmp_path)
+    cache = tmp_path / "cache"
+    parsed, _, _ = _index_in_a_process(root, cache, 2)
+    assert parsed > 5
+    helpers = root / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text() + "\n\ndef added():\n    return 1\n")
+    parsed, cached, here = _index_in_a_process(root, cache, 2)
+    assert (parsed, cached > 5) == (1, True)
+    assert not here  # handed to a worker at once: this process decoded, it never parsed
+    helpers.write_text(helpers.read_text() + "\n\ndef again():\n    return 2\n")
+    parsed, _, here = _index_in_a_process(root, cache, 1)
+    assert (parsed, here) == (1, True)  # one job: parsed here, as before
+
+
+def test_a_model_of_cached_and_changed_files_is_the_same_with_workers_or_without(tmp_path: Path) -> None:
+    root = copy_fixture(tmp_path)
+    source = locate_source(root, package="pkg")
+    models = []
+    for jobs in (1, 2):
+        cache = Cache.at(tmp_path / f"cache{jobs}")
+        load_model(source, cache, jobs=jobs)
+        helpers = root / "pkg" / "helpers.py"
+        original = helpers.read_text()
+        helpers.write_text(original + "\n\ndef added():\n    return outer()\n")
+        for entry in sorted((tmp_path / f"cache{jobs}" / "files").rglob("*.msgpack"))[:2]:
+            entry.write_bytes(b"not an entry")  # and two entries to parse again after the others
+        changed = load_model(source, cache, jobs=jobs)
+        fresh = load_model(source, Cache.disabled(), jobs=1)  # every file parsed, nothing cached
+        helpers.write_text(original)
+        assert changed.stats is not None
+        assert changed.stats.parsed >= 2
+        models.append(json.dumps(graph_json(changed.model)))
+        assert models[-1] == json.dumps(graph_json(fresh.model))
+    assert models[0] == models[1]
+    assert '"pkg.helpers.added"' in models[0]
 
 
 def test_each_module_carries_the_digest_of_its_records_parsed_or_cached(tmp_path: Path) -> None:
