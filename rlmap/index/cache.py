@@ -259,13 +259,20 @@ class Cache:
 
     def has(self, namespace: str, key: str) -> bool:
         """Whether an entry is under ``key``: a regular file, not read (it may still prove
-        unusable when it is: see :meth:`get_digested`)."""
+        unusable when it is: see :meth:`get_digested`).  Anything else there (a link, a
+        directory, a FIFO, a path that cannot be looked at) is counted as rejected, as reading
+        it would be."""
         if self.directory is None:
             return False
         try:
-            return stat.S_ISREG(os.lstat(self._path(namespace, key)).st_mode)
-        except OSError:
+            regular = stat.S_ISREG(os.lstat(self._path(namespace, key)).st_mode)
+        except FileNotFoundError:
             return False
+        except OSError:
+            regular = False
+        if not regular:
+            self.rejected += 1
+        return regular
 
     def decode_digested(self, data: bytes, kind: type[T] | Any) -> tuple[T, bytes] | None:
         """The value of an entry's bytes (:meth:`read`) and the SHA-256 of its payload, or ``None``

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import signal
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -210,7 +211,8 @@ def build_index(
     # (below): they parse while this process decodes (one file edited: its parse and libcst's
     # import in a worker, the others' records here).  A large tree's entries are decoded as
     # they are found, with no file's bytes held meanwhile.
-    entries: list[tuple[str, Job, str]] | None = None if large else []  # (path, job, key)
+    overlap = not large and worker_count(jobs) > 1 and cache.directory is not None
+    entries: list[tuple[str, Job, str]] | None = [] if overlap else None  # (path, job, key)
     for absolute in files:
         path = source.relpath(absolute)
         library = source.is_companion_path(path)
@@ -221,9 +223,10 @@ def build_index(
             digests[path] = found[1]
 
     decoder = msgspec.msgpack.Decoder(ModuleIndex)
-    batches = [_Parsing(pending, jobs, cache.directory, eager=bool(entries))]
+    batches: list[_Parsing] = []
     unusable: list[tuple[Job, str]] = []  # an entry that proves corrupt or foreign: parsed after
     try:
+        batches.append(_Parsing(pending, jobs, cache.directory, eager=bool(entries)))
         for path, job, key in entries or ():
             cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
             if cached is not None and isinstance(cached[0], ModuleIndex):
@@ -231,6 +234,7 @@ def build_index(
                 digests[path] = cached[1]
             else:
                 unusable.append((job, key))
+        entries = None  # the files' bytes: only those of the unusable entries are kept
         done = len(results)
         if progress:
             progress("index", done, len(files))
@@ -369,6 +373,9 @@ def worker_count(jobs: int | None) -> int:
     return jobs if jobs is not None else (os.cpu_count() or 1)
 
 
+_IGNORE_INTERRUPT = (signal.SIGINT, signal.SIG_IGN)
+
+
 class _Parsing:
     """The files to parse, and their records as each is done (iterate once).
 
@@ -397,8 +404,13 @@ class _Parsing:
             from rlmap.index.extract import prepare_parser
 
             prepare_parser()
-        self.pool = ProcessPoolExecutor(max_workers=workers)
-        self.futures = [_submit(self.pool, work) for work in self.ordered]
+        # the workers leave an interrupt to this process, which stops them (see close)
+        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=signal.signal, initargs=_IGNORE_INTERRUPT)
+        try:
+            self.futures = [_submit(self.pool, work) for work in self.ordered]
+        except BaseException:  # interrupted while handing out: no worker is left behind
+            self.close()
+            raise
 
     def __iter__(self) -> Iterator[Done]:
         if self.pool is None:

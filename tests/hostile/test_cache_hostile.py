@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from rlmap.index.cache import Cache, decode_sections, encode_entry, encode_sections
+from rlmap.index.indexer import build_index
 from rlmap.index.source import locate_source
 from rlmap.model.session import load_model
 from rlmap.query.graphdump import graph_json
@@ -117,6 +118,21 @@ def test_an_entry_that_is_no_regular_file_is_never_read(tmp_path: Path, kind: st
     loaded = load_model(locate_source(root, package="pkg"), cache, jobs=1)  # a hang here is the failure
     assert json.dumps(graph_json(loaded.model), sort_keys=True) == _expected(root)
     assert cache.rejected > 0
+
+
+@pytest.mark.parametrize("jobs", [1, 2])  # (with a second core the entries are looked at before they are read)
+def test_every_file_entry_that_is_no_regular_file_is_counted_once(tmp_path: Path, jobs: int) -> None:
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    build_index(locate_source(root, package="pkg"), Cache.at(cache_dir), jobs=jobs)
+    entries = sorted((cache_dir / "files").rglob("*.msgpack"))
+    for number, entry in enumerate(entries):
+        entry.unlink()
+        entry.mkdir() if number % 2 else entry.symlink_to(tmp_path)
+    cache = Cache.at(cache_dir)
+    index = build_index(locate_source(root, package="pkg"), cache, jobs=jobs)
+    assert cache.rejected == len(entries) > 5  # each one (the CLI notes them)
+    assert index.stats.parsed == len(entries)
 
 
 def test_no_write_through_a_symlinked_cache_subdirectory(tmp_path: Path) -> None:
