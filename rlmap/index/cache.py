@@ -247,15 +247,24 @@ class Cache:
 
     def get_digested(self, namespace: str, key: str, kind: type[T] | Any) -> tuple[T, bytes] | None:
         """:meth:`get`'s value and the SHA-256 of its MessagePack payload, or ``None``."""
-        data = self.read(namespace, key)
-        return self.decode_digested(data, kind) if data is not None else None
-
-    def read(self, namespace: str, key: str) -> bytes | None:
-        """The bytes of the entry under ``key``, unchecked (:meth:`decode_digested` checks them);
-        ``None`` if there is none (or it is not a regular file)."""
         if self.directory is None:
             return None
-        return _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
+        data = _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
+        if data is None:
+            return None
+        decoder = self._decoders.get(kind)
+        if decoder is None:
+            decoder = self._decoders[kind] = msgspec.msgpack.Decoder(kind)
+        enabled = gc.isenabled()
+        gc.disable()  # decoding builds millions of tuples and no cycle: the collector only costs time
+        try:
+            found = _decode_checked(data, decoder)
+        finally:
+            if enabled:
+                gc.enable()
+        if found is None:
+            self.rejected += 1
+        return found
 
     def has(self, namespace: str, key: str) -> bool:
         """Whether an entry is under ``key``: a regular file, not read (it may still prove
@@ -273,23 +282,6 @@ class Cache:
         if not regular:
             self.rejected += 1
         return regular
-
-    def decode_digested(self, data: bytes, kind: type[T] | Any) -> tuple[T, bytes] | None:
-        """The value of an entry's bytes (:meth:`read`) and the SHA-256 of its payload, or ``None``
-        (counted as rejected) when they are not a whole, intact entry of ``kind``."""
-        decoder = self._decoders.get(kind)
-        if decoder is None:
-            decoder = self._decoders[kind] = msgspec.msgpack.Decoder(kind)
-        enabled = gc.isenabled()
-        gc.disable()  # decoding builds millions of tuples and no cycle: the collector only costs time
-        try:
-            found = _decode_checked(data, decoder)
-        finally:
-            if enabled:
-                gc.enable()
-        if found is None:
-            self.rejected += 1
-        return found
 
     def get_sections(self, namespace: str, key: str, head: type[T] | Any) -> Sections[T] | None:
         """The sectioned entry under ``key`` with its head decoded as ``head``, or ``None``

@@ -239,17 +239,14 @@ def build_index(
         if progress:
             progress("index", done, len(files))
         with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
-            for number in range(2):
-                if number:  # (once the first batch's workers are done)
-                    batches.append(_Parsing(unusable, jobs, cache.directory))
-                for payload, digest, write_failed in batches[number]:
-                    parsed = compact(decoder.decode(payload))
-                    results[parsed.path] = parsed
-                    digests[parsed.path] = digest
-                    cache.write_failed |= write_failed
-                    done += 1
-                    if progress:
-                        progress("index", done, len(files))
+            for payload, digest, write_failed in _parsed_in_turn(batches, unusable, jobs, cache.directory):
+                parsed = compact(decoder.decode(payload))
+                results[parsed.path] = parsed
+                digests[parsed.path] = digest
+                cache.write_failed |= write_failed
+                done += 1
+                if progress:
+                    progress("index", done, len(files))
     finally:
         for batch in batches:
             batch.close()
@@ -371,6 +368,16 @@ def _cached_or_job(
 def worker_count(jobs: int | None) -> int:
     """The processes a run may keep busy: ``--jobs``, or one per core."""
     return jobs if jobs is not None else (os.cpu_count() or 1)
+
+
+def _parsed_in_turn(
+    batches: list[_Parsing], unusable: list[tuple[Job, str]], jobs: int | None, directory: Path | None
+) -> Iterator[Done]:
+    """The first batch's records, then those of the ``unusable`` entries' files, a batch made
+    (and added to ``batches``, for its caller to close) once the first batch's workers are done."""
+    yield from batches[0]
+    batches.append(_Parsing(unusable, jobs, directory))
+    yield from batches[1]
 
 
 _IGNORE_INTERRUPT = (signal.SIGINT, signal.SIG_IGN)

@@ -50,6 +50,17 @@ def _held(value: Any) -> Any:  # a pair's lines or hows: one held as itself, mor
 
 EdgeRow = tuple[str, str, tuple[int, ...], tuple[str, ...]]  # caller, callee, lines, hows
 EdgeOut = tuple[str, tuple[int, ...], tuple[str, ...]]  # callee, lines, hows (a row of its caller's)
+
+
+def _edge_out(callee: str, lines: int | set[int], hows: str | set[str]) -> EdgeOut:
+    """An edge as its caller's row, from what :class:`CallEdges` holds of it: its lines and hows sorted."""
+    return (
+        callee,
+        (lines,) if type(lines) is int else tuple(sorted(lines)),  # type: ignore[arg-type]
+        (hows,) if type(hows) is str else tuple(sorted(hows)),  # type: ignore[arg-type]
+    )
+
+
 SiteRow = tuple[int, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # line, text, guards, targets, hows
 
 
@@ -101,23 +112,11 @@ class CallEdges:
     def rows(self) -> list[EdgeRow]:
         """The edges sorted by (caller, callee), each with its sorted lines and hows."""
         ordered = sorted(self._found.items(), key=_PAIR)  # pairs are unique: the sets are never compared
-        return [
-            (
-                *pair,
-                (lines,) if type(lines) is int else tuple(sorted(lines)),  # type: ignore[arg-type]
-                (hows,) if type(hows) is str else tuple(sorted(hows)),  # type: ignore[arg-type]
-            )
-            for pair, (lines, hows) in ordered
-        ]
+        return [(caller, *_edge_out(callee, *found)) for (caller, callee), found in ordered]
 
     def out(self, caller: str, callee: str) -> EdgeOut:
         """The edge from ``caller`` to ``callee`` as its caller's row: callee, sorted lines and hows."""
-        lines, hows = self._found[(caller, callee)]
-        return (
-            callee,
-            (lines,) if type(lines) is int else tuple(sorted(lines)),  # type: ignore[arg-type]
-            (hows,) if type(hows) is str else tuple(sorted(hows)),  # type: ignore[arg-type]
-        )
+        return _edge_out(callee, *self._found[(caller, callee)])
 
     def track(self) -> None:
         """Note from now on the pairs that gain an edge, a line or a how (:meth:`tracked`)."""
