@@ -5,10 +5,10 @@ entry is plain data only: MessagePack decoded by msgspec into the exact record t
 hold (never pickle, never marshal), behind a magic line and a SHA-256 of the payload.  An entry
 that is truncated, corrupt, foreign, oversized, a link or not a regular file is a miss: it is
 counted in :attr:`Cache.rejected` (the CLI prints one note) and rebuilt.  Entries are named by a
-SHA-256 of what they were computed from (the code of rlmap that computed them, the file's path
-and bytes), so a stale entry is never looked up, only left behind.  Writes go to a temporary
-file that is renamed into place, so two processes racing on one directory each read either
-nothing or a whole entry.
+SHA-256 of what they were computed from (the code of rlmap that computed them, the Python and
+libcst that parsed the file, the file's path and bytes), so a stale entry is never looked up,
+only left behind.  Writes go to a temporary file that is renamed into place, so two processes
+racing on one directory each read either nothing or a whole entry.
 
 A large entry (a resolved model) is *sectioned*: a head (plain data and a table of its
 sections, behind its own SHA-256) and sections that are read, checked against their own SHA-256
@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import importlib.util
 import os
 import stat
+import sys
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
@@ -83,13 +85,45 @@ EXTRACTION_MODULES = (
 SCHEMA = code_version(*EXTRACTION_MODULES)
 
 
+def package_identity(directory: Path) -> str:
+    """What tells one release of an installed package from another, read from its directory
+    without importing it: its ``_version.py`` (libcst's names the release and its commit), and
+    the names and sizes of its native modules (libcst's parser)."""
+    digest = hashlib.sha256()
+    with contextlib.suppress(OSError):
+        digest.update((directory / "_version.py").read_bytes())
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
+            if entry.name.endswith((".so", ".pyd")) and entry.is_file(follow_symlinks=False):
+                digest.update(f"{entry.name} {entry.stat(follow_symlinks=False).st_size}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def parser_identity() -> str:
+    """The parsers the records also depend on: the interpreter, whose ``ast`` gives their lines
+    and value flow (a file Python 3.11 rejects, 3.12 may parse), and libcst, located without
+    being imported (a warm run never imports it)."""
+    python = f"{sys.implementation.name} {'.'.join(map(str, sys.version_info[:3]))}"
+    try:
+        spec = importlib.util.find_spec("libcst")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return f"{python} libcst missing"
+    return f"{python} libcst {package_identity(Path(spec.origin).parent)}"
+
+
+# What every entry's key starts from: rlmap, the code that computes records, and what parses.
+PARSERS = parser_identity()
+
+
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "rlmap"
 
 
 def content_key(*parts: bytes | str) -> str:
-    digest = hashlib.sha256(f"rlmap {__version__} schema {SCHEMA}".encode())
+    digest = hashlib.sha256(f"rlmap {__version__} schema {SCHEMA} parsers {PARSERS}".encode())
     for part in parts:
         data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "little"))

@@ -235,3 +235,45 @@ def test_a_warm_key_comes_from_file_stats_and_any_edit_is_seen(tmp_path: Path, m
     assert edited.stats is not None
     assert edited.stats.parsed == 1
     assert edited.model.has_symbol("pkg.helpers.OUTER")
+
+
+def test_records_of_another_python_or_libcst_are_not_used(tmp_path: Path, monkeypatch: Any) -> None:
+    """Records depend on the parsers too (``ast`` gives their lines and value flow: a file one
+    Python rejects, another parses): a cache filled under other parsers serves nothing, not
+    even the model found from the files' stats."""
+    from rlmap.index import cache as cache_module
+    from rlmap.model import session
+
+    monkeypatch.setattr(session, "_SETTLED_NS", 0)  # the files were just copied: trust their stats at once
+    source = locate_source(copy_fixture(tmp_path), package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    first = load_model(source, cache, jobs=1)
+    assert load_model(source, cache, jobs=1).stats is None  # same parsers: the model is found
+    monkeypatch.setattr(cache_module, "PARSERS", cache_module.PARSERS + " (another libcst)")
+    other = load_model(source, cache, jobs=1)
+    assert other.stats is not None
+    assert (other.stats.parsed, other.stats.from_cache) == (other.stats.files, 0)
+    assert graph_json(other.model) == graph_json(first.model)
+
+
+def test_the_parsers_identity_follows_the_python_and_the_libcst_release(tmp_path: Path) -> None:
+    from rlmap.index.cache import package_identity
+
+    def package(name: str, version: str, native: bytes) -> Path:
+        directory = tmp_path / name / "libcst"
+        directory.mkdir(parents=True)
+        (directory / "__init__.py").write_text("raise SystemExit('never imported')\n")
+        (directory / "_version.py").write_text(f"__version__ = version = {version!r}\n")
+        (directory / "native.cpython-311-x86_64-linux-gnu.so").write_bytes(native)
+        return directory
+
+    one = package_identity(package("a", "1.9.0", b"x" * 10))
+    assert one == package_identity(package("b", "1.9.0", b"y" * 10))  # the same release, installed twice
+    assert one != package_identity(package("c", "1.8.6", b"x" * 10))  # another release
+    assert one != package_identity(package("d", "1.9.0", b"x" * 11))  # another build of its parser
+    # the running interpreter and the installed libcst, found without importing libcst
+    probe = "import sys; from rlmap.index.cache import PARSERS; print(PARSERS); assert 'libcst' not in sys.modules"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert found.startswith(f"{sys.implementation.name} {python} libcst ")
+    assert "missing" not in found
