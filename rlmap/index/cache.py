@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import importlib.util
+import importlib.machinery
 import os
 import stat
 import sys
@@ -104,8 +104,8 @@ def parser_identity() -> str:
     and value flow (a file Python 3.11 rejects, 3.12 may parse), and libcst, located without
     being imported (a warm run never imports it)."""
     python = f"{sys.implementation.name} {'.'.join(map(str, sys.version_info[:3]))}"
-    try:
-        spec = importlib.util.find_spec("libcst")
+    try:  # on the path, as an import would find it, whether imported yet or not
+        spec = importlib.machinery.PathFinder.find_spec("libcst")
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.origin:
