@@ -13,6 +13,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2  # bad option, missing source, bad configuration
     INCOMPLETE_INPUT = 3  # some files could not be read; output written for the rest
     INTERNAL = 70  # a bug in rlmap (EX_SOFTWARE): reported in one line, never a traceback
+    OUTPUT_FAILED = 120  # the output could not be written whole (a full disk): as Python's own exit
 
 
 class RlmapError(Exception):
@@ -51,3 +52,15 @@ class SymbolNotFound(RlmapError):
 
 class CacheError(RlmapError):
     """The cache directory cannot be used."""
+
+
+class OutputError(RlmapError):
+    """The command's output cannot be written (a full disk, an I/O error): not a bug of rlmap."""
+
+    exit_code = ExitCode.OUTPUT_FAILED
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(
+            f"cannot write the output: {error.strerror or error}",
+            "free space where the output goes, or send it elsewhere",
+        )

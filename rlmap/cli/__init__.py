@@ -20,7 +20,7 @@ from rlmap.cli import audit as _audit  # noqa: F401  (registers the command)
 from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
-from rlmap.cli.common import app, kept_to_exit, let_go_kept, say_error, say_note
+from rlmap.cli.common import app, kept_to_exit, let_go_kept, say, say_error, say_note
 from rlmap.errors import ExitCode, RlmapError
 from rlmap.index.cache import DamagedEntry
 
@@ -29,7 +29,7 @@ __all__ = ["app", "main", "run"]
 
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"rlmap {__version__}")
+        say(f"rlmap {__version__}")
         raise typer.Exit()
 
 
@@ -135,7 +135,7 @@ def run() -> None:
         except (BrokenPipeError, ValueError):  # the reader went away (``| head``), or it is closed
             pass
         except OSError:  # the output is not whole (a full disk): as the interpreter's own shutdown
-            code = code or 120
+            code = code or int(ExitCode.OUTPUT_FAILED)
     os._exit(code)
 
 

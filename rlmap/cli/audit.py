@@ -102,7 +102,7 @@ def audit(
         findings = _fix(findings, context, show_diff=show_diff and not fix)
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics
     incomplete = common.report_diagnostics(notes)
-    typer.echo(_report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes), nl=False)
+    common.say(_report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes), nl=False)
     if output_format == "github":
         _write_step_summary(findings, known)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
@@ -127,9 +127,9 @@ def _coverage(
     focus = (profile.focus if profile is not None else ()) or (settings.package,)
     result = docstring_coverage(loaded.model, tuple(focus), exclude)
     if output_format == "json":
-        typer.echo(json.dumps(coverage_json(result), indent=2, sort_keys=True))
+        common.say(json.dumps(coverage_json(result), indent=2, sort_keys=True))
     else:
-        typer.echo(render_coverage(result), nl=False)
+        common.say(render_coverage(result), nl=False)
     incomplete = common.report_diagnostics(tuple(loaded.model.diagnostics))
     if fail_under is not None and result.total.percent < fail_under:
         common.say_error(f"docstring coverage {result.total.percent:.1f}% is under --fail-under {fail_under:g}%")
@@ -156,7 +156,7 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
     for reason in plan.skipped:
         common.say_note(reason)
     if show_diff:
-        typer.echo(plan.diff(), nl=False)
+        common.say(plan.diff(), nl=False)
         return findings
     write_fixes(plan, root, code_root, prefix)
     fixed = {fix.path for fix in plan.files}
@@ -178,7 +178,7 @@ def _check_options(explain_rule: str | None, rules: Sequence[str]) -> None:
     from rlmap.audit.rules import RULES
 
     if explain_rule is not None:
-        typer.echo(explain(explain_rule), nl=False)
+        common.say(explain(explain_rule), nl=False)
         raise typer.Exit(0)
     for rule_id in rules:
         if rule_id not in RULES:

@@ -7,14 +7,14 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from rlmap.errors import ExitCode
+from rlmap.errors import ExitCode, OutputError
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
@@ -145,8 +145,27 @@ def terminal_safe(text: str) -> str:
     return inert(text, keep_newlines=True)
 
 
+def say(text: str, nl: bool = True) -> None:
+    """Print the command's output on stdout.  A write that fails for want of room or of a
+    working device is the user's to fix: an :class:`~rlmap.errors.OutputError` (exit 120), not
+    an internal error.  A reader gone away (``| head``) is left to the caller."""
+    try:
+        typer.echo(text, nl=nl)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(error) from None
+
+
 def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
-    typer.echo(terminal_safe(text), err=err, nl=nl)
+    """Print ``text`` with control characters escaped; a diagnostic that stderr cannot take (a
+    full disk, a reader gone away) is dropped: there is nowhere left to tell, and the exit code
+    still says what happened."""
+    if not err:
+        say(terminal_safe(text), nl=nl)
+        return
+    with suppress(OSError, ValueError):
+        typer.echo(terminal_safe(text), err=True, nl=nl)
 
 
 def page(text: str) -> None:
@@ -158,12 +177,12 @@ def page(text: str) -> None:
 
     command = shlex.split(os.environ.get("PAGER") or "less -FRX")
     if not command or shutil.which(command[0]) is None:
-        typer.echo(text)
+        say(text)
         return
     try:
         subprocess.run(command, input=text + "\n", text=True, check=False)
     except OSError:
-        typer.echo(text)
+        say(text)
 
 
 def say_error(message: str) -> None:

@@ -50,9 +50,9 @@ def diff(
             "flows": list(result.flows),
             "changes": [c.as_json() for c in result.changes],
         }
-        typer.echo(json.dumps(payload, indent=2, sort_keys=True))
+        common.say(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        typer.echo(render_text(result), nl=False)
+        common.say(render_text(result), nl=False)
     raise typer.Exit(int(common.report_diagnostics(before.diagnostics + after.diagnostics)))
 
 

@@ -131,7 +131,7 @@ def generate(
     if not quiet and written is not None:
         changed, removed = written
         gone = f", removed {removed} obsolete" if removed else ""
-        typer.echo(
+        common.echo_safe(
             f"rlmap: wrote {changed} of {len(output.files)} files{gone} in {settings.out} ({loaded.source.stamp()})",
             err=True,
         )
@@ -163,7 +163,7 @@ def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
     if result.diff:
         # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
         # the files on disk made inert on a terminal
-        typer.echo(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
+        common.say(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
         common.say_error(
             f"{len(result.stale) + len(result.obsolete)} generated file(s) in {_shown(out)} are stale - "
             f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
@@ -175,7 +175,7 @@ def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
             f"(or none, for files that were uncommitted); '{command}' refreshes the links"
         )
     if not quiet:
-        typer.echo(f"rlmap: {len(output.files)} generated files in {_shown(out)} are up to date", err=True)
+        common.echo_safe(f"rlmap: {len(output.files)} generated files in {_shown(out)} are up to date", err=True)
 
 
 def _shown(path: Path) -> str:

@@ -86,7 +86,7 @@ def show(
     else:
         result = describe(model, name, chosen.glossary if chosen is not None else ())
     if as_json:
-        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        common.say(json.dumps(result, indent=2, sort_keys=True))
     else:
         _print_report(result)
     code = common.report_diagnostics(model.diagnostics)
@@ -123,7 +123,7 @@ def _print_report(result: dict[str, Any]) -> None:
     if on_terminal and text.count("\n") + 1 > _terminal_lines():
         common.page(text)
     else:
-        typer.echo(text)
+        common.say(text)
 
 
 def _terminal_lines() -> int:
@@ -147,10 +147,10 @@ def _echo_chunks(chunks: Iterator[str], size: int = 1 << 20) -> None:
         batch.append(chunk)
         held += len(chunk)
         if held >= size:
-            typer.echo("".join(batch), nl=False)
+            common.say("".join(batch), nl=False)
             batch.clear()
             held = 0
-    typer.echo("".join(batch))
+    common.say("".join(batch))
 
 
 @common.app.command(cls=common.Command)
@@ -186,7 +186,7 @@ def graph(
     if output_format == "json":
         _echo_chunks(graph_json_chunks(loaded.model, scopes))
     elif output_format == "pycg":
-        typer.echo(json.dumps(graph_pycg(loaded.model, scopes), indent=1, sort_keys=True))
+        common.say(json.dumps(graph_pycg(loaded.model, scopes), indent=1, sort_keys=True))
     else:
-        typer.echo(graph_dot(loaded.model, scopes), nl=False)
+        common.say(graph_dot(loaded.model, scopes), nl=False)
     raise typer.Exit(int(common.report_diagnostics(loaded.model.diagnostics)))

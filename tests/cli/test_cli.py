@@ -267,6 +267,29 @@ def test_a_stream_closed_from_the_start_changes_no_exit_code(args: tuple[str, ..
     assert done.returncode == code
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (a device every write fills)")
+@pytest.mark.parametrize(
+    "args",
+    [("--version",), ("show", *fixture_args("Collector.rollout")), ("graph", *fixture_args("--format", "json"))],
+)
+def test_an_output_that_cannot_be_written_is_exit_120_and_not_a_bug(args: tuple[str, ...]) -> None:
+    with open("/dev/full", "wb") as full:  # a full disk
+        done = subprocess.run(_command(*args), stdout=full, stderr=subprocess.PIPE, check=False)
+    assert done.returncode == 120
+    assert done.stderr.decode().splitlines() == [
+        "rlmap: error: cannot write the output: No space left on device - "
+        "free space where the output goes, or send it elsewhere"
+    ]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (a device every write fills)")
+def test_a_diagnostic_that_cannot_be_written_changes_no_exit_code() -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(_command("show", *fixture_args("NoSuchThing")), stderr=full, capture_output=False,
+                              stdout=subprocess.PIPE, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, b"")
+
+
 def test_main_in_a_longer_process_keeps_nothing_to_its_end(run: Run) -> None:
     from rlmap.cli.common import _KeptToExit
 
