@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import errno
 
 
 class ExitCode(enum.IntEnum):
@@ -54,13 +55,22 @@ class CacheError(RlmapError):
     """The cache directory cannot be used."""
 
 
-class OutputError(RlmapError):
-    """The command's output cannot be written (a full disk, an I/O error): not a bug of rlmap."""
+# What a write fails with when the device, not the path, is at fault: no room (or a quota, or a
+# file size limit), or an I/O error.  Anything else (a permission, a path that is no directory)
+# is the user's choice of path: a usage error.
+_DEVICE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def device_failed(error: OSError) -> bool:
+    """Whether ``error`` is a write failing for want of room or of a working device."""
+    return error.errno in _DEVICE_ERRORS
+
+
+class WriteFailed(RlmapError):
+    """What the command writes cannot be written whole (a full disk, an I/O error): not a bug of
+    rlmap, nor a bad option."""
 
     exit_code = ExitCode.OUTPUT_FAILED
 
-    def __init__(self, error: OSError) -> None:
-        super().__init__(
-            f"cannot write the output: {error.strerror or error}",
-            "free space where the output goes, or send it elsewhere",
-        )
+    def __init__(self, what: str, error: OSError, hint: str = "free space where it goes, or send it elsewhere") -> None:
+        super().__init__(f"cannot write {what}: {error.strerror or error}", hint)

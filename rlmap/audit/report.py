@@ -26,7 +26,7 @@ from urllib.parse import quote
 from rlmap import __version__
 from rlmap.audit.catalog import NOTE, RULES, Finding, Rule
 from rlmap.audit.replace import replace_file
-from rlmap.errors import ConfigError, UsageError
+from rlmap.errors import ConfigError, UsageError, WriteFailed, device_failed
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
@@ -164,6 +164,8 @@ def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
     try:
         replace_file(path, baseline_json(findings).encode("utf-8"), 0o644)
     except OSError as error:
+        if device_failed(error):  # the disk, not the path chosen
+            raise WriteFailed(f"the baseline {path}", error, "free space on its device, then run again") from None
         raise UsageError(
             f"{path}: cannot write the baseline ({error.strerror or error})",
             "pass --write-baseline a path in a writable directory",

@@ -21,15 +21,15 @@ from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
 from rlmap.cli.common import app, kept_to_exit, let_go_kept, say, say_error, say_note
-from rlmap.errors import ExitCode, RlmapError
-from rlmap.index.cache import DamagedEntry
+from rlmap.errors import ExitCode, RlmapError, WriteFailed
+from rlmap.index.cache import PARSERS, DamagedEntry
 
 __all__ = ["app", "main", "run"]
 
 
 def _version_callback(value: bool) -> None:
     if value:
-        say(f"rlmap {__version__}")
+        say(f"rlmap {__version__} (parsers: {PARSERS})")
         raise typer.Exit()
 
 
@@ -100,6 +100,9 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
         sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
         return int(ExitCode.OK)
     except Exception as error:
+        if isinstance(error, OSError) and _written_by_click(error):  # help or completions: not a bug
+            say_error(str(WriteFailed("the output", error, "free space where the output goes, or send it elsewhere")))
+            return int(ExitCode.OUTPUT_FAILED)
         where = error.__traceback__
         while where is not None and where.tb_next is not None:
             where = where.tb_next
@@ -137,6 +140,18 @@ def run() -> None:
         except OSError:  # the output is not whole (a full disk): as the interpreter's own shutdown
             code = code or int(ExitCode.OUTPUT_FAILED)
     os._exit(code)
+
+
+def _written_by_click(error: OSError) -> bool:
+    """Whether ``error`` was raised as click (typer's) wrote to a stream: the help, completions
+    (every output of rlmap's own goes through :func:`rlmap.cli.common.say`)."""
+    where = error.__traceback__
+    while where is not None:
+        code = where.tb_frame.f_code
+        if code.co_name == "echo" and Path(code.co_filename).parent.name in ("click", "_click"):
+            return True
+        where = where.tb_next
+    return False
 
 
 def _watched() -> bool:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from rlmap.errors import ExitCode, OutputError
+from rlmap.errors import ExitCode, WriteFailed
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
@@ -146,15 +146,24 @@ def terminal_safe(text: str) -> str:
 
 
 def say(text: str, nl: bool = True) -> None:
-    """Print the command's output on stdout.  A write that fails for want of room or of a
-    working device is the user's to fix: an :class:`~rlmap.errors.OutputError` (exit 120), not
-    an internal error.  A reader gone away (``| head``) is left to the caller."""
+    """Print the command's output on stdout, in slices that each fit the stream's buffer, each
+    flushed: a write the device cuts short then fails on the next (one large write would be
+    cut short in silence, and the command end as if all was written).  A write that fails is the
+    user's to fix: :class:`~rlmap.errors.WriteFailed` (exit 120), not an internal error.  A
+    reader gone away (``| head``) is left to the caller."""
     try:
-        typer.echo(text, nl=nl)
+        for start in range(0, max(len(text), 1), _SLICE):
+            last = start + _SLICE >= len(text)
+            typer.echo(text[start : start + _SLICE], nl=nl and last)
     except BrokenPipeError:
         raise
     except OSError as error:
-        raise OutputError(error) from None
+        raise WriteFailed("the output", error, _ELSEWHERE) from None
+
+
+_ELSEWHERE = "free space where the output goes, or send it elsewhere"
+# Characters written at once by say: at most 4 bytes each in UTF-8, within a buffer of io.DEFAULT_BUFFER_SIZE.
+_SLICE = 2048
 
 
 def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import importlib.machinery
 import os
 import stat
 import sys
@@ -88,29 +87,39 @@ SCHEMA = code_version(*EXTRACTION_MODULES)
 def package_identity(directory: Path) -> str:
     """What tells one release of an installed package from another, read from its directory
     without importing it: its ``_version.py`` (libcst's names the release and its commit), and
-    the names and sizes of its native modules (libcst's parser)."""
+    the names and sizes of its native modules (libcst's parser; a module installed as a link
+    counts by the file it links to)."""
     digest = hashlib.sha256()
     with contextlib.suppress(OSError):
         digest.update((directory / "_version.py").read_bytes())
     with contextlib.suppress(OSError):
         for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
-            if entry.name.endswith((".so", ".pyd")) and entry.is_file(follow_symlinks=False):
-                digest.update(f"{entry.name} {entry.stat(follow_symlinks=False).st_size}\n".encode())
+            if entry.name.endswith((".so", ".pyd")) and entry.is_file():
+                digest.update(f"{entry.name} {entry.stat().st_size}\n".encode())
     return digest.hexdigest()[:16]
 
 
 def parser_identity() -> str:
     """The parsers the records also depend on: the interpreter, whose ``ast`` gives their lines
-    and value flow (a file Python 3.11 rejects, 3.12 may parse), and libcst, located without
-    being imported (a warm run never imports it)."""
-    python = f"{sys.implementation.name} {'.'.join(map(str, sys.version_info[:3]))}"
-    try:  # on the path, as an import would find it, whether imported yet or not
-        spec = importlib.machinery.PathFinder.find_spec("libcst")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.origin:
-        return f"{python} libcst missing"
-    return f"{python} libcst {package_identity(Path(spec.origin).parent)}"
+    and value flow (a file Python 3.11 rejects, 3.12 may parse; its release as ``sys.version``
+    names it, pre-releases told apart), and libcst, located as an import would locate it (the
+    finders of ``sys.meta_path`` in turn: an editable install's too) but not imported, and
+    whether it is imported yet or not (a warm run never imports it)."""
+    python = f"{sys.implementation.name} {sys.version.split()[0]}"
+    spec = None
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
+            continue
+        try:
+            spec = find_spec("libcst", None)
+        except (ImportError, ValueError, AttributeError, TypeError):
+            spec = None
+        if spec is not None:
+            break
+    if spec is None or not spec.origin or not os.path.isabs(spec.origin):
+        return f"{python}, libcst missing"
+    return f"{python}, libcst {package_identity(Path(spec.origin).parent)}"
 
 
 # What every entry's key starts from: rlmap, the code that computes records, and what parses.

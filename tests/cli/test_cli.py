@@ -270,7 +270,14 @@ def test_a_stream_closed_from_the_start_changes_no_exit_code(args: tuple[str, ..
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (a device every write fills)")
 @pytest.mark.parametrize(
     "args",
-    [("--version",), ("show", *fixture_args("Collector.rollout")), ("graph", *fixture_args("--format", "json"))],
+    [
+        ("--version",),
+        ("show", *fixture_args("Collector.rollout")),
+        ("graph", *fixture_args("--format", "json")),
+        ("audit", "--explain", "stale-ref"),
+        ("--help",),  # written by click itself
+        ("show", "--help"),
+    ],
 )
 def test_an_output_that_cannot_be_written_is_exit_120_and_not_a_bug(args: tuple[str, ...]) -> None:
     with open("/dev/full", "wb") as full:  # a full disk
@@ -280,6 +287,67 @@ def test_an_output_that_cannot_be_written_is_exit_120_and_not_a_bug(args: tuple[
         "rlmap: error: cannot write the output: No space left on device - "
         "free space where the output goes, or send it elsewhere"
     ]
+
+
+def test_an_output_the_device_cuts_short_is_exit_120_not_a_silent_success(tmp_path: Path) -> None:
+    """A disk that fills in the middle of a large output (a file size limit here): the first
+    write is cut short and says nothing, the next fails; the output must not end as if whole."""
+    import resource
+
+    package = tmp_path / "big"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for number in range(60):  # each module's functions call the ones of the module before
+        previous = max(number - 1, 0)
+        body = "".join(f"\n\ndef f{k}():\n    return before.f{k}()\n" for k in range(6))
+        (package / f"m{number}.py").write_text(f"from big import m{previous} as before\n{body}")
+    args = _command("graph", "--format", "dot", "--source", str(package), "--package", "big", "--no-cache", "-q")
+    whole = subprocess.run(args, capture_output=True, check=True).stdout
+    limit = 4096
+    assert len(whole) > 2 * 8192  # more than one buffer of the stream
+    with open(tmp_path / "graph.dot", "wb") as out:
+        done = subprocess.run(
+            args,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+            check=False,
+        )
+    assert (tmp_path / "graph.dot").stat().st_size == limit
+    assert done.returncode == 120
+    assert done.stderr.decode().startswith("rlmap: error: cannot write the output: File too large - ")
+
+
+def test_a_write_failing_on_its_device_is_exit_120_for_pages_and_a_baseline(tmp_path: Path) -> None:
+    """generate and --write-baseline meet a full disk as the output does: exit 120, not a usage
+    error that asks for another directory."""
+    import resource
+
+    limit = 1024
+    out = tmp_path / "pages"
+    done = subprocess.run(
+        _command("generate", *fixture_args("--out", str(out), "--profile", str(FIXTURES / "profile.toml"))),
+        capture_output=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+        check=False,
+    )
+    assert done.returncode == 120, done.stderr
+    assert done.stderr.decode().startswith(f"rlmap: error: cannot write to '{out}': File too large - ")
+    baseline = tmp_path / "baseline.json"
+    probe = (
+        "import resource, sys\n"
+        "from rlmap.audit.catalog import Finding\n"
+        "from rlmap.audit.report import save_baseline\n"
+        "from rlmap.errors import WriteFailed\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+        "found = [Finding('stale-ref', 'error', f'docs/p{n}.rst', n, f'name{n}', 'gone') for n in range(200)]\n"
+        "try:\n"
+        f"    save_baseline(__import__('pathlib').Path({str(baseline)!r}), found)\n"
+        "except WriteFailed as error:\n"
+        "    print(error.exit_code, error)\n"
+    )
+    said = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert said.startswith(f"120 cannot write the baseline {baseline}: File too large - ")
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (a device every write fills)")

@@ -271,9 +271,16 @@ def test_the_parsers_identity_follows_the_python_and_the_libcst_release(tmp_path
     assert one == package_identity(package("b", "1.9.0", b"y" * 10))  # the same release, installed twice
     assert one != package_identity(package("c", "1.8.6", b"x" * 10))  # another release
     assert one != package_identity(package("d", "1.9.0", b"x" * 11))  # another build of its parser
+    linked = package("e", "1.9.0", b"")
+    native = linked / "native.cpython-311-x86_64-linux-gnu.so"
+    native.unlink()
+    (tmp_path / "elsewhere.so").write_bytes(b"x" * 11)
+    native.symlink_to(tmp_path / "elsewhere.so")  # installed as a link: the file it links to counts
+    assert package_identity(linked) == package_identity(tmp_path / "d" / "libcst")
     # the running interpreter and the installed libcst, found without importing libcst
     probe = "import sys; from rlmap.index.cache import PARSERS; print(PARSERS); assert 'libcst' not in sys.modules"
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    python = ".".join(map(str, sys.version_info[:3]))
-    assert found.startswith(f"{sys.implementation.name} {python} libcst ")
-    assert "missing" not in found
+    import libcst
+
+    installed = package_identity(Path(libcst.__file__).parent)
+    assert found.strip() == f"{sys.implementation.name} {sys.version.split()[0]}, libcst {installed}"
