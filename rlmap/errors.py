@@ -55,10 +55,15 @@ class CacheError(RlmapError):
     """The cache directory cannot be used."""
 
 
-# What a write fails with when the device, not the path, is at fault: no room (or a quota, or a
-# file size limit), or an I/O error.  Anything else (a permission, a path that is no directory)
-# is the user's choice of path: a usage error.
-_DEVICE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+# What a write fails with when the device, not the path, is at fault, and what to do about each:
+# no room (or a quota, or a file size limit), or an I/O error.  Anything else (a permission, a
+# path that is no directory) is the user's choice of path: a usage error.
+_DEVICE_ERRORS = {
+    errno.ENOSPC: "free space on its device",
+    errno.EDQUOT: "free space under the disk quota",
+    errno.EFBIG: "raise the file size limit (ulimit -f)",
+    errno.EIO: "check the device it goes to",
+}
 
 
 def device_failed(error: OSError) -> bool:
@@ -68,9 +73,11 @@ def device_failed(error: OSError) -> bool:
 
 class WriteFailed(RlmapError):
     """What the command writes cannot be written whole (a full disk, an I/O error): not a bug of
-    rlmap, nor a bad option."""
+    rlmap, nor a bad option.  ``elsewhere``: how to write it somewhere else instead, if there is a way."""
 
     exit_code = ExitCode.OUTPUT_FAILED
 
-    def __init__(self, what: str, error: OSError, hint: str = "free space where it goes, or send it elsewhere") -> None:
+    def __init__(self, what: str, error: OSError, elsewhere: str | None = None) -> None:
+        remedy = _DEVICE_ERRORS.get(error.errno or 0, "")
+        hint = ", or ".join(part for part in (remedy, elsewhere) if part)
         super().__init__(f"cannot write {what}: {error.strerror or error}", hint)

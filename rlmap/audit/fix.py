@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from rlmap.audit.catalog import Edit, Finding
 from rlmap.audit.replace import replace_file
+from rlmap.errors import WriteFailed, device_failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +87,12 @@ def write_fixes(plan: FixPlan, report_root: Path, code_root: Path, code_prefix: 
         path = _real_path(fix.path, report_root, code_root, code_prefix)
         if _unwritable(path, report_root, code_root):
             continue
-        replace_file(path, fix.after.encode("utf-8"), stat.S_IMODE(os.lstat(path).st_mode))
+        try:
+            replace_file(path, fix.after.encode("utf-8"), stat.S_IMODE(os.lstat(path).st_mode))
+        except OSError as error:
+            if device_failed(error):  # the disk: this file is as it was, and those not yet fixed too
+                raise WriteFailed(f"the fixed {fix.path} (the files before it are fixed)", error) from None
+            raise
 
 
 def _real_path(shown: str, report_root: Path, code_root: Path, code_prefix: str) -> Path:

@@ -165,7 +165,7 @@ def save_baseline(path: Path, findings: Sequence[Finding]) -> None:
         replace_file(path, baseline_json(findings).encode("utf-8"), 0o644)
     except OSError as error:
         if device_failed(error):  # the disk, not the path chosen
-            raise WriteFailed(f"the baseline {path}", error, "free space on its device, then run again") from None
+            raise WriteFailed(f"the baseline {path}", error, "pass --write-baseline another path") from None
         raise UsageError(
             f"{path}: cannot write the baseline ({error.strerror or error})",
             "pass --write-baseline a path in a writable directory",

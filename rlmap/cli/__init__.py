@@ -8,6 +8,7 @@ becomes ``rlmap: error: ...`` on stderr, never a traceback (:func:`main`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -22,14 +23,14 @@ from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
 from rlmap.cli.common import app, kept_to_exit, let_go_kept, say, say_error, say_note
 from rlmap.errors import ExitCode, RlmapError, WriteFailed
-from rlmap.index.cache import PARSERS, DamagedEntry
+from rlmap.index.cache import PARSERS, DamagedEntry, cache_identity
 
 __all__ = ["app", "main", "run"]
 
 
 def _version_callback(value: bool) -> None:
     if value:
-        say(f"rlmap {__version__} (parsers: {PARSERS})")
+        say(f"rlmap {__version__} (cache {cache_identity()}; parsers: {PARSERS})")
         raise typer.Exit()
 
 
@@ -78,7 +79,9 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     except RlmapError as error:
         say_error(str(error))
         return int(error.exit_code)
-    except no_args:  # typer has printed the help already
+    except no_args as error:  # ``rlmap`` alone: the help, on stderr (the exit is a usage error's)
+        with contextlib.suppress(OSError, ValueError):
+            error.show()
         return int(ExitCode.USAGE)
     except errors.UsageError as error:
         hint = f"run '{error.ctx.command_path} --help'" if error.ctx else "run 'rlmap --help'"
@@ -97,11 +100,12 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
         say_error("interrupted")
         return 130
     except BrokenPipeError:
-        sys.stderr.close()  # the reader went away (``| head``): not an error worth a message
+        if sys.stderr is not None:  # the reader went away (``| head``): not an error worth a message
+            sys.stderr.close()
         return int(ExitCode.OK)
     except Exception as error:
         if isinstance(error, OSError) and _written_by_click(error):  # help or completions: not a bug
-            say_error(str(WriteFailed("the output", error, "free space where the output goes, or send it elsewhere")))
+            say_error(str(WriteFailed("the output", error, "send it elsewhere")))
             return int(ExitCode.OUTPUT_FAILED)
         where = error.__traceback__
         while where is not None and where.tb_next is not None:

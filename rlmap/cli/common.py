@@ -3,6 +3,7 @@ model, the configuration and the profile.  Only the modules of :mod:`rlmap.cli` 
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import sys
@@ -145,25 +146,40 @@ def terminal_safe(text: str) -> str:
     return inert(text, keep_newlines=True)
 
 
+def on_terminal() -> bool:
+    """Whether stdout is a terminal (not when it was closed from the start: ``>&-``)."""
+    return sys.stdout is not None and sys.stdout.isatty()
+
+
 def say(text: str, nl: bool = True) -> None:
-    """Print the command's output on stdout, in slices that each fit the stream's buffer, each
-    flushed: a write the device cuts short then fails on the next (one large write would be
-    cut short in silence, and the command end as if all was written).  A write that fails is the
-    user's to fix: :class:`~rlmap.errors.WriteFailed` (exit 120), not an internal error.  A
-    reader gone away (``| head``) is left to the caller."""
+    """Print the command's output on stdout, its exact text: the bytes go to the stream's binary
+    layer in a loop that writes what a short write left, so a write the device cuts short (a full
+    disk, ``ulimit -f``) fails on the next one, whether the stream is buffered or not
+    (``python -u``: a short write of the text layer is dropped in silence).  A write that fails
+    is the user's to fix: :class:`~rlmap.errors.WriteFailed` (exit 120), not an internal error.
+    A reader gone away (``| head``) is left to the caller (typer: exit 1).  A character the
+    stream's encoding lacks is shown escaped (``\\u2192``), not an error."""
+    stream = sys.stdout
+    if stream is None:  # closed when the process started (``>&-``): nowhere to write
+        return
+    binary = getattr(stream, "buffer", None)
+    if binary is None:  # a text-only stream (a caller's own ``StringIO``)
+        typer.echo(text, nl=nl)
+        return
+    errors = stream.errors if stream.errors not in (None, "strict") else "backslashreplace"
+    data = memoryview((text + "\n" if nl else text).encode(stream.encoding or "utf-8", errors))
     try:
-        for start in range(0, max(len(text), 1), _SLICE):
-            last = start + _SLICE >= len(text)
-            typer.echo(text[start : start + _SLICE], nl=nl and last)
+        stream.flush()  # what was written through the text layer goes first
+        while data:
+            written = binary.write(data)
+            if written is None:  # a non-blocking stream that cannot take more now
+                raise BlockingIOError(errno.EAGAIN, "the output would block")
+            data = data[written:]
+        binary.flush()
     except BrokenPipeError:
         raise
     except OSError as error:
-        raise WriteFailed("the output", error, _ELSEWHERE) from None
-
-
-_ELSEWHERE = "free space where the output goes, or send it elsewhere"
-# Characters written at once by say: at most 4 bytes each in UTF-8, within a buffer of io.DEFAULT_BUFFER_SIZE.
-_SLICE = 2048
+        raise WriteFailed("the output", error, "send it elsewhere") from None
 
 
 def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
@@ -245,7 +261,7 @@ def progress_display(quiet: bool) -> Iterator[Progress | None]:
     if quiet:
         yield None
         return
-    if not sys.stderr.isatty():
+    if sys.stderr is None or not sys.stderr.isatty():  # (stderr closed from the start: lines dropped)
         yield _PlainProgress()
         return
     from rich.console import Console

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -163,7 +162,7 @@ def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
     if result.diff:
         # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
         # the files on disk made inert on a terminal
-        common.say(inert(result.diff, keep_newlines=True) if sys.stdout.isatty() else result.diff, nl=False)
+        common.say(inert(result.diff, keep_newlines=True) if common.on_terminal() else result.diff, nl=False)
         common.say_error(
             f"{len(result.stale) + len(result.obsolete)} generated file(s) in {_shown(out)} are stale - "
             f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"

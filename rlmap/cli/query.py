@@ -103,12 +103,11 @@ def _print_report(result: dict[str, Any]) -> None:
     its width, a pager when it is longer than the terminal (on a terminal only); plain text,
     rows whole, into a pipe or a file."""
     import os
-    import sys
 
     from rlmap.query.lookup import format_description
     from rlmap.terminal import hyperlink, supports_hyperlinks
 
-    on_terminal = sys.stdout.isatty()
+    on_terminal = common.on_terminal()
     links: list[tuple[str, str]] = []
 
     def link(text: str, url: str) -> str:

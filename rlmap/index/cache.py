@@ -131,8 +131,19 @@ def default_cache_dir() -> Path:
     return Path(base) / "rlmap"
 
 
+def _key_start() -> str:
+    """What every key starts from: rlmap's release, the code that computes records, the parsers."""
+    return f"rlmap {__version__} schema {SCHEMA} parsers {PARSERS}"
+
+
+def cache_identity() -> str:
+    """A digest of what every key starts from: two runs whose identities differ use none of each
+    other's entries (``rlmap --version`` prints it, for a CI cache's key)."""
+    return hashlib.sha256(_key_start().encode()).hexdigest()[:16]
+
+
 def content_key(*parts: bytes | str) -> str:
-    digest = hashlib.sha256(f"rlmap {__version__} schema {SCHEMA} parsers {PARSERS}".encode())
+    digest = hashlib.sha256(_key_start().encode())
     for part in parts:
         data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "little"))

@@ -166,7 +166,7 @@ def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | 
         return _write_set(out, files, artefacts)
     except OSError as error:
         if device_failed(error):  # the disk, not the directory chosen
-            raise WriteFailed(f"to '{out}'", error, "free space on its device, then run again") from None
+            raise WriteFailed(f"to '{out}'", error, "pass --out another directory") from None
         raise OutputError(
             f"cannot write to '{out}': {error.strerror or error}",
             "pass --out a writable directory (it is created if missing); its parent must be writable too",

@@ -254,7 +254,14 @@ def test_a_reader_that_goes_away_ends_the_command_with_exit_1_and_no_traceback()
 
 @pytest.mark.parametrize(
     ("args", "closed", "code"),
-    [(("--version",), 1, 0), (("--version",), 2, 0), (("show", *fixture_args("NoSuchThing")), 2, 2)],
+    [
+        (("--version",), 1, 0),
+        (("--version",), 2, 0),
+        (("show", *fixture_args("NoSuchThing")), 2, 2),
+        (("show", *fixture_args("Collector.rollout")), 1, 0),  # (asks whether stdout is a terminal)
+        (("show", *fixture_args("Collector.rollout")), 2, 0),
+        (("show", "Collector.rollout", "--source", str(FIXTURES / "pkg"), "--package", "pkg", "--no-cache"), 2, 0),
+    ],
 )
 def test_a_stream_closed_from_the_start_changes_no_exit_code(args: tuple[str, ...], closed: int, code: int) -> None:
     done = subprocess.run(
@@ -284,14 +291,15 @@ def test_an_output_that_cannot_be_written_is_exit_120_and_not_a_bug(args: tuple[
         done = subprocess.run(_command(*args), stdout=full, stderr=subprocess.PIPE, check=False)
     assert done.returncode == 120
     assert done.stderr.decode().splitlines() == [
-        "rlmap: error: cannot write the output: No space left on device - "
-        "free space where the output goes, or send it elsewhere"
+        "rlmap: error: cannot write the output: No space left on device - free space on its device, or send it elsewhere"
     ]
 
 
-def test_an_output_the_device_cuts_short_is_exit_120_not_a_silent_success(tmp_path: Path) -> None:
-    """A disk that fills in the middle of a large output (a file size limit here): the first
-    write is cut short and says nothing, the next fails; the output must not end as if whole."""
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_an_output_the_device_cuts_short_is_exit_120_not_a_silent_success(tmp_path: Path, unbuffered: bool) -> None:
+    """A disk that fills in the middle of the output (a file size limit here, not on a boundary
+    of any buffer): the write that is cut short says nothing, the next fails; the command must not
+    end as if its output were whole, with stdout buffered or not (``python -u``)."""
     import resource
 
     package = tmp_path / "big"
@@ -302,20 +310,49 @@ def test_an_output_the_device_cuts_short_is_exit_120_not_a_silent_success(tmp_pa
         body = "".join(f"\n\ndef f{k}():\n    return before.f{k}()\n" for k in range(6))
         (package / f"m{number}.py").write_text(f"from big import m{previous} as before\n{body}")
     args = _command("graph", "--format", "dot", "--source", str(package), "--package", "big", "--no-cache", "-q")
-    whole = subprocess.run(args, capture_output=True, check=True).stdout
-    limit = 4096
+    environment = dict(os.environ)
+    environment.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        environment["PYTHONUNBUFFERED"] = "1"
+    whole = subprocess.run(args, capture_output=True, check=True, env=environment).stdout
     assert len(whole) > 2 * 8192  # more than one buffer of the stream
-    with open(tmp_path / "graph.dot", "wb") as out:
-        done = subprocess.run(
-            args,
-            stdout=out,
-            stderr=subprocess.PIPE,
-            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
-            check=False,
-        )
-    assert (tmp_path / "graph.dot").stat().st_size == limit
-    assert done.returncode == 120
-    assert done.stderr.decode().startswith("rlmap: error: cannot write the output: File too large - ")
+    for limit in (len(whole) - 100, 5000):
+        with open(tmp_path / "graph.dot", "wb") as out:
+            done = subprocess.run(
+                args,
+                stdout=out,
+                stderr=subprocess.PIPE,
+                env=environment,
+                preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+                check=False,
+            )
+        assert (tmp_path / "graph.dot").read_bytes() == whole[:limit]
+        assert done.returncode == 120
+        assert done.stderr.decode().splitlines() == [
+            "rlmap: error: cannot write the output: File too large - "
+            "raise the file size limit (ulimit -f), or send it elsewhere"
+        ]
+
+
+def test_the_output_is_its_exact_text_and_what_the_stream_cannot_encode_is_escaped() -> None:
+    probe = (
+        "from rlmap.cli.common import say\n"
+        "say('a \\x1b[31mred\\x1b[0m \\u2192 done')\n"  # an escape sequence: rlmap's, kept
+        "say('tail', nl=False)\n"
+    )
+    utf8 = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True).stdout
+    assert utf8 == "a \x1b[31mred\x1b[0m \u2192 done\ntail".encode()
+    environment = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    ascii_only = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, env=environment)
+    assert ascii_only.stdout == b"a \x1b[31mred\x1b[0m \\u2192 done\ntail"
+
+
+def test_rlmap_alone_prints_its_help_and_exits_2() -> None:
+    done = subprocess.run(_command(), capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "Usage: rlmap [OPTIONS] COMMAND [ARGS]..." in done.stderr
+    assert "show " in done.stderr
 
 
 def test_a_write_failing_on_its_device_is_exit_120_for_pages_and_a_baseline(tmp_path: Path) -> None:
