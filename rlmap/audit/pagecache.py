@@ -3,8 +3,9 @@
 docutils is most of an audit's time once the model is cached.  What a parse yields
 (:class:`~rlmap.audit.pageparts.PageParts`: references with places, labels, code blocks) is plain
 data, stored in rlmap's cache (:mod:`rlmap.index.cache`: MessagePack checked by a SHA-256, decoded
-into these exact types, never unpickled) under a key of the page's text, how it is parsed, and the
-code of the parsers, so a changed parser never serves an old parse.
+into these exact types, never unpickled) under a key of the page's text, how it is parsed, the
+code of the parsers and the releases of the libraries they use (docutils, markdown-it), so a
+changed parser never serves an old parse.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from __future__ import annotations
 from rlmap.audit.mdscan import parse_markdown
 from rlmap.audit.pageparts import PageParts
 from rlmap.audit.rstscan import parse_rst
-from rlmap.index.cache import Cache, code_version, content_key
+from rlmap.index.cache import Cache, code_version, content_key, installed_identity
 
 NAMESPACE = "docs"
 # the modules a page's parts depend on (a test checks that every audit module they import is listed)
 PARSER_MODULES = ("audit.pageparts", "audit.locate", "audit.rstscan", "audit.mdscan")
-_PARSERS = code_version(*PARSER_MODULES)
+# the libraries that parse the pages: a release of theirs may read a page otherwise
+PARSER_LIBRARIES = ("docutils", "markdown_it", "mdit_py_plugins")
+_PARSERS = " ".join(
+    [code_version(*PARSER_MODULES), *(f"{name} {installed_identity(name)}" for name in PARSER_LIBRARIES)]
+)
 
 
 def parse_page(text: str, markdown: bool, cache: Cache | None, first_line: int = 1, module: str = "") -> PageParts:

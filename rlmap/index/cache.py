@@ -86,12 +86,13 @@ SCHEMA = code_version(*EXTRACTION_MODULES)
 
 def package_identity(directory: Path) -> str:
     """What tells one release of an installed package from another, read from its directory
-    without importing it: its ``_version.py`` (libcst's names the release and its commit), and
-    the names and sizes of its native modules (libcst's parser; a module installed as a link
-    counts by the file it links to)."""
+    without importing it: its ``__init__.py`` and ``_version.py`` (where docutils, markdown-it
+    and libcst name their release), and the names and sizes of its native modules (libcst's
+    parser; a module installed as a link counts by the file it links to)."""
     digest = hashlib.sha256()
-    with contextlib.suppress(OSError):
-        digest.update((directory / "_version.py").read_bytes())
+    for name in ("__init__.py", "_version.py"):
+        with contextlib.suppress(OSError):
+            digest.update(name.encode() + (directory / name).read_bytes())
     with contextlib.suppress(OSError):
         for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
             if entry.name.endswith((".so", ".pyd")) and entry.is_file():
@@ -99,27 +100,31 @@ def package_identity(directory: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def parser_identity() -> str:
-    """The parsers the records also depend on: the interpreter, whose ``ast`` gives their lines
-    and value flow (a file Python 3.11 rejects, 3.12 may parse; its release as ``sys.version``
-    names it, pre-releases told apart), and libcst, located as an import would locate it (the
-    finders of ``sys.meta_path`` in turn: an editable install's too) but not imported, and
-    whether it is imported yet or not (a warm run never imports it)."""
-    python = f"{sys.implementation.name} {sys.version.split()[0]}"
+def installed_identity(package: str) -> str:
+    """:func:`package_identity` of the top-level ``package`` an import would load (the finders of
+    ``sys.meta_path`` asked in turn: an editable install's too), found without importing it and
+    whether it is imported yet or not; ``"missing"`` when none has it."""
     spec = None
     for finder in sys.meta_path:
         find_spec = getattr(finder, "find_spec", None)
         if find_spec is None:
             continue
         try:
-            spec = find_spec("libcst", None)
+            spec = find_spec(package, None)
         except (ImportError, ValueError, AttributeError, TypeError):
             spec = None
         if spec is not None:
             break
     if spec is None or not spec.origin or not os.path.isabs(spec.origin):
-        return f"{python}, libcst missing"
-    return f"{python}, libcst {package_identity(Path(spec.origin).parent)}"
+        return "missing"
+    return package_identity(Path(spec.origin).parent)
+
+
+def parser_identity() -> str:
+    """The parsers the records also depend on: the interpreter, whose ``ast`` gives their lines
+    and value flow (a file Python 3.11 rejects, 3.12 may parse; its release as ``sys.version``
+    names it, pre-releases told apart), and libcst (never imported here: a warm run does not)."""
+    return f"{sys.implementation.name} {sys.version.split()[0]}, libcst {installed_identity('libcst')}"
 
 
 # What every entry's key starts from: rlmap, the code that computes records, and what parses.

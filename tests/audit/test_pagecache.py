@@ -68,3 +68,27 @@ def test_a_warm_audit_reads_docstrings_and_pages_from_the_cache(run: Run, make_p
     _, warm, _ = run(*args, "--cache-dir", str(tmp_path / "cache"))
     _, uncached, _ = run(*args, "--no-cache")
     assert warm == cold == uncached
+
+
+def test_a_page_parsed_by_another_release_of_its_libraries_is_parsed_again(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The key names docutils', markdown-it's and its plugins' releases: an upgrade may read a
+    page otherwise, so what an older release parsed is not served."""
+    import importlib
+
+    from rlmap.audit import pagecache
+    from rlmap.index.cache import package_identity
+
+    for name in pagecache.PARSER_LIBRARIES:  # the releases installed, each named
+        installed = package_identity(Path(importlib.import_module(name).__file__ or "").parent)
+        assert f"{name} {installed}" in pagecache._PARSERS
+    text = PAGES[0].read_text(encoding="utf-8")
+    cache = Cache.at(tmp_path)
+    parse_page(text, False, cache)
+    parsed: list[str] = []
+    original = pagecache._parse
+    monkeypatch.setattr(pagecache, "_parse", lambda *args: (parsed.append("parsed"), original(*args))[1])
+    parse_page(text, False, cache)
+    assert parsed == []  # the same releases: read from the cache
+    monkeypatch.setattr(pagecache, "_PARSERS", pagecache._PARSERS.replace("docutils ", "docutils another-"))
+    parse_page(text, False, cache)
+    assert parsed == ["parsed"]
