@@ -13,13 +13,13 @@ from __future__ import annotations
 from rlmap.audit.mdscan import parse_markdown
 from rlmap.audit.pageparts import PageParts
 from rlmap.audit.rstscan import parse_rst
-from rlmap.index.cache import Cache, code_version, content_key, installed_identity
+from rlmap.index.cache import DOCS_PARSERS, Cache, code_version, content_key, installed_identity
 
 NAMESPACE = "docs"
 # the modules a page's parts depend on (a test checks that every audit module they import is listed)
 PARSER_MODULES = ("audit.pageparts", "audit.locate", "audit.rstscan", "audit.mdscan")
 # the libraries that parse the pages: a release of theirs may read a page otherwise
-PARSER_LIBRARIES = ("docutils", "markdown_it", "mdit_py_plugins")
+PARSER_LIBRARIES = DOCS_PARSERS
 _PARSERS = " ".join(
     [code_version(*PARSER_MODULES), *(f"{name} {installed_identity(name)}" for name in PARSER_LIBRARIES)]
 )

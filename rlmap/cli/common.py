@@ -152,23 +152,33 @@ def on_terminal() -> bool:
 
 
 def say(text: str, nl: bool = True) -> None:
-    """Print the command's output on stdout, its exact text: the bytes go to the stream's binary
-    layer in a loop that writes what a short write left, so a write the device cuts short (a full
-    disk, ``ulimit -f``) fails on the next one, whether the stream is buffered or not
-    (``python -u``: a short write of the text layer is dropped in silence).  A write that fails
-    is the user's to fix: :class:`~rlmap.errors.WriteFailed` (exit 120), not an internal error.
-    A reader gone away (``| head``) is left to the caller (typer: exit 1).  A character the
-    stream's encoding lacks is shown escaped (``\\u2192``), not an error."""
+    """Print the command's output on stdout, its exact text (no escape sequence stripped, lines
+    ending in ``\\n``): the bytes go to the stream's binary layer in a loop that writes what a
+    short write left, so a write the device cuts short (a full disk, ``ulimit -f``) fails on the
+    next one, whether the stream is buffered or not (``python -u``: a short write of the text
+    layer is dropped in silence).  A write that fails is the user's to fix:
+    :class:`~rlmap.errors.WriteFailed` (exit 120), not an internal error.  A reader gone away
+    (``| head``) is left to the caller (typer: exit 1).
+
+    The encoding is the stream's, UTF-8 where it says ASCII (a C locale: as click writes); a
+    character it lacks is escaped (``\\u2192``), not an error.  An encoding that starts with a
+    byte-order mark (UTF-16), or a stream with no binary layer, is written through its text
+    layer, which writes the mark once."""
     stream = sys.stdout
     if stream is None:  # closed when the process started (``>&-``): nowhere to write
         return
+    payload = text + "\n" if nl else text
     binary = getattr(stream, "buffer", None)
-    if binary is None:  # a text-only stream (a caller's own ``StringIO``)
-        typer.echo(text, nl=nl)
-        return
-    errors = stream.errors if stream.errors not in (None, "strict") else "backslashreplace"
-    data = memoryview((text + "\n" if nl else text).encode(stream.encoding or "utf-8", errors))
+    encoding = _byte_encoding(stream)
     try:
+        if binary is None or encoding is None:
+            stream.write(payload)
+            stream.flush()
+            return
+        try:
+            data = memoryview(payload.encode(encoding, stream.errors or "strict"))
+        except UnicodeEncodeError:
+            data = memoryview(payload.encode(encoding, "backslashreplace"))
         stream.flush()  # what was written through the text layer goes first
         while data:
             written = binary.write(data)
@@ -180,6 +190,20 @@ def say(text: str, nl: bool = True) -> None:
         raise
     except OSError as error:
         raise WriteFailed("the output", error, "send it elsewhere") from None
+
+
+def _byte_encoding(stream: Any) -> str | None:
+    """The encoding ``say`` writes ``stream``'s bytes in; ``None`` for one that begins with a
+    byte-order mark (written once by the stream's own encoder, not once per call)."""
+    import codecs
+
+    try:
+        name = codecs.lookup(stream.encoding or "utf-8").name
+    except LookupError:
+        return None
+    if name == "ascii":
+        return "utf-8"
+    return None if name in ("utf-16", "utf-32", "utf-8-sig") else name
 
 
 def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:

@@ -102,8 +102,9 @@ def package_identity(directory: Path) -> str:
 
 def installed_identity(package: str) -> str:
     """:func:`package_identity` of the top-level ``package`` an import would load (the finders of
-    ``sys.meta_path`` asked in turn: an editable install's too), found without importing it and
-    whether it is imported yet or not; ``"missing"`` when none has it."""
+    ``sys.meta_path`` asked in turn: an editable install's too), or a digest of its file when it
+    is a single module; found without importing it and whether it is imported yet or not;
+    ``"missing"`` when none has it (or it is a namespace package: nothing of its own to read)."""
     spec = None
     for finder in sys.meta_path:
         find_spec = getattr(finder, "find_spec", None)
@@ -117,7 +118,14 @@ def installed_identity(package: str) -> str:
             break
     if spec is None or not spec.origin or not os.path.isabs(spec.origin):
         return "missing"
-    return package_identity(Path(spec.origin).parent)
+    origin = Path(spec.origin)
+    if origin.name != "__init__.py":  # a single module: the file itself (its size, if native)
+        with contextlib.suppress(OSError):
+            if origin.suffix in (".so", ".pyd"):
+                return f"{origin.name} {origin.stat().st_size}"
+            return hashlib.sha256(origin.read_bytes()).hexdigest()[:16]
+        return "missing"
+    return package_identity(origin.parent)
 
 
 def parser_identity() -> str:
@@ -141,10 +149,16 @@ def _key_start() -> str:
     return f"rlmap {__version__} schema {SCHEMA} parsers {PARSERS}"
 
 
+# The libraries that parse docs pages: their releases key each page's parse (rlmap.audit.pagecache).
+DOCS_PARSERS = ("docutils", "markdown_it", "mdit_py_plugins")
+
+
 def cache_identity() -> str:
-    """A digest of what every key starts from: two runs whose identities differ use none of each
-    other's entries (``rlmap --version`` prints it, for a CI cache's key)."""
-    return hashlib.sha256(_key_start().encode()).hexdigest()[:16]
+    """A digest of what every key starts from and of the docs pages' parsers: two runs whose
+    identities differ use none of each other's records, or none of their pages' parses
+    (``rlmap --version`` prints it, for a CI cache's key).  Found without importing them."""
+    docs = " ".join(f"{name} {installed_identity(name)}" for name in DOCS_PARSERS)
+    return hashlib.sha256(f"{_key_start()} docs {docs}".encode()).hexdigest()[:16]
 
 
 def content_key(*parts: bytes | str) -> str:

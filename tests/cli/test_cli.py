@@ -334,17 +334,23 @@ def test_an_output_the_device_cuts_short_is_exit_120_not_a_silent_success(tmp_pa
         ]
 
 
-def test_the_output_is_its_exact_text_and_what_the_stream_cannot_encode_is_escaped() -> None:
-    probe = (
-        "from rlmap.cli.common import say\n"
-        "say('a \\x1b[31mred\\x1b[0m \\u2192 done')\n"  # an escape sequence: rlmap's, kept
-        "say('tail', nl=False)\n"
-    )
-    utf8 = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True).stdout
-    assert utf8 == "a \x1b[31mred\x1b[0m \u2192 done\ntail".encode()
-    environment = {**os.environ, "PYTHONIOENCODING": "ascii"}
-    ascii_only = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, env=environment)
-    assert ascii_only.stdout == b"a \x1b[31mred\x1b[0m \\u2192 done\ntail"
+@pytest.mark.parametrize(
+    ("encoding", "expected"),
+    [
+        ("utf-8", "a \x1b[31mred\x1b[0m \u2192 done\ntail".encode()),  # an escape sequence: rlmap's, kept
+        ("ascii", "a \x1b[31mred\x1b[0m \u2192 done\ntail".encode()),  # a C locale's stdout: UTF-8, as click wrote
+        ("latin-1", b"a \x1b[31mred\x1b[0m \\u2192 done\ntail"),  # a character it lacks: escaped, not a crash
+        ("utf-16", None),  # written by the stream's own encoder: no byte-order mark per call
+    ],
+)
+def test_the_output_is_its_exact_text_in_the_streams_encoding(encoding: str, expected: bytes | None) -> None:
+    probe = "from rlmap.cli.common import say\nsay('a \\x1b[31mred\\x1b[0m \\u2192 done')\nsay('tail', nl=False)\n"
+    environment = {**os.environ, "PYTHONIOENCODING": encoding}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True, env=environment)
+    if expected is not None:
+        assert done.stdout == expected
+    else:
+        assert done.stdout.decode(encoding).lstrip("\ufeff") == "a \x1b[31mred\x1b[0m \u2192 done\ntail"
 
 
 def test_rlmap_alone_prints_its_help_and_exits_2() -> None:

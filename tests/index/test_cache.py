@@ -284,3 +284,36 @@ def test_the_parsers_identity_follows_the_python_and_the_libcst_release(tmp_path
 
     installed = package_identity(Path(libcst.__file__).parent)
     assert found.strip() == f"{sys.implementation.name} {sys.version.split()[0]}, libcst {installed}"
+
+
+def test_the_version_names_a_digest_of_everything_keys_depend_on(monkeypatch: Any) -> None:
+    """``rlmap --version``'s cache digest (a CI cache's key) changes with the parsers of the
+    sources and of the docs pages: a job under another docutils must not restore, on an exact key,
+    a cache whose pages it parses again and never saves."""
+    from rlmap.index import cache as cache_module
+
+    before = cache_module.cache_identity()
+    original = cache_module.installed_identity
+    monkeypatch.setattr(
+        cache_module, "installed_identity", lambda name: original(name) + ("x" if name == "docutils" else "")
+    )
+    assert cache_module.cache_identity() != before
+    monkeypatch.setattr(cache_module, "installed_identity", original)
+    monkeypatch.setattr(cache_module, "PARSERS", cache_module.PARSERS + " (another libcst)")
+    assert cache_module.cache_identity() != before
+
+
+def test_a_single_module_is_identified_by_its_file(tmp_path: Path, monkeypatch: Any) -> None:
+    import importlib
+
+    from rlmap.index.cache import installed_identity
+
+    (tmp_path / "rlmap_probe_module.py").write_text("RELEASE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    first = installed_identity("rlmap_probe_module")
+    (tmp_path / "elsewhere.so").write_bytes(b"x")  # another file beside it changes nothing
+    assert installed_identity("rlmap_probe_module") == first != "missing"
+    (tmp_path / "rlmap_probe_module.py").write_text("RELEASE = 2\n")
+    assert installed_identity("rlmap_probe_module") != first
+    assert installed_identity("rlmap_no_such_module") == "missing"
