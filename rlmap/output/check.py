@@ -52,16 +52,16 @@ def check_output(out: Path, output: Output) -> CheckResult:
             kept[relative] = current
             continue
         stale.append(relative)
-        chunks.append(_diff(f"{shown}/{relative}", current, data))
+        chunks.append(_diff(_named(shown, relative), current, data))
     previous = read_manifest(out)
     written = {relative.split("/", 1)[0] for relative in output.files}
     listed = {relative for relative in previous.files if relative.split("/", 1)[0] in written} if previous else set()
     obsolete = tuple(sorted(relative for relative in listed - set(output.files) if (out / relative).is_file()))
     for relative in obsolete:
-        chunks.append(_diff(f"{shown}/{relative}", _current(out / relative), None))
+        chunks.append(_diff(_named(shown, relative), _current(out / relative), None))
     if previous is None or previous.files != manifest_of(kept, None, previous).files:
         stale.append(MANIFEST)
-        chunks.append(_diff(f"{shown}/{MANIFEST}", _current(out / MANIFEST), manifest_bytes(kept, None, previous)))
+        chunks.append(_diff(_named(shown, MANIFEST), _current(out / MANIFEST), manifest_bytes(kept, None, previous)))
     return CheckResult(tuple(stale), obsolete, "".join(chunks), tuple(links_only))
 
 
@@ -81,6 +81,12 @@ def _diff(name: str, before: bytes | None, after: bytes | None) -> str:
         return ""
     mode = "new file mode 100644\n" if before is None else "deleted file mode 100644\n" if after is None else ""
     return f"diff --git a/{name} b/{name}\n{mode}" + "".join(fixed)
+
+
+def _named(shown: str, relative: str) -> str:
+    """A file's name in the diff: ``relative`` below ``shown``, with no ``./`` that ``git apply``
+    refuses (``--out .``, or the output directory at the repository's root)."""
+    return relative if shown in ("", ".") else f"{shown}/{relative}"
 
 
 def _shown(out: Path) -> str:

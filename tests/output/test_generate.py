@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -137,6 +139,35 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     assert "+   - **4** `self.buffer.add` -> `Buffer.add` (`pkg/buffers.py:18`) at `L54`" in out
     assert "are stale - run 'rlmap generate" in err
     assert (tmp_path / "out" / "md" / "collectors_internals.md").read_bytes() == before  # check writes nothing
+
+
+def test_a_check_of_the_working_directory_names_files_git_apply_takes(tmp_path: Path) -> None:
+    """``generate --check --out .`` (checked from the output directory): the diff names
+    ``md/x.md``, not ``./md/x.md`` (which ``git apply`` refuses), and applies there."""
+    source = tmp_path / "src"
+    shutil.copytree(FIXTURES / "pkg", source / "pkg")
+    out = tmp_path / "out"
+    args = [
+        "--source",
+        str(source),
+        "--package",
+        "pkg",
+        "--profile",
+        str(FIXTURES / "profile.toml"),
+        "--no-cache",
+        "-q",
+    ]
+    command = [sys.executable, "-m", "rlmap", "generate", *args, "--out", "."]
+    subprocess.run([*command[:-1], "out"], cwd=tmp_path, check=True, capture_output=True)  # (never written to ".")
+    buffers = source / "pkg" / "buffers.py"
+    buffers.write_text("\n" * 10 + buffers.read_text())  # Buffer.add moves down ten lines
+    done = subprocess.run([*command, "--check"], cwd=out, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert "diff --git a/md/collectors_internals.md b/md/collectors_internals.md" in done.stdout
+    assert "a/./" not in done.stdout
+    (tmp_path / "pages.diff").write_text(done.stdout, encoding="utf-8")
+    subprocess.run(["git", "apply", str(tmp_path / "pages.diff")], cwd=out, check=True, capture_output=True)
+    assert subprocess.run([*command, "--check"], cwd=out, capture_output=True, check=False).returncode == 0
 
 
 def test_renamed_flag_fails_generation(run: Run, tmp_path: Path) -> None:
