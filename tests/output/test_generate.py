@@ -111,23 +111,19 @@ def test_generation_is_deterministic_and_has_no_absolute_paths(tmp_path: Path) -
         assert str(FIXTURES).encode() not in data
 
 
-def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
+def _fixture_copy(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A copy of the fixture package and its profile in ``tmp_path``, and the options that name them."""
     source = tmp_path / "src"
     shutil.copytree(FIXTURES / "pkg", source / "pkg")
     for name in ("profile.toml", "glossary.toml", "symptoms.toml"):
         shutil.copy(FIXTURES / name, tmp_path / name)
-    args = [
-        "--source",
-        str(source),
-        "--package",
-        "pkg",
-        "--profile",
-        str(tmp_path / "profile.toml"),
-        "--out",
-        str(tmp_path / "out"),
-        "--no-cache",
-        "-q",
-    ]
+    profile = str(tmp_path / "profile.toml")
+    return source, ["--source", str(source), "--package", "pkg", "--profile", profile, "--no-cache", "-q"]
+
+
+def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
+    source, args = _fixture_copy(tmp_path)
+    args += ["--out", str(tmp_path / "out")]
     assert run("generate", *args)[0] == 0
     assert run("generate", "--check", *args)[0] == 0
     buffers = source / "pkg" / "buffers.py"
@@ -144,19 +140,8 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
 def test_a_check_of_the_working_directory_names_files_git_apply_takes(tmp_path: Path) -> None:
     """``generate --check --out .`` (checked from the output directory): the diff names
     ``md/x.md``, not ``./md/x.md`` (which ``git apply`` refuses), and applies there."""
-    source = tmp_path / "src"
-    shutil.copytree(FIXTURES / "pkg", source / "pkg")
+    source, args = _fixture_copy(tmp_path)
     out = tmp_path / "out"
-    args = [
-        "--source",
-        str(source),
-        "--package",
-        "pkg",
-        "--profile",
-        str(FIXTURES / "profile.toml"),
-        "--no-cache",
-        "-q",
-    ]
     command = [sys.executable, "-m", "rlmap", "generate", *args, "--out", "."]
     subprocess.run([*command[:-1], "out"], cwd=tmp_path, check=True, capture_output=True)  # (never written to ".")
     buffers = source / "pkg" / "buffers.py"
