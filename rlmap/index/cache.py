@@ -135,7 +135,7 @@ def parser_identity() -> str:
     return f"{sys.implementation.name} {sys.version.split()[0]}, libcst {installed_identity('libcst')}"
 
 
-# What every entry's key starts from: rlmap, the code that computes records, and what parses.
+# The parsers every entry's key names (see _key_start), computed once per process.
 PARSERS = parser_identity()
 
 
