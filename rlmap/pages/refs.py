@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rlmap.errors import RlmapError
 from rlmap.index.cache import Cache
+from rlmap.index.decode import Skip, decode_source
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
@@ -155,9 +156,10 @@ class Refs:
     def source_lines(self, path: str) -> list[str]:
         if path not in self._lines:
             try:
-                # (a byte-order mark is not code: the index reads the file without it, too)
-                text = source_file(self.root, path).read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError):
+                # decoded as the index decoded it (and Python does): a byte-order mark or a PEP 263
+                # ``coding`` cookie, ``\r\n`` and ``\r`` as newlines, so line N is the index's line N
+                text = decode_source(source_file(self.root, path).read_bytes())
+            except (OSError, Skip):
                 text = ""
             self._lines[path] = text.split("\n")
         return self._lines[path]

@@ -135,3 +135,23 @@ def test_a_method_with_an_unindented_line_inside_is_summarized_from_its_definiti
     model = model_of(root, "pkg")
     context = Context(model, Refs(model, root), "test")
     assert summarize(context, "pkg.m.C.f", [], []).endswith("ends raising ValueError")
+
+
+def test_a_file_is_read_as_the_index_read_it_whatever_its_encoding_and_newlines(make_package) -> None:  # type: ignore[no-untyped-def]
+    """A PEP 263 cookie (Latin-1 here), a byte-order mark, ``\\r\\n`` and lone ``\\r`` newlines: the
+    pages' line N is the index's line N, each definition's line holds it, and its docstring reads."""
+    latin = "# -*- coding: latin-1 -*-\r\n\r\ndef caf\u00e9():\r\n    '''Cr\u00e8me.'''\r\n    return 1\r\n"
+    marked = "\ufeff\rdef marked():\r    '''Marked.'''\r    return 2\r"
+    root = make_package(
+        {"enc/__init__.py": "", "enc/latin.py": latin.encode("latin-1"), "enc/marked.py": marked.encode()}
+    )
+    model = model_of(root, "enc")
+    refs = Refs(model, root)
+    for qualname, text, doc in (
+        ("enc.latin.caf\u00e9", "def caf\u00e9():", "Cr\u00e8me."),
+        ("enc.marked.marked", "def marked():", "Marked."),
+    ):
+        symbol = model.symbol(qualname)
+        assert symbol is not None, qualname
+        assert refs.line_text(symbol.path, symbol.line) == text
+        assert refs.docstring(symbol) == doc
