@@ -81,3 +81,8 @@ class WriteFailed(RlmapError):
         remedy = _DEVICE_ERRORS.get(error.errno or 0, "")
         hint = ", or ".join(part for part in (remedy, elsewhere) if part)
         super().__init__(f"cannot write {what}: {error.strerror or error}", hint)
+
+    @classmethod
+    def output(cls, error: OSError) -> WriteFailed:
+        """The command's own output (stdout) cannot be written."""
+        return cls("the output", error, "send it elsewhere")

@@ -13,16 +13,14 @@ from __future__ import annotations
 from rlmap.audit.mdscan import parse_markdown
 from rlmap.audit.pageparts import PageParts
 from rlmap.audit.rstscan import parse_rst
-from rlmap.index.cache import DOCS_PARSERS, Cache, code_version, content_key, installed_identity
+from rlmap.index.cache import DOCS_PARSERS, Cache, code_version, content_key, docs_parsers_identity
 
 NAMESPACE = "docs"
 # the modules a page's parts depend on (a test checks that every audit module they import is listed)
 PARSER_MODULES = ("audit.pageparts", "audit.locate", "audit.rstscan", "audit.mdscan")
 # the libraries that parse the pages: a release of theirs may read a page otherwise
 PARSER_LIBRARIES = DOCS_PARSERS
-_PARSERS = " ".join(
-    [code_version(*PARSER_MODULES), *(f"{name} {installed_identity(name)}" for name in PARSER_LIBRARIES)]
-)
+_PARSERS = f"{code_version(*PARSER_MODULES)} {docs_parsers_identity()}"
 
 
 def parse_page(text: str, markdown: bool, cache: Cache | None, first_line: int = 1, module: str = "") -> PageParts:

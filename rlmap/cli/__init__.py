@@ -105,7 +105,7 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
         return int(ExitCode.OK)
     except Exception as error:
         if isinstance(error, OSError) and _written_by_click(error):  # help or completions: not a bug
-            say_error(str(WriteFailed("the output", error, "send it elsewhere")))
+            say_error(str(WriteFailed.output(error)))
             return int(ExitCode.OUTPUT_FAILED)
         where = error.__traceback__
         while where is not None and where.tb_next is not None:

@@ -3,6 +3,7 @@ model, the configuration and the profile.  Only the modules of :mod:`rlmap.cli` 
 
 from __future__ import annotations
 
+import codecs
 import errno
 import gc
 import os
@@ -189,14 +190,12 @@ def say(text: str, nl: bool = True) -> None:
     except BrokenPipeError:
         raise
     except OSError as error:
-        raise WriteFailed("the output", error, "send it elsewhere") from None
+        raise WriteFailed.output(error) from None
 
 
 def _byte_encoding(stream: Any) -> str | None:
     """The encoding ``say`` writes ``stream``'s bytes in; ``None`` for one that begins with a
     byte-order mark (written once by the stream's own encoder, not once per call)."""
-    import codecs
-
     try:
         name = codecs.lookup(stream.encoding or "utf-8").name
     except LookupError:

@@ -153,12 +153,16 @@ def _key_start() -> str:
 DOCS_PARSERS = ("docutils", "markdown_it", "mdit_py_plugins")
 
 
+def docs_parsers_identity() -> str:
+    """The releases of the libraries that parse docs pages, each named (found without importing them)."""
+    return " ".join(f"{name} {installed_identity(name)}" for name in DOCS_PARSERS)
+
+
 def cache_identity() -> str:
     """A digest of what every key starts from and of the docs pages' parsers: two runs whose
     identities differ use none of each other's records, or none of their pages' parses
-    (``rlmap --version`` prints it, for a CI cache's key).  Found without importing them."""
-    docs = " ".join(f"{name} {installed_identity(name)}" for name in DOCS_PARSERS)
-    return hashlib.sha256(f"{_key_start()} docs {docs}".encode()).hexdigest()[:16]
+    (``rlmap --version`` prints it, for a CI cache's key)."""
+    return hashlib.sha256(f"{_key_start()} docs {docs_parsers_identity()}".encode()).hexdigest()[:16]
 
 
 def content_key(*parts: bytes | str) -> str:
