@@ -109,7 +109,13 @@ def _unwritable(path: Path, report_root: Path, code_root: Path) -> str:
     real = path.resolve()
     if not any(real.is_relative_to(root.resolve()) for root in (report_root, code_root)):
         return "outside the docs and source trees"
+    if _INSTALLED.intersection(real.parts):  # lost at the next install, and no one's checkout
+        return "a file of an installed package (pass --source a checkout to fix its docstrings)"
     return ""
+
+
+# The directories pip installs packages into: their files are never rewritten.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
 
 
 def _apply(text: str, edits: list[Edit]) -> tuple[str, int]:

@@ -78,7 +78,7 @@ def audit(
     from rlmap.audit.rules import NOTE, run_audit
     from rlmap.config import load_config
 
-    _check_options(explain_rule, rule or ())
+    _check_options(explain_rule, rule or (), fix, show_diff)
     settings = load_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
     for root in roots:
@@ -99,7 +99,7 @@ def audit(
         context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
     findings = run_audit(context, rule or ())
     if fix or show_diff:
-        findings = _fix(findings, context, show_diff=show_diff and not fix)
+        findings = _fix(findings, context, show_diff=show_diff)
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics
     incomplete = common.report_diagnostics(notes)
     common.say(_report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes), nl=False)
@@ -171,12 +171,14 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
     return left
 
 
-def _check_options(explain_rule: str | None, rules: Sequence[str]) -> None:
-    """``--explain`` answers and exits; an unknown rule is a usage error (typer checks --format
-    and --fail-on against their choices)."""
+def _check_options(explain_rule: str | None, rules: Sequence[str], fix: bool, show_diff: bool) -> None:
+    """``--explain`` answers and exits; an unknown rule, or ``--fix`` with ``--diff``, is a usage
+    error (typer checks --format and --fail-on against their choices)."""
     from rlmap.audit.report import explain
     from rlmap.audit.rules import RULES
 
+    if fix and show_diff:  # one writes, the other promises to write nothing
+        raise UsageError("--fix and --diff cannot be used together", "--diff to see the edits, --fix to apply them")
     if explain_rule is not None:
         common.say(explain(explain_rule), nl=False)
         raise typer.Exit(0)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import Run
 
@@ -152,6 +155,35 @@ def test_member_coverage_names_the_renamed_class_and_fix_applies_it(run: Run, tm
         ("docs/collectors.rst", "rp.new.Gone"),
         ("rp/user.py", "rp.new.Gone"),
     ]
+
+
+def test_fix_and_diff_together_are_refused_and_write_nothing(run: Run, tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file() and ".git" not in path.parts}
+    code, out, err = audit(run, root, "--fix", "--diff")
+    assert code == 2
+    assert out == ""
+    assert err.startswith("rlmap: error: --fix and --diff cannot be used together")
+    assert all(path.read_bytes() == data for path, data in before.items())
+
+
+def test_fix_leaves_an_installed_package_as_it_is(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no --source: the package is the one installed in a site-packages directory on the path
+    root = repository(tmp_path)
+    installed = tmp_path / "venv" / "lib" / "site-packages"
+    shutil.copytree(root / "rp", installed / "rp")
+    monkeypatch.syspath_prepend(str(installed))
+    docs = shutil.copytree(root / "docs", tmp_path / "site" / "docs")  # a docs tree with no rp/ beside it
+    user = (installed / "rp" / "user.py").read_bytes()
+    args = ["audit", "--package", "rp", "--docs", str(docs), "--rule", "stale-ref", "--no-cache", "-q"]
+    _, diff, err = run(*args, "--diff")
+    assert "+:class:`rp.new.Collector` runs" in diff  # the docs page's edits are shown
+    assert "collector = rp.new.Collector()" not in diff  # the installed package's docstring's are not
+    assert "user.py: a file of an installed package (pass --source a checkout" in err
+    _, _, err = run(*args, "--fix")
+    assert "fixed 4 reference(s) in 1 file(s)" in err
+    assert ":class:`rp.new.Collector` runs" in (docs / "collectors.rst").read_text()
+    assert (installed / "rp" / "user.py").read_bytes() == user
 
 
 def test_fix_never_writes_through_a_symlink(run: Run, tmp_path: Path) -> None:
