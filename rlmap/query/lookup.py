@@ -206,17 +206,11 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
             )
             if member is not None
         ]
-        result["constructed_by"] = [
-            {"caller": edge.caller, "lines": list(edge.lines), "how": list(edge.how)}
-            for edge in model.callers(prefix + "__init__")
-        ]
+        result["constructed_by"] = [_caller(model, edge) for edge in model.callers(prefix + "__init__")]
     if symbol.value:
         result["value"] = symbol.value
     if symbol.kind not in (MODULE, CLASS):
-        result["callers"] = [
-            {"caller": edge.caller, "lines": list(edge.lines), "how": list(edge.how)}
-            for edge in model.callers(qualname)
-        ]
+        result["callers"] = [_caller(model, edge) for edge in model.callers(qualname)]
     result["callees"] = [
         {
             "callee": edge.callee,
@@ -241,6 +235,11 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
             for access in sorted(accesses, key=lambda a: (a.kind != "write", a.line, a.function))
         ]
     return result
+
+
+def _caller(model: CodeModel, edge: Any) -> dict[str, Any]:
+    """A caller of the symbol: where (its file, the call lines there) and how."""
+    return {"caller": edge.caller, "path": model.path_of(edge.caller), "lines": list(edge.lines), "how": list(edge.how)}
 
 
 def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
@@ -332,15 +331,25 @@ def _format_ambiguous(result: dict[str, Any], width: int = 0) -> str:
 
 def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str = "  ", width: int = 0) -> list[str]:
     """Rows as aligned columns (the last one free); a column is as wide as its widest cell, at most
-    its cap (``caps``, else 60): a longer cell pushes the rest of its row only.  A row longer than
-    ``width`` (0: no limit) is fitted to it (:func:`_fitted`)."""
+    its cap (``caps``, else 60): a longer cell pushes the rest of its row only.  On a terminal
+    (``width``) wide enough for every column at its widest cell and a last one of
+    :data:`_NARROWEST_CELL`, no column is capped; a row longer than ``width`` is fitted to it
+    (:func:`_fitted`)."""
     if not rows:
         return []
     count = max(len(row) for row in rows)
+    lengths = [sorted(len(row[i]) for row in rows if i < len(row)) for i in range(count - 1)]
+    widest = [found[-1] if found else 0 for found in lengths]
     caps = [*caps, *[60] * count]
-    if width:  # on a narrow terminal no column takes more than half of it
+    # on a terminal, a column may be as wide as nine cells in ten of it (the longest of the rest
+    # push their own row), when the terminal has room for that
+    nine_in_ten = [found[(len(found) * 9) // 10 - 1] if found else 0 for found in lengths]
+    roomy = [min(widest[i], max(caps[i], nine_in_ten[i])) for i in range(count - 1)]
+    if width and len(indent) + sum(roomy) + 2 * (count - 1) + _NARROWEST_CELL <= width:
+        caps = roomy
+    elif width:  # on a narrow terminal no column takes more than half of it
         caps = [min(cap, max(16, (width - len(indent)) // 2)) for cap in caps]
-    widths = [min(caps[i], max((len(row[i]) for row in rows if i < len(row)), default=0)) for i in range(count - 1)]
+    widths = [min(caps[i], widest[i]) for i in range(count - 1)]
     lines = []
     for row in rows:
         cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
@@ -369,7 +378,9 @@ def _fitted(cells: list[str], width: int, indent: str) -> list[str]:
         if width - start < _NARROWEST_CELL:
             start = len(indent) + 4
         lines, head = [head.rstrip()], " " * start
-    pieces = textwrap.wrap(rest, max(width - start, _NARROWEST_CELL), break_on_hyphens=False) or [""]
+    # a name is never cut (a line may be longer than the terminal where a name is)
+    pieces = textwrap.wrap(rest, max(width - start, _NARROWEST_CELL), break_long_words=False, break_on_hyphens=False)
+    pieces = pieces or [""]
     lines.append(head + pieces[0])
     lines.extend(" " * start + piece for piece in pieces[1:])
     return lines
@@ -396,6 +407,13 @@ class _Report:
         """``path:line``, or ``line N`` in the symbol's own file."""
         path, _, line = location.rpartition(":")
         return f"line {line}" if path == self.result["definition"]["path"] else location
+
+    def lines_in(self, edge: dict[str, Any]) -> str:
+        """A caller's call lines: ``line N, M`` in the symbol's own file, else ``path:N, M``."""
+        path = edge.get("path", "")
+        if not path or path == self.result["definition"]["path"]:
+            return f"line {_lines(edge['lines'])}"
+        return f"{path}:{_lines(edge['lines'])}"
 
     def header(self) -> list[str]:
         """The name, kind, definition, signature, docstring, value, bases and subclasses of a symbol."""
@@ -472,7 +490,7 @@ class _Report:
         edges = self.result.get("constructed_by")
         if not edges:
             return []
-        rows = [(self.name(edge["caller"]), f"line {_lines(edge['lines'])}") for edge in edges]
+        rows = [(self.name(edge["caller"]), self.lines_in(edge)) for edge in edges]
         return [f"constructed by ({len(edges)}):", *_table(rows, width=self.width)]
 
     def callers(self) -> list[str]:
@@ -481,10 +499,10 @@ class _Report:
         if "callers" not in result or not (result["callers"] or result["kind"] not in (ATTRIBUTE, VARIABLE)):
             return []
         rows = [
-            (self.name(edge["caller"]), f"line {_lines(edge['lines'])}", f"[{', '.join(edge['how'])}]")
+            (self.name(edge["caller"]), self.lines_in(edge), f"[{', '.join(edge['how'])}]")
             for edge in result["callers"]
         ]
-        return [f"callers ({len(result['callers'])}):", *_table(rows, caps=(60, 16), width=self.width)]
+        return [f"callers ({len(result['callers'])}):", *_table(rows, caps=(60, 40), width=self.width)]
 
     def callees(self) -> list[str]:
         edges = self.result["callees"]
@@ -519,8 +537,13 @@ def _format_key(result: dict[str, Any], width: int = 0) -> str:
 
 
 def _key_access_text(access: dict[str, Any]) -> str:
-    """How a key is accessed, on what: ``td.get``, ``data[]``, ``in data.keys()``, ``set (init_key)``."""
+    """How a key is accessed, on what: ``td.get``, ``data[]``, ``in data.keys()``, ``set (init_key)``,
+    ``part[] (on a copy)``."""
     how, receiver = access["how"], access.get("receiver", "")
+    how, copy, _ = how.partition(" on a copy")  # (rlmap.index.keys: a write into a local copy)
+    if copy:
+        text = _key_access_text({**access, "how": how, "via": ""})
+        return f"{text} (on a copy, {access['via']})" if access.get("via") else f"{text} (on a copy)"
     if not receiver:
         text = how
     elif how == "[]":

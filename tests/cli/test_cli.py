@@ -29,6 +29,29 @@ def test_show_method_on_fixture(run: Run) -> None:
     assert "  BaseCollector.collect  line 34  [override]\n" in out  # a caller, relative to the module
 
 
+def test_show_gives_the_file_of_a_caller_in_another_file(run: Run) -> None:
+    # ``line N`` is a line of the symbol's own file: a caller elsewhere has its file named
+    code, out, _ = run("show", *fixture_args("Env.step_and_maybe_reset"))
+    assert code == 0
+    assert "  pkg.collector.Collector.rollout  pkg/collector.py:51  [annotation]\n" in out
+    code, out, _ = run("show", *fixture_args("Env.step_and_maybe_reset", "--json"))
+    assert json.loads(out)["callers"][0]["path"] == "pkg/collector.py"
+    code, out, _ = run("show", *fixture_args("pkg.collector.Collector"))
+    assert "constructed by (1):\n  run  line 85\n" in out  # in its own file
+
+
+def test_show_never_cuts_a_name_to_fit_a_terminal() -> None:
+    from rlmap.query.lookup import _table
+
+    name = "torchrl.envs.transforms._base.TransformedEnv._step_and_maybe_reset"
+    lines = _table([("read", "torchrl/envs/common.py:3518", name)], width=60)
+    assert name in "\n".join(lines)
+    # and a terminal with room aligns every column whole, where a pipe caps them
+    rows = [("line 1, 2, 3, 4, 5", "a.b"), ("line 7", "c")]
+    assert _table(rows, width=120) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7              c"]
+    assert _table(rows, caps=(8,)) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7    c"]
+
+
 def test_show_attribute_lists_writes_with_guards(run: Run) -> None:
     code, out, _ = run("show", *fixture_args("_carrier"))
     assert code == 0
@@ -64,16 +87,21 @@ def test_show_key_names_the_receiver_of_each_access(run: Run, make_package: Any,
                     nxt["done"] = nxt["done"] | root["done"]
                     if "done" in root.keys():
                         return nxt.get("done")
+
+                def shifted(root):
+                    part = root.select("done")
+                    part["done"] = 0
             """,
         }
     )
     code, out, err = run("show", "done", "--key", "--source", str(root), "--package", "app", "--no-cache", "-q",
                          "--profile", str(profile))  # fmt: skip
     assert code == 0, err
-    readers = out.split("readers (4):\n", 1)[1].splitlines()
-    assert [row.split()[0] for row in readers] == ["nxt[]", "root[]", "in", "nxt.get"]
+    readers = out.split("readers (5):\n", 1)[1].splitlines()
+    assert [row.split()[0] for row in readers] == ["nxt[]", "root[]", "in", "nxt.get", "root.select"]
     assert "in root.keys()  app/merge.py:3" in out
     assert out.count("app/merge.py:2") == 3  # the write and the two reads
+    assert "  part[] (on a copy)  app/merge.py:8" in out  # a write into a copy says so, after the access
 
 
 def test_show_key_without_a_profile_that_enables_keys_says_so(run: Run) -> None:
