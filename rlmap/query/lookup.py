@@ -22,11 +22,41 @@ if TYPE_CHECKING:
 
 
 def find_symbols(model: CodeModel, query: str) -> list[str]:
-    """Qualnames equal to ``query`` or ending with ``.query``, sorted."""
+    """The qualname ``query`` is, or reaches through a module that imports it (a package's
+    ``__init__``: ``torchrl.collectors.Collector``); else the qualnames ending with ``.query``, sorted."""
     query = query.strip()
     if model.has_symbol(query):
         return [query]
+    exported = through_imports(model, query)
+    if exported is not None:
+        return [exported]
     return model.qualnames_ending("." + query)
+
+
+def through_imports(model: CodeModel, dotted: str) -> str | None:
+    """The qualname ``dotted`` names when a module on its path binds the next part by an import
+    (``torchrl.envs.TransformedEnv`` -> ``torchrl.envs.transforms._base.TransformedEnv``, and a
+    member of it, ``torchrl.envs.TransformedEnv.rand_action``); ``None`` when it names none."""
+    parts = dotted.split(".")
+    bindings: dict[tuple[str, str], str] | None = None
+    for cut in range(len(parts) - 1, 0, -1):
+        current = ".".join(parts[:cut])
+        if model.node_kind(current) != MODULE:
+            continue
+        for part in parts[cut:]:
+            if model.has_symbol(f"{current}.{part}"):
+                current = f"{current}.{part}"
+                continue
+            if model.node_kind(current) != MODULE:
+                return None
+            if bindings is None:
+                bindings = {(module, name): target for module, name, target in model.exports()}
+            target = bindings.get((current, part))
+            if target is None or not model.has_symbol(target):
+                return None
+            current = target
+        return current
+    return None
 
 
 def parse_key(query: str) -> tuple[str, ...] | None:
@@ -118,6 +148,10 @@ def completions(model: CodeModel, incomplete: str, limit: int = 200) -> list[str
         for candidate in (name, suffix):
             if candidate.startswith(incomplete):
                 found.add(candidate)
+    if depth > 1:  # a path a module's import makes (``torchrl.collectors.Collector``)
+        found.update(
+            path for path in (f"{module}.{name}" for module, name, _ in model.exports()) if path.startswith(incomplete)
+        )
     return sorted(found)[:limit]
 
 
@@ -128,6 +162,8 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
     query = query.strip()
     depth = query.count(".") + 1
     suffixes = {".".join(name.split(".")[-depth:]) for name in model.qualnames()}
+    if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``)
+        suffixes.update(".".join(f"{module}.{name}".split(".")[-depth:]) for module, name, _ in model.exports())
     return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
 
 

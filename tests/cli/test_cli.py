@@ -454,6 +454,23 @@ def test_show_suggests_a_name_spelled_alike(run: Run) -> None:
     assert "did you mean 'Collector.rollout'" in err
 
 
+def test_show_finds_a_name_through_the_package_that_imports_it(run: Run) -> None:
+    # ``pkg.Env`` is what users type (pkg/__init__.py imports it from pkg.envs, which imports it
+    # from pkg.envs.base); so is a member through it
+    for query, qualname in [
+        ("pkg.Env", "pkg.envs.base.Env"),
+        ("pkg.envs.TransformedEnv", "pkg.envs.base.TransformedEnv"),
+        ("pkg.Env.step", "pkg.envs.base.Env.step"),
+    ]:
+        code, out, err = run("show", *fixture_args(query))
+        assert code == 0, err
+        assert out.startswith(f"{qualname}  (")
+    code, _, err = run("show", *fixture_args("pkg.Env.nothing"))
+    assert code == 2
+    code, _, err = run("show", *fixture_args("pkg.envs.TransformdEnv"))
+    assert "did you mean 'pkg.envs.TransformedEnv'" in err
+
+
 @pytest.mark.parametrize(
     ("recorded", "shown"),
     [

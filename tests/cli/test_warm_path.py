@@ -78,6 +78,8 @@ def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -
     code, _, err = _show(root, cache)
     assert code == 0, err
     assert complete() == ["Collector.rollout"]
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} pkg.envs.Tr"
+    assert complete() == ["pkg.envs.TransformedEnv"]  # the path pkg/envs/__init__.py's import makes
 
 
 _CHECK = "import sys\nfrom rlmap.cli import main\nsys.exit(main(sys.argv[1:]))\n"
