@@ -248,7 +248,7 @@ def say_note(message: str) -> None:
 Progress = Callable[[str, int, int], None]  # (phase, done, total): total 0 when not counted
 
 # How a phase's count reads in a plain progress line.
-_UNITS = {"index": "files", "resolve": "modules", "render": "pages", "write": "files"}
+_UNITS = {"index": "files", "resolve": "modules", "render": "files", "write": "files", "read": "files"}
 
 
 class _PlainProgress:
@@ -269,7 +269,7 @@ class _PlainProgress:
         if (phase, quarter) == (self._phase, self._quarter) or self._clock() - self._start < 1.0:
             return
         self._phase, self._quarter = phase, quarter
-        count = f" {done}/{total} {_UNITS.get(phase, '')}".rstrip() if total else ""
+        count = f" {done}/{total} {_UNITS.get(phase.partition(' ')[0], '')}".rstrip() if total else ""
         say_progress(f"{phase}{count} ({self._clock() - self._start:.1f} s)")
 
 
@@ -288,20 +288,29 @@ def progress_display(quiet: bool) -> Iterator[Progress | None]:
         yield _PlainProgress()
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
+    if console.is_dumb_terminal:  # TERM=dumb: no bar can be drawn there, the lines can
+        yield _PlainProgress()
+        return
     with Progress(
         TextColumn("{task.description:<8}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        TextColumn("{task.fields[count]}"),  # done/total, nothing for a phase not counted
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task("index", total=None)
+        task: list[TaskID] = [bar.add_task("index", total=None, count="")]
 
         def update(phase: str, done: int, total: int) -> None:
-            bar.update(task, description=phase, completed=done, total=total or None)
+            count = f"{done}/{total}" if total else ""
+            if bar.tasks[-1].description != phase:  # a task per phase: its clock runs from its start,
+                bar.remove_task(task[0])  # and a phase not counted pulses (a task's total stays set)
+                task[0] = bar.add_task(phase, total=total or None, completed=done, count=count)
+                return
+            bar.update(task[0], completed=done, total=total or None, count=count)
 
         yield update
 

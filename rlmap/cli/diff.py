@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from rlmap.cli import common
+from rlmap.errors import UsageError
 
 DiffFormat = Literal["text", "json"]
 
@@ -33,6 +34,7 @@ def diff(
     ] = False,
     profile: common.ProfileOption = None,
     output_format: Annotated[DiffFormat, typer.Option("--format", help="The report's format.")] = "text",
+    quiet: common.QuietOption = False,
 ) -> None:
     """What changed in the internals between two versions (read statically; nothing is checked out).
 
@@ -41,7 +43,10 @@ def diff(
     from rlmap.diff.compare import compare, render_text
 
     flows = () if all_functions else documented_flows(common.profile_of(profile, package))
-    before, after = _snapshot(old, package, repository), _snapshot(new, package, repository)
+    with common.progress_display(quiet) as progress:
+        before = _snapshot(old, package, repository, _labelled(progress, old))
+        after = _snapshot(new, package, repository, _labelled(progress, new))
+    _check_scopes(tuple(scope or ()), before, after)
     result = compare(before, after, tuple(scope or ()), flows)
     if output_format == "json":
         payload = {
@@ -56,15 +61,34 @@ def diff(
     raise typer.Exit(int(common.report_diagnostics(before.diagnostics + after.diagnostics)))
 
 
-def _snapshot(given: str, package: str, repository: Path) -> Any:
+def _labelled(progress: common.Progress | None, label: str) -> common.Progress | None:
+    """``progress`` with the version read named in the phase (``read v0.14.0``)."""
+    if progress is None:
+        return None
+    shown = label if len(label) <= 40 else "..." + label[-37:]
+    return lambda phase, done, total: progress(f"{phase} {shown}", done, total)
+
+
+def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
+    """A ``--scope`` under which neither version defines anything is a usage error, not a diff
+    that says nothing changed."""
+    for prefix in scopes:
+        if not any(name.startswith(prefix) for snapshot in snapshots for name in snapshot.symbols):
+            raise UsageError(
+                f"--scope '{prefix}' is the start of no qualified name in either version",
+                "pass the start of a full qualified name, e.g. torchrl.collectors",
+            )
+
+
+def _snapshot(given: str, package: str, repository: Path, progress: common.Progress | None = None) -> Any:
     """A package directory, a checkout holding ``package/``, or a revision of ``repository``."""
     from rlmap.diff.snapshot import from_directory, from_git
 
     path = Path(given)
     if path.is_dir():
         inside = path / package
-        return from_directory(inside if inside.is_dir() else path, given)
-    return from_git(repository, given, package)
+        return from_directory(inside if inside.is_dir() else path, given, progress)
+    return from_git(repository, given, package, progress)
 
 
 def documented_flows(profile: Any) -> tuple[str, ...]:

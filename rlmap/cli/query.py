@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import ExitCode
+from rlmap.errors import ExitCode, UsageError
 
 
 def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -152,6 +152,24 @@ def _echo_chunks(chunks: Iterator[str], size: int = 1 << 20) -> None:
     common.say("".join(batch))
 
 
+def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
+    """A ``--scope`` that keeps no caller is a usage error, with the full name it may mean (a
+    suffix, a path through an import, a misspelling), not an empty graph that exits 0."""
+    from rlmap.query.graphdump import in_scope
+    from rlmap.query.lookup import find_symbols, similar_names
+
+    names = model.qualnames()
+    for prefix in scopes:
+        if any(in_scope(name, (prefix,)) for name in names):
+            continue
+        meant = find_symbols(model, prefix)[:3] or similar_names(model, prefix)
+        hint = f"did you mean {' or '.join(repr(name) for name in meant)}?" if meant else ""
+        raise UsageError(
+            f"--scope '{prefix}' is the prefix of no qualified name in {model.source.stamp()}",
+            hint or "pass the start of a full qualified name, e.g. the package or a module",
+        )
+
+
 @common.app.command(cls=common.Command)
 def graph(
     source: common.SourceOption = None,
@@ -182,6 +200,7 @@ def graph(
     chosen = common.profile_basics_of(settings.profile, settings.package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     scopes = tuple(scope or ())
+    _check_scopes(loaded.model, scopes)
     if output_format == "json":
         _echo_chunks(graph_json_chunks(loaded.model, scopes))
     elif output_format == "pycg":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from rlmap.errors import UsageError
 from rlmap.index.records import Diagnostic
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+Progress = Callable[[str, int, int], None]  # (phase, done, total), as the command line's
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,7 @@ class Snapshot:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def from_directory(package_dir: Path, label: str) -> Snapshot:
+def from_directory(package_dir: Path, label: str, progress: Progress | None = None) -> Snapshot:
     """The package in ``package_dir`` (its folder name is the package's name)."""
     if not package_dir.is_dir():
         raise UsageError(f"'{package_dir}' is not a directory", "pass a package directory, a checkout, or a revision")
@@ -49,10 +51,10 @@ def from_directory(package_dir: Path, label: str) -> Snapshot:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
             continue
         sources[(Path(package_dir.name) / path.relative_to(package_dir)).as_posix()] = path.read_bytes()
-    return build(sources, label)
+    return build(sources, label, progress)
 
 
-def from_git(repository: Path, revision: str, package: str) -> Snapshot:
+def from_git(repository: Path, revision: str, package: str, progress: Progress | None = None) -> Snapshot:
     """The package as committed at ``revision`` of ``repository`` (read with git, never checked out).
 
     ``package`` is the package's folder relative to the repository's top (``torchrl``, ``src/pkg``).
@@ -62,19 +64,30 @@ def from_git(repository: Path, revision: str, package: str) -> Snapshot:
     top = Path(_git(repository, "rev-parse", "--show-toplevel").decode("utf-8", errors="surrogateescape").strip())
     folder = package.strip("/")
     above = folder.rpartition("/")[0]  # module names start at the package's own folder
-    listing = _git(top, "ls-tree", "-r", "-z", "--name-only", revision, "--", folder)
-    sources: dict[str, bytes] = {}
-    for name in sorted(filter(None, listing.split(b"\0"))):
+    listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
+    wanted: list[tuple[str, bytes, int]] = []  # (path, blob id, size)
+    for entry in filter(None, listing.split(b"\0")):
+        head, _, name = entry.partition(b"\t")
+        mode, kind, blob, length = head.split()
         path = name.decode("utf-8", errors="surrogateescape")
-        if path.endswith(".py"):
-            data = _git(top, "show", f"{revision}:{path}")
-            if len(data) <= MAX_FILE_BYTES:
-                sources[path[len(above) + 1 :] if above else path] = data
-    if not sources:
+        # a symbolic link (mode 120000) is not followed, as in a directory
+        if kind == b"blob" and mode != b"120000" and path.endswith(".py") and int(length) <= MAX_FILE_BYTES:
+            wanted.append((path, blob, int(length)))
+    if not wanted:
         raise UsageError(
             f"no {package}/ package at revision '{revision}' of {repository}", "check the revision and --package"
         )
-    return build(sources, revision)
+    # every file in one git process (one ``git show`` per file took seconds on torchrl)
+    batch = _git(top, "cat-file", "--batch", stdin=b"".join(blob + b"\n" for _, blob, _ in wanted))
+    sources: dict[str, bytes] = {}
+    at = 0
+    for path, blob, size in wanted:
+        end = batch.index(b"\n", at)
+        if batch[at:end] != b"%s blob %d" % (blob, size):
+            raise UsageError(f"git cat-file gave something else for {path}", "check the repository with git fsck")
+        sources[path[len(above) + 1 :] if above else path] = batch[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1  # the content, then a newline
+    return build(sources, revision, progress)
 
 
 def package_in_repository(package_dir: Path) -> tuple[Path, str]:
@@ -83,9 +96,10 @@ def package_in_repository(package_dir: Path) -> tuple[Path, str]:
     return top, package_dir.resolve().relative_to(top.resolve()).as_posix()
 
 
-def _git(repository: Path, *args: str) -> bytes:
+def _git(repository: Path, *args: str, stdin: bytes | None = None) -> bytes:
     try:
-        done = subprocess.run(["git", "-C", str(repository), *args], capture_output=True, check=False, timeout=120)
+        command = ["git", "-C", str(repository), *args]
+        done = subprocess.run(command, input=stdin, capture_output=True, check=False, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"cannot run git ({error})", "install git, or pass two package directories") from None
     if done.returncode != 0:
@@ -94,10 +108,14 @@ def _git(repository: Path, *args: str) -> bytes:
     return done.stdout
 
 
-def build(sources: dict[str, bytes], label: str) -> Snapshot:
+def build(sources: dict[str, bytes], label: str, progress: Progress | None = None) -> Snapshot:
+    """The snapshot of ``sources`` (path -> bytes); ``progress`` is told of each file read, as
+    phase ``read``."""
     symbols: dict[str, SymbolFacts] = {}
     diagnostics: list[Diagnostic] = []
-    for path, data in sorted(sources.items()):
+    for done, (path, data) in enumerate(sorted(sources.items())):
+        if progress:
+            progress("read", done, len(sources))
         module = path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
         try:
             tree = ast.parse(data)
@@ -106,6 +124,8 @@ def build(sources: dict[str, bytes], label: str) -> Snapshot:
             continue
         symbols[module] = SymbolFacts(module, "module", path, 1, _hash(tree.body))
         _visit(tree.body, module, path, symbols)
+    if progress:
+        progress("read", len(sources), len(sources))
     return Snapshot(label, symbols, tuple(diagnostics))
 
 

@@ -161,7 +161,7 @@ def load_model(
             cache.put(LINKS, key, _linked(cache, records) or records)
             return LoadedModel(model, index.stats, source, cache)
         if progress:
-            progress("resolve", 0, len(index.modules))
+            progress("resolve", 0, 0)  # not counted as it goes: said when it starts, and its count when done
         encoded: dict[str, Encoded] | None = {} if cache.directory is not None else None
         model = build_model(index, source, value_cap, consume=True, aside=worker_count(jobs) > 1, encoded=encoded)
         if progress:

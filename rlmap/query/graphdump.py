@@ -13,12 +13,12 @@ from typing import Any
 from rlmap.model.codemodel import CodeModel, Edge
 
 
-def _in_scope(qualname: str, scopes: tuple[str, ...]) -> bool:
+def in_scope(qualname: str, scopes: tuple[str, ...]) -> bool:
     return not scopes or any(qualname == prefix or qualname.startswith(prefix + ".") for prefix in scopes)
 
 
 def scoped_edges(model: CodeModel, scopes: tuple[str, ...]) -> list[Edge]:
-    return [edge for edge in model.edges() if _in_scope(edge.caller, scopes)]
+    return [edge for edge in model.edges() if in_scope(edge.caller, scopes)]
 
 
 def _node(model: CodeModel, qualname: str) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def _edge(edge: Edge) -> dict[str, Any]:
 
 
 def _names(model: CodeModel, edges: list[Edge], scopes: tuple[str, ...]) -> list[str]:
-    names = {name for name in model.qualnames() if _in_scope(name, scopes)} if scopes else set(model.qualnames())
+    names = {name for name in model.qualnames() if in_scope(name, scopes)} if scopes else set(model.qualnames())
     for edge in edges:
         names.add(edge.caller)
         names.add(edge.callee)
@@ -117,7 +117,7 @@ def graph_pycg(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, list
     graph: dict[str, set[str]] = {
         symbol.qualname: set()
         for symbol in model.symbols()
-        if symbol.kind in _PYCG_CALLERS and symbol.kind != "class" and _in_scope(symbol.qualname, scopes)
+        if symbol.kind in _PYCG_CALLERS and symbol.kind != "class" and in_scope(symbol.qualname, scopes)
     }
     for edge in scoped_edges(model, scopes):
         callee = _pycg_name(model, edge.callee)

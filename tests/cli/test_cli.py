@@ -125,6 +125,21 @@ def test_show_unknown_symbol(run: Run) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("scope", "hint"),
+    [
+        ("Env.step", "did you mean 'pkg.envs.base.Env.step'?"),  # a suffix, not a prefix
+        ("pkg.envz", "did you mean 'pkg.envs'"),
+        ("nothing.here", "pass the start of a full qualified name"),
+    ],
+)
+def test_graph_scope_that_keeps_nothing_is_an_error(run: Run, scope: str, hint: str) -> None:
+    code, out, err = run("graph", *fixture_args("--scope", scope))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"rlmap: error: --scope '{scope}' is the prefix of no qualified name")
+    assert hint in err
+
+
 def test_graph_json_scoped_and_sorted(run: Run) -> None:
     code, out, _ = run("graph", *fixture_args("--scope", "pkg.envs"))
     assert code == 0
@@ -573,6 +588,29 @@ def test_help_names_values_not_types(run: Run, command: str) -> None:
         assert "--format <json|dot|pycg>" in out
 
 
+def test_progress_on_a_dumb_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TERM=dumb on a terminal: rich draws no bar there (a cold run said nothing for 20 s)."""
+    import io
+
+    from rlmap.cli import common
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    monkeypatch.setenv("TERM", "dumb")
+    with common.progress_display(quiet=False) as progress:
+        assert isinstance(progress, common._PlainProgress)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    with common.progress_display(quiet=False) as progress:
+        assert progress is not None
+        assert not isinstance(progress, common._PlainProgress)
+        progress("index", 3, 3)
+        progress("resolve", 0, 0)  # a phase of its own, not counted: no 0/3 left from the last one
+        progress("resolve", 7, 7)
+
+
 def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:
     from rlmap.cli import common
 
@@ -589,7 +627,8 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
         for done in range(41):
             report("index", done, 40)
         now[0] = 5.0
-        report("resolve", 0, 40)
+        report("resolve", 0, 0)  # not counted as it goes
+        now[0] = 9.0
         report("resolve", 40, 40)
         report("render", 0, 0)
     finally:
@@ -600,9 +639,9 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
         "index 20/40 files (2.0 s)",
         "index 30/40 files (2.0 s)",
         "index 40/40 files (2.0 s)",
-        "resolve 0/40 modules (5.0 s)",
-        "resolve 40/40 modules (5.0 s)",
-        "render (5.0 s)",
+        "resolve (5.0 s)",
+        "resolve 40/40 modules (9.0 s)",
+        "render (9.0 s)",
     ]
 
 

@@ -113,15 +113,30 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     git("commit", "-q", "-m", "v1")
     (tmp_path / "pk" / "collect.py").unlink()
     write(tmp_path, V2)
+    (tmp_path / "pk" / "elsewhere.py").symlink_to("../outside.py")  # a link is not followed, as in a directory
+    (tmp_path / "outside.py").write_text("class Outside:\n    pass\n")
+    (tmp_path / "pk" / "notes.txt").write_text("not python")
     git("add", "-A")
     git("commit", "-q", "-m", "v2")
     (tmp_path / "pk" / "collect.py").write_text("garbage (the working tree is not read)")
     code, out, _ = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--package", "pk", "--format", "json")
     assert code == 0
-    check(json.loads(out))
+    check(json.loads(out))  # every file of each revision read whole (one git process for them all)
     code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
     assert code == 2
     assert err.startswith("rlmap: error: git show failed") or err.startswith("rlmap: error: git ls-tree failed")
+
+
+def test_a_scope_under_which_neither_version_defines_anything_is_an_error(run: Run, tmp_path: Path) -> None:
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    versions = (str(tmp_path / "v1" / "pk"), str(tmp_path / "v2" / "pk"), "--package", "pk")
+    code, out, err = run("diff", *versions, "--scope", "pk.colect")
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: --scope 'pk.colect' is the start of no qualified name in either version")
+    code, out, _ = run("diff", *versions, "--scope", "pk.collect", "--quiet")
+    assert code == 0
+    assert "pk.collect.Collector.rollout" in out
 
 
 def test_diff_format_is_a_closed_choice(run: Run, tmp_path: Path) -> None:
