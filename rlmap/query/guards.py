@@ -65,3 +65,20 @@ def readable_guard(guard: str) -> str:
     if guard.startswith("not (") and guard.endswith(")") and _parse(guard) is not None:
         return simplified(guard)
     return guard
+
+
+def readable_guards(guards: list[str]) -> list[str]:
+    """A site's guards, each simplified (:func:`readable_guard`), without a branch not taken that
+    says what the ``elif`` after it says (``if p is not None: ... elif p is None:`` records
+    ``not (p is not None)`` then ``elif p is None``: one condition, shown once)."""
+    shown = [readable_guard(guard) for guard in guards]
+    return [
+        text
+        for number, text in enumerate(shown)
+        if not (
+            number + 1 < len(shown)
+            and guards[number].startswith("not (")
+            and shown[number + 1].startswith("elif ")
+            and shown[number + 1][len("elif ") :] == text
+        )
+    ]

@@ -15,7 +15,7 @@ from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.target import CERTAIN
-from rlmap.query.guards import readable_guard
+from rlmap.query.guards import readable_guards
 
 if TYPE_CHECKING:
     from rlmap.pages.curated import Term
@@ -486,7 +486,7 @@ class _Report:
         counts: dict[tuple[str, ...], int] = {}
         for access in self.result["accesses"]:
             value = f"= {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
-            guards = " / ".join(readable_guard(guard) for guard in access["guards"])
+            guards = " / ".join(readable_guards(access["guards"]))
             row = (
                 access["kind"],
                 self.where(access["location"]),
@@ -565,7 +565,7 @@ def _format_key(result: dict[str, Any], width: int = 0) -> str:
         lines.append(f"{title} ({len(selected)}):")
         rows = []
         for access in selected:
-            guards = " / ".join(map(readable_guard, access["guards"]))
+            guards = " / ".join(readable_guards(access["guards"]))
             row = (_key_access_text(access), access["location"], access["function"], f"[{guards}]" if guards else "")
             rows.append(row if guards else row[:3])
         lines.extend(_table(rows, caps=(40, 60, 60), width=width))

@@ -505,6 +505,17 @@ def test_guards_read_as_conditions(recorded: str, shown: str) -> None:
     assert readable_guard(recorded) == shown
 
 
+def test_a_branch_not_taken_that_the_elif_after_it_repeats_is_shown_once() -> None:
+    from rlmap.query.guards import readable_guards
+
+    recorded = ["if cast", "not (self.device is not None)", "elif self.device is None"]
+    assert readable_guards(recorded) == ["if cast", "elif self.device is None"]
+    # a different condition after it says more: both are kept
+    recorded = ["not (self.device is not None)", "elif self.mode == 'x'"]
+    assert readable_guards(recorded) == ["self.device is None", "elif self.mode == 'x'"]
+    assert readable_guards(["else (not (a))", "if a"]) == ["else: not a", "if a"]
+
+
 def test_hyperlinks_only_where_the_terminal_shows_them() -> None:
     from rlmap.terminal import hyperlink, supports_hyperlinks
 
