@@ -12,33 +12,59 @@ from rlmap.cli import common
 from rlmap.errors import ExitCode, UsageError
 
 
-@common.app.command()
+def _rule_ids(incomplete: str) -> list[str]:
+    """The rules' ids, for shell completion of --rule and --explain."""
+    from rlmap.audit.rules import RULES
+
+    return [rule for rule in RULES if rule.startswith(incomplete)]
+
+
+@common.app.command(
+    cls=common.Command, short_help="Stale references in docs and docstrings; central code undocumented."
+)
 def audit(
     source: common.SourceOption = None,
     docs: Annotated[
         list[Path] | None,
         typer.Option(
             "--docs",
+            metavar="PATH",
             help="A docs directory or file (rst, md); repeatable. Default: [tool.rlmap] docs.",
             show_default=False,
         ),
     ] = None,
     output_format: Annotated[common.AuditFormat, typer.Option("--format", help="The report's format.")] = "text",
     baseline: Annotated[
-        Path | None, typer.Option("--baseline", help="Findings recorded here are known.", show_default=False)
+        Path | None,
+        typer.Option("--baseline", metavar="FILE", help="Findings recorded here are known.", show_default=False),
     ] = None,
     write_baseline: Annotated[
-        Path | None, typer.Option("--write-baseline", help="Record the current findings here.", show_default=False)
+        Path | None,
+        typer.Option("--write-baseline", metavar="FILE", help="Record the current findings here.", show_default=False),
     ] = None,
     fail_on: Annotated[
         common.FailOn,
         typer.Option("--fail-on", help="Exit 1 on any finding, on new ones (not in the baseline), or never."),
     ] = "any",
     rule: Annotated[
-        list[str] | None, typer.Option("--rule", help="Only this rule (repeatable).", show_default=False)
+        list[str] | None,
+        typer.Option(
+            "--rule",
+            metavar="ID",
+            help="Only this rule (repeatable; rlmap audit --explain ID describes it).",
+            show_default=False,
+            autocompletion=_rule_ids,
+        ),
     ] = None,
     explain_rule: Annotated[
-        str | None, typer.Option("--explain", help="Describe a rule with examples, then exit.", show_default=False)
+        str | None,
+        typer.Option(
+            "--explain",
+            metavar="ID",
+            help="Describe a rule with examples, then exit.",
+            show_default=False,
+            autocompletion=_rule_ids,
+        ),
     ] = None,
     fix: Annotated[
         bool, typer.Option("--fix", help="Apply the certain replacements (docs pages and docstrings).")
@@ -51,19 +77,24 @@ def audit(
     ] = False,
     fail_under: Annotated[
         float | None,
-        typer.Option("--fail-under", help="With --coverage: exit 1 below this percentage.", show_default=False),
+        typer.Option(
+            "--fail-under", metavar="PCT", help="With --coverage: exit 1 below this percentage.", show_default=False
+        ),
     ] = None,
     exclude: Annotated[
         list[str] | None,
         typer.Option(
             "--exclude",
+            metavar="GLOB",
             help="With --coverage: leave out files matching this glob (repeatable; adds to [tool.rlmap] exclude).",
             show_default=False,
         ),
     ] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", help="Infer renames from git history since this revision.", show_default=False),
+        typer.Option(
+            "--since", metavar="REV", help="Infer renames from git history since this revision.", show_default=False
+        ),
     ] = None,
     profile: common.ProfileOption = None,
     config: common.ConfigOption = None,

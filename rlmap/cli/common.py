@@ -130,7 +130,10 @@ ProfileOption = Annotated[
 ConfigOption = Annotated[
     Path | None,
     typer.Option(
-        "--config", metavar="FILE", help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.", show_default=False
+        "--config",
+        metavar="FILE",
+        help="A TOML file with [tool.rlmap]. Default: the nearest pyproject.toml holding one, from here up.",
+        show_default=False,
     ),
 ]
 

@@ -14,17 +14,25 @@ from rlmap.errors import UsageError
 DiffFormat = Literal["text", "json"]
 
 
-@common.app.command()
+@common.app.command(cls=common.Command, short_help="What changed in the internals between two versions.")
 def diff(
-    old: Annotated[str, typer.Argument(help="A package directory, a checkout, or a git revision.")],
-    new: Annotated[str, typer.Argument(help="The same, for the newer version.")],
-    package: Annotated[str, typer.Option("--package", help="The package's name (its folder).")] = "torchrl",
+    old: Annotated[str, typer.Argument(metavar="A", help="A package directory, a checkout, or a git revision.")],
+    new: Annotated[str, typer.Argument(metavar="B", help="The same, for the newer version.")],
+    package: Annotated[
+        str, typer.Option("--package", metavar="NAME", help="The package's name (its folder).")
+    ] = "torchrl",
     repository: Annotated[
-        Path, typer.Option("--repo", help="The checkout whose revisions A and B name.", show_default=False)
+        Path,
+        typer.Option("--repo", metavar="DIR", help="The checkout whose revisions A and B name.", show_default=False),
     ] = Path(),
     scope: Annotated[
         list[str] | None,
-        typer.Option("--scope", help="Calls and guards only under this prefix (repeatable).", show_default=False),
+        typer.Option(
+            "--scope",
+            metavar="PREFIX",
+            help="Calls and guards only under this prefix (repeatable).",
+            show_default=False,
+        ),
     ] = None,
     all_functions: Annotated[
         bool,

@@ -13,7 +13,9 @@ from rlmap.errors import ExitCode, RlmapError, UsageError
 from rlmap.terminal import inert
 
 
-@common.app.command(cls=common.Command)
+@common.app.command(
+    cls=common.Command, short_help="Write the internals pages (rst, Markdown); --check: are they stale."
+)
 def generate(
     source: common.SourceOption = None,
     out: Annotated[
@@ -64,10 +66,7 @@ def generate(
     no_cache: common.NoCacheOption = False,
     jobs: common.JobsOption = None,
     quiet: common.QuietOption = False,
-    package: Annotated[
-        str | None,
-        typer.Option("--package", metavar="NAME", help="Top-level package to document.", rich_help_panel="Advanced"),
-    ] = None,
+    package: common.PackageOption = None,
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats

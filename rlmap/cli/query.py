@@ -42,7 +42,7 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     return completions(model, incomplete) if model is not None else []
 
 
-@common.app.command(cls=common.Command)
+@common.app.command(cls=common.Command, short_help="Where a symbol is defined, its callers, callees and accesses.")
 def show(
     name: Annotated[
         str,
@@ -170,7 +170,7 @@ def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
         )
 
 
-@common.app.command(cls=common.Command)
+@common.app.command(cls=common.Command, short_help="The resolved call graph, as JSON, DOT or PyCG's JSON.")
 def graph(
     source: common.SourceOption = None,
     scope: Annotated[

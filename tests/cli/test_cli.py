@@ -580,19 +580,26 @@ def test_root_help_lists_the_commands_in_the_readmes_order(run: Run) -> None:
 
     code, out, _ = run("--help")
     assert code == 0
-    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
-    assert {"generate", "audit", "show", "graph"} <= set(listed)
+    commands = out.split("Commands:")[1]
+    listed = [line.split()[0] for line in commands.splitlines() if line[2:3].strip()]  # (not a wrapped line)
+    assert {"generate", "audit", "diff", "show", "graph"} <= set(listed)
     assert listed == [name for name in COMMAND_ORDER if name in listed]
+    assert "..." not in commands  # each summary whole, wrapped if need be, not cut
 
 
-@pytest.mark.parametrize("command", ["generate", "show", "graph"])
+@pytest.mark.parametrize("command", ["generate", "audit", "diff", "show", "graph"])
 def test_help_names_values_not_types(run: Run, command: str) -> None:
     """Metavars say what to pass (``NAME``, ``PATH``, ``DIR``, ``N``); closed sets list their choices."""
     code, out, _ = run(command, "--help")
     assert code == 0
     assert "{" not in out.splitlines()[0]  # the usage line: ``NAME``, not ``{name}``
-    assert "--source PATH" in out
-    assert "-j, --jobs N" in out
+    for typed in ("<str>", "<path>", "<float>", "<int>", "<bool>"):
+        assert typed not in out
+    if command != "diff":
+        assert "--source PATH" in out
+        assert "-j, --jobs N" in out
+    if command == "diff":
+        assert out.splitlines()[0].endswith("diff [OPTIONS] A B")
     if command == "show":
         assert out.splitlines()[0].endswith("show [OPTIONS] NAME")
     if command == "graph":
