@@ -394,7 +394,7 @@ def report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
     files = len({diagnostic.path for diagnostic in diagnostics})
     say_error(
         f"{files} file(s) could not be read or indexed and were skipped - "
-        "fix or exclude them; everything else was processed"
+        "fix them (each warning above says why); everything else was processed"
     )
     return ExitCode.INCOMPLETE_INPUT
 

@@ -65,26 +65,34 @@ def show(
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
-    from rlmap.query.lookup import describe, describe_key, find_key
+    from rlmap.query.lookup import describe, describe_key, find_key, similar_keys
 
     settings = common.settings_of(config, source, package, profile)
     package = settings.package
     chosen = common.profile_basics_of(settings.profile, package)
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     model = loaded.model
-    if key:
-        found = find_key(model, name)
-        if found is None:
-            raise SymbolNotFound(
-                f"no tensordict key '{name}' is read or written in {model.source.stamp()}",
-                "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')"
-                if chosen is not None and chosen.extensions
-                else 'keys are read only under a profile with extensions = ["tensordict"] (pass --profile)',
-            )
-        result = describe_key(model, found)
-        result["query"] = name
-    else:
-        result = describe(model, name, chosen.glossary if chosen is not None else ())
+    try:
+        if key:
+            found = find_key(model, name)
+            if found is None:
+                close = similar_keys(model, name)
+                raise SymbolNotFound(
+                    f"no tensordict key '{name}' is read or written in {model.source.stamp()}",
+                    f"did you mean {' or '.join(repr(each) for each in close)}?"
+                    if close
+                    else "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')"
+                    if chosen is not None and chosen.extensions
+                    else 'keys are read only under a profile with extensions = ["tensordict"] (pass --profile)',
+                )
+            result = describe_key(model, found)
+            result["query"] = name
+        else:
+            result = describe(model, name, chosen.glossary if chosen is not None else ())
+    except SymbolNotFound:
+        # a name defined in a file that could not be indexed is not found: say which files those are
+        common.report_diagnostics(model.diagnostics)
+        raise
     if as_json:
         common.say(json.dumps(result, indent=2, sort_keys=True))
     else:

@@ -620,6 +620,10 @@ class CodeModel:
             )
         return found
 
+    def tensordict_keys(self) -> list[tuple[str, ...]]:
+        """Every tensordict key read or written."""
+        return list(self._keys)
+
     def key_accesses(self, key: tuple[str, ...]) -> tuple[KeyAccess, ...]:
         return tuple(KeyAccess(*raw) for raw in self._keys.get(key, ()))
 

@@ -133,7 +133,7 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
             f"'{query}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
             f"did you mean {' or '.join(repr(name) for name in close)}?"
             if close
-            else "check the spelling, or search with a shorter suffix (e.g. 'rollout' or 'Collector.rollout')",
+            else "check the spelling, or search with a shorter suffix of the name (its last part alone)",
         )
     return result
 
@@ -165,6 +165,14 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
     if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``)
         suffixes.update(".".join(f"{module}.{name}".split(".")[-depth:]) for module, name, _ in model.exports())
     return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
+
+
+def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
+    """Tensordict keys spelled like ``query`` (``is_int`` -> ``is_init``), as ``show`` takes them."""
+    import difflib
+
+    written = sorted({".".join(key) for key in model.tensordict_keys()})  # (collector.traj_ids)
+    return difflib.get_close_matches(query.strip(), written, n=count, cutoff=0.8)
 
 
 def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:

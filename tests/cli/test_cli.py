@@ -125,6 +125,25 @@ def test_show_unknown_symbol(run: Run) -> None:
     assert "Traceback" not in err
 
 
+def test_show_unknown_name_says_which_files_were_skipped(run: Run, make_package: Any) -> None:
+    # the name is defined in a file that does not parse: the reason is said, not only "not found"
+    root = make_package({"bp/__init__.py": "def ok():\n    return 1\n", "bp/bad.py": "def broken(:\n"})
+    code, out, err = run("show", "broken", "--source", str(root), "--package", "bp", "--no-cache", "-q")
+    assert (code, out) == (2, "")
+    lines = err.splitlines()
+    assert lines[0].startswith("rlmap: warning: bp/bad.py:1: syntax error")
+    assert lines[1].startswith("rlmap: error: 1 file(s) could not be read or indexed and were skipped - fix them")
+    assert lines[2].startswith("rlmap: error: 'broken' is neither a symbol")
+    assert "Collector" not in lines[2]  # no example taken from torchrl for another package
+
+
+def test_show_key_suggests_a_key_spelled_alike(run: Run) -> None:
+    profile = ("--profile", str(FIXTURES / "profile.toml"))
+    code, _, err = run("show", *fixture_args("collector.traj_id", "--key"), *profile)
+    assert code == 2
+    assert "did you mean 'collector.traj_ids'?" in err
+
+
 @pytest.mark.parametrize(
     ("scope", "hint"),
     [
