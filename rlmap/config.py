@@ -77,9 +77,11 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
     ``[tool.rlmap]`` table in the working directory or above it (as ruff and pytest look), up to
     the root of the repository holding it."""
     if explicit is not None:
+        if explicit.is_dir():
+            raise ConfigError(f"config file '{explicit}' is a directory", "pass --config a TOML file in it")
         if not explicit.is_file():
             raise ConfigError(f"config file '{explicit}' does not exist", "pass --config an existing TOML file")
-        return _from_file(explicit, required=True)
+        return _from_file(explicit, required=True, display=str(explicit))  # named as given
     start = (cwd or Path.cwd()).absolute()
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
@@ -93,22 +95,23 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
 
 
 def _from_file(path: Path, required: bool, display: str | None = None, data: dict[str, Any] | None = None) -> Config:
-    data = read_toml(path, path.name) if data is None else data
+    shown = display or path.name  # what messages call the file
+    data = read_toml(path, shown) if data is None else data
     tool = data.get("tool", {})
     table = tool.get("rlmap") if isinstance(tool, dict) else None
     if table is None and path.name != "pyproject.toml":
         table = data if data and not set(data) - set(_KEYS) else None
         if table is None:
             raise ConfigError(
-                f"{path.name}: no [tool.rlmap] table", "put the settings under [tool.rlmap] (see the README)"
+                f"{shown}: no [tool.rlmap] table", "put the settings under [tool.rlmap] (see the README)"
             )
     if table is None:
         if required:
-            raise ConfigError(f"{path.name}: no [tool.rlmap] table", "put the settings under [tool.rlmap]")
+            raise ConfigError(f"{shown}: no [tool.rlmap] table", "put the settings under [tool.rlmap]")
         return Config()
     if not isinstance(table, dict):
-        raise ConfigError(f"{path.name}: tool.rlmap must be a table", "write the settings under a [tool.rlmap] header")
-    parsed = convert(table, _Table, f"{path.name}: [tool.rlmap]")
+        raise ConfigError(f"{shown}: tool.rlmap must be a table", "write the settings under a [tool.rlmap] header")
+    parsed = convert(table, _Table, f"{shown}: [tool.rlmap]")
     base = path.parent
 
     def relative(value: str | None) -> Path | None:
@@ -118,7 +121,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
         source=relative(parsed.source),
         package=parsed.package,
         packages=tuple(parsed.packages) if parsed.packages is not None else None,
-        out=_confined(base, parsed.out, f"{path.name}: [tool.rlmap] out") or base / "generated_docs",
+        out=_confined(base, parsed.out, f"{shown}: [tool.rlmap] out") or base / "generated_docs",
         formats=tuple(parsed.formats) if parsed.formats is not None else ("rst", "md"),
         templates=relative(parsed.templates),
         profile=relative(parsed.profile),
@@ -127,7 +130,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
         audit_min_callers=parsed.audit_min_callers,
         audit_min_accesses=parsed.audit_min_accesses,
         exclude=tuple(parsed.exclude),
-        origin=display or path.name,
+        origin=shown,
     )
     validate_formats(config.formats, config.origin)
     return config

@@ -36,9 +36,15 @@ def test_bad_config_is_exit_2_naming_the_key(run: Run, tmp_path: Path, case: str
         config.write_text(f"[tool.rlmap]\n{body}\n", encoding="utf-8")
     code, _, err = run("generate", "--config", str(config), "--check", "-q")
     assert code == 2, err
-    assert err.startswith("rlmap: error: rlmap.toml")
+    assert err.startswith(f"rlmap: error: {config}")  # the file as --config named it
     assert expected in err
     assert "internal error" not in err
+
+
+def test_a_config_that_is_a_directory_says_so(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("generate", "--config", str(tmp_path), "--check", "-q")
+    assert code == 2
+    assert err.startswith(f"rlmap: error: config file '{tmp_path}' is a directory - pass --config a TOML file")
 
 
 PAGE = '[pages.helpers]\ntitle = "x"\nslug = "h"\nsummary = "s"\n'
