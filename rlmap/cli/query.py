@@ -39,7 +39,10 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
         model = cached_model(tree, Cache(cache_dir), *analysis_of(chosen))
     except Exception:  # completion must never print a traceback into the shell
         return []
-    return completions(model, incomplete) if model is not None else []
+    if model is None:
+        return []
+    terms = chosen.glossary if chosen is not None else ()
+    return completions(model, incomplete, keys_only=bool(params.get("key")), terms=terms)
 
 
 @common.app.command(cls=common.Command, short_help="Where a symbol is defined, its callers, callees and accesses.")

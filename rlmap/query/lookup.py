@@ -138,11 +138,17 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
     return result
 
 
-def completions(model: CodeModel, incomplete: str, limit: int = 200) -> list[str]:
+def completions(
+    model: CodeModel, incomplete: str, limit: int = 200, keys_only: bool = False, terms: Sequence[Term] = ()
+) -> list[str]:
     """Names that complete ``incomplete``: full qualified names, or suffixes of as many parts
-    (``Collector.ro`` -> ``Collector.rollout``), sorted, at most ``limit``."""
+    (``Collector.ro`` -> ``Collector.rollout``), tensordict keys (``collector.traj_ids``) and
+    glossary terms; only the keys with ``keys_only``; sorted, at most ``limit``."""
     depth = incomplete.count(".") + 1
-    found: set[str] = set()
+    found = {text for text in (".".join(key) for key in model.tensordict_keys()) if text.startswith(incomplete)}
+    if keys_only:
+        return sorted(found)[:limit]
+    found.update(name for term in terms for name in term.names() if name.startswith(incomplete))
     for name in model.qualnames():
         suffix = ".".join(name.split(".")[-depth:])
         for candidate in (name, suffix):

@@ -25,10 +25,10 @@ sys.exit(code)
 """
 
 
-def _show(root: Path, cache: Path) -> tuple[int, list[str], str]:
+def _show(root: Path, cache: Path, *more: str) -> tuple[int, list[str], str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     args = ["show", "pkg.collector.Collector.rollout", "--source", str(root), "--package", "pkg"]
-    args += ["--cache-dir", str(cache), "-q"]
+    args += ["--cache-dir", str(cache), "-q", *more]
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args],
         check=False,
@@ -80,6 +80,16 @@ def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -
     assert complete() == ["Collector.rollout"]
     words = f"rlmap show --source {root} --package pkg --cache-dir {cache} pkg.envs.Tr"
     assert complete() == ["pkg.envs.TransformedEnv"]  # the path pkg/envs/__init__.py's import makes
+    # under a profile with keys and a glossary: keys and terms complete too, --key keys only
+    profile = FIXTURES / "profile.toml"
+    code, _, err = _show(root, cache, "--profile", str(profile))
+    assert code == 0, err
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} --profile {profile} collector.tr"
+    assert complete() == ["collector.traj_ids"]
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} --profile {profile} car"
+    assert complete() == ["carrier"]
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} --profile {profile} --key is"
+    assert complete() == ["is_init"]  # not the symbols is_... nor the term
 
 
 _CHECK = "import sys\nfrom rlmap.cli import main\nsys.exit(main(sys.argv[1:]))\n"
