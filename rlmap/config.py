@@ -102,9 +102,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
     if table is None and path.name != "pyproject.toml":
         table = data if data and not set(data) - set(_KEYS) else None
         if table is None:
-            raise ConfigError(
-                f"{shown}: no [tool.rlmap] table", "put the settings under [tool.rlmap] (see the README)"
-            )
+            raise ConfigError(f"{shown}: no [tool.rlmap] table", "put the settings under [tool.rlmap] (see the README)")
     if table is None:
         if required:
             raise ConfigError(f"{shown}: no [tool.rlmap] table", "put the settings under [tool.rlmap]")

@@ -313,16 +313,26 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
-def _format_term(result: dict[str, Any]) -> str:
+def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 0) -> str:
+    """A glossary term: its definition wrapped (to the terminal, at most 96 columns), the code it
+    is about in aligned rows, each location a hyperlink where the terminal shows them, else
+    followed by its permalink."""
+    link = link or _plain_link
     names = [*result["aliases"], *(f"{n} (former name)" for n in result["former"])]
     lines = [f"{result['term']}  (glossary term{'; also ' + ', '.join(names) if names else ''})"]
-    lines.extend(f"  {line}" for line in textwrap.wrap(result["definition"], 96))
+    wrap = min(96, width - 2) if width > 26 else 96
+    lines.extend(f"  {line}" for line in textwrap.wrap(result["definition"], wrap, break_long_words=False))
     if result["symbols"]:
         lines.append("")
         lines.append("code:")
+        rows: list[tuple[str, ...]] = []
         for symbol in result["symbols"]:
-            where = symbol["location"] or "no longer in the code"
-            lines.append(f"  {symbol['qualname']}  {where}  {symbol['permalink']}".rstrip())
+            where, url = symbol["location"] or "no longer in the code", symbol["permalink"]
+            if url and link is not _plain_link:
+                rows.append((symbol["qualname"], link(where, url)))
+            else:
+                rows.append((symbol["qualname"], where, url) if url else (symbol["qualname"], where))
+        lines.extend(_table(rows, caps=(60, 40), width=width))
     if result["keys"]:
         lines.append("")
         lines.append("keys: " + ", ".join(result["keys"]) + "  (rlmap show KEY --key for writers and readers)")
@@ -348,10 +358,10 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
     itself instead of letting the terminal fold the row at its left edge.
     """
     if result.get("kind") == "glossary term":
-        return _format_term(result)
+        return _format_term(result, link, width)
     if result.get("glossary"):
         rest = {name: value for name, value in result.items() if name != "glossary"}
-        return _format_term(result["glossary"]) + "\n\n" + format_description(rest, link, width)
+        return _format_term(result["glossary"], link, width) + "\n\n" + format_description(rest, link, width)
     if "ambiguous" in result:
         return _format_ambiguous(result, width)
     if result.get("kind") == "tensordict key":
@@ -491,7 +501,15 @@ class _Report:
             lines.append(f"  subclasses  {len(subclasses)}: {', '.join(map(self.name, subclasses[:8]))}{more}")
         if self.module:
             lines.append(f"  (names in {self.module} are shown relative to it)")
-        return lines
+        if not self.width:
+            return lines
+        fitted = []  # on a terminal, a long line goes on under its value, never cutting a word
+        for line in lines:
+            hang = " " * (14 if line.startswith("  ") and line[2:3] != "(" else 4)
+            pieces = textwrap.wrap(line, self.width, subsequent_indent=hang, break_long_words=False)
+            wraps = len(line) > self.width and "://" not in line  # (a link is kept on its line, whole)
+            fitted.extend(pieces if wraps and pieces else [line])
+        return fitted
 
     def accesses(self) -> list[str]:
         if "accesses" not in self.result:

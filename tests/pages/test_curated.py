@@ -150,4 +150,11 @@ def test_show_a_glossary_term_and_a_former_name(torchrl_cache: Path, capsys: pyt
         assert main(["show", query, "--cache-dir", str(torchrl_cache), "-q"]) == 0
         out = capsys.readouterr().out
         assert out.startswith("carrier  (glossary term; also shuttle (former name))")
-        assert "torchrl.collectors._single.Collector._carrier  torchrl/collectors/_single.py:1394" in out
+        code_rows = out.split("code:\n", 1)[1].splitlines()
+        assert code_rows[0].split() == [
+            "torchrl.collectors._single.Collector._carrier",
+            "torchrl/collectors/_single.py:1394",
+            "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/collectors/_single.py#L1394",
+        ]
+        # the rows in aligned columns
+        assert len({row.index("torchrl/collectors/_single.py:") for row in code_rows}) == 1
