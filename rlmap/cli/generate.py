@@ -173,7 +173,9 @@ def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
             f"(or none, for files that were uncommitted); '{command}' refreshes the links"
         )
     if not quiet:
-        common.echo_safe(f"rlmap: {len(output.files)} generated files in {_shown(out)} are up to date", err=True)
+        common.echo_safe(
+            f"rlmap: {len(output.files)} generated files and their manifest in {_shown(out)} are up to date", err=True
+        )  # (a stale count counts the manifest among the files)
 
 
 def _shown(path: Path) -> str:
