@@ -122,30 +122,41 @@ def build(sources: dict[str, bytes], label: str, progress: Progress | None = Non
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             diagnostics.append(Diagnostic(path, getattr(error, "lineno", None) or 1, "does not parse; file skipped"))
             continue
-        symbols[module] = SymbolFacts(module, "module", path, 1, _hash(tree.body))
-        _visit(tree.body, module, path, symbols)
+        memo: dict[int, bytes] = {}  # each node's digest, once (the tree lives on: an id stays its node's)
+        symbols[module] = SymbolFacts(module, "module", path, 1, _hash(tree.body, memo))
+        _visit(tree.body, module, path, symbols, memo)
     if progress:
         progress("read", len(sources), len(sources))
     return Snapshot(label, symbols, tuple(diagnostics))
 
 
-def _visit(body: list[ast.stmt], owner: str, path: str, symbols: dict[str, SymbolFacts]) -> None:
+def _visit(
+    body: list[ast.stmt], owner: str, path: str, symbols: dict[str, SymbolFacts], memo: dict[int, bytes]
+) -> None:
     for node in body:
         if isinstance(node, ast.ClassDef):
             qualname = f"{owner}.{node.name}"
             members = frozenset(_defined_names(node.body))
-            symbols[qualname] = SymbolFacts(
-                qualname, "class", path, node.lineno, _hash(node.body), members, _attributes(node)
-            )
-            _visit(node.body, qualname, path, symbols)
+            digest = _hash(node.body, memo)
+            symbols[qualname] = SymbolFacts(qualname, "class", path, node.lineno, digest, members, _attributes(node))
+            _visit(node.body, qualname, path, symbols, memo)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             qualname = f"{owner}.{node.name}"
-            calls = frozenset(ast.unparse(call.func) for call in ast.walk(node) if isinstance(call, ast.Call))
-            guards = frozenset(
-                ast.unparse(test.test) for test in ast.walk(node) if isinstance(test, ast.If | ast.While | ast.IfExp)
-            )
+            calls: set[str] = set()
+            guards: set[str] = set()
+            for inner in ast.walk(node):  # (one walk for both)
+                if isinstance(inner, ast.Call):
+                    calls.add(ast.unparse(inner.func))
+                elif isinstance(inner, ast.If | ast.While | ast.IfExp):
+                    guards.add(ast.unparse(inner.test))
             symbols[qualname] = SymbolFacts(
-                qualname, "function", path, node.lineno, _hash(node.body), calls=calls, guards=guards
+                qualname,
+                "function",
+                path,
+                node.lineno,
+                _hash(node.body, memo),
+                calls=frozenset(calls),
+                guards=frozenset(guards),
             )
 
 
@@ -179,6 +190,36 @@ def _attributes(cls: ast.ClassDef) -> dict[str, frozenset[str]]:
     return {name: frozenset(methods) for name, methods in sorted(writers.items())}
 
 
-def _hash(body: list[ast.stmt]) -> str:
+def _hash(body: list[ast.stmt], memo: dict[int, bytes]) -> str:
+    """The digest of a body, its docstring left out: equal exactly when the statements' trees
+    are (node types, fields and values, as ``ast.dump`` shows them; not their positions).
+    ``memo`` holds each node's digest by id, for the tree the body is in: a class's and a
+    function's digests are made of those its module's digest made (``ast.dump`` of each body
+    wrote the nested ones again, level by level: half of a snapshot's time)."""
     kept = body[1:] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body
-    return hashlib.sha256("\n".join(ast.dump(node) for node in kept).encode()).hexdigest()[:16]
+    return hashlib.sha256(b"".join(_digest(node, memo) for node in kept)).hexdigest()[:16]
+
+
+def _digest(node: ast.AST, memo: dict[int, bytes]) -> bytes:
+    found = memo.get(id(node))
+    if found is not None:
+        return found
+    parts = [type(node).__name__.encode(), b"("]  # then each field: D digest, [count; items, or C constant
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            parts.append(b"D" + _digest(value, memo))
+        elif isinstance(value, list):
+            parts.append(b"[%d;" % len(value))
+            parts.extend(b"D" + _digest(item, memo) if isinstance(item, ast.AST) else _constant(item) for item in value)
+        else:
+            parts.append(_constant(value))
+    found = memo[id(node)] = hashlib.sha256(b"".join(parts)).digest()
+    return found
+
+
+def _constant(value: object) -> bytes:
+    """A field's plain value (a name, a constant, ``None``) with its type (``1`` is not ``1.0``),
+    its length first: no two values run together alike."""
+    text = f"{type(value).__name__}:{value!r}".encode("utf-8", "surrogatepass")
+    return b"C%d:%s" % (len(text), text)
