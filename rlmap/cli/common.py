@@ -281,9 +281,10 @@ def say_progress(message: str) -> None:
 
 
 @contextmanager
-def progress_display(quiet: bool) -> Iterator[Progress | None]:
+def progress_display(quiet: bool, first: str = "index") -> Iterator[Progress | None]:
     """Progress on stderr, phase by phase (index, resolve, render, write) with counts: a bar on
-    a terminal, a few plain lines in a log; nothing when quiet."""
+    a terminal, a few plain lines in a log; nothing when quiet.  ``first``: the phase the bar
+    shows until the first report."""
     if quiet:
         yield None
         return
@@ -291,31 +292,40 @@ def progress_display(quiet: bool) -> Iterator[Progress | None]:
         yield _PlainProgress()
         return
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
     if console.is_dumb_terminal:  # TERM=dumb: no bar can be drawn there, the lines can
         yield _PlainProgress()
         return
-    with Progress(
-        TextColumn("{task.description:<8}"),
-        BarColumn(),
-        TextColumn("{task.fields[count]}"),  # done/total, nothing for a phase not counted
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task: list[TaskID] = [bar.add_task("index", total=None, count="")]
+    with progress_bar(console) as bar:
+        yield _BarProgress(bar, first)
 
-        def update(phase: str, done: int, total: int) -> None:
-            count = f"{done}/{total}" if total else ""
-            if bar.tasks[-1].description != phase:  # a task per phase: its clock runs from its start,
-                bar.remove_task(task[0])  # and a phase not counted pulses (a task's total stays set)
-                task[0] = bar.add_task(phase, total=total or None, completed=done, count=count)
-                return
-            bar.update(task[0], completed=done, total=total or None, count=count)
 
-        yield update
+def progress_bar(console: Any, refresh: bool = True) -> Any:
+    """rich's bar: phase, bar, ``done/total`` (nothing for a phase not counted), elapsed time."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description:<8}"), BarColumn(), TextColumn("{task.fields[count]}"))
+    return Progress(*columns, TimeElapsedColumn(), console=console, transient=True, auto_refresh=refresh)
+
+
+class _BarProgress:
+    """Reports into rich's bar: a task per phase, and a new one when a phase starts again, so that
+    its clock runs from its start and a phase not counted pulses (a task's total, once set,
+    cannot be unset, nor its stopped clock restarted)."""
+
+    def __init__(self, bar: Any, first: str) -> None:
+        self.bar = bar
+        self.task = bar.add_task(first, total=None, count="")
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        count = f"{done}/{total}" if total else ""
+        current = self.bar.tasks[-1]
+        if current.description != phase or done < current.completed:
+            self.bar.remove_task(self.task)
+            self.task = self.bar.add_task(phase, total=total or None, completed=done, count=count)
+            return
+        self.bar.update(self.task, completed=done, total=total or None, count=count)
 
 
 def load_model_of(

@@ -51,7 +51,7 @@ def diff(
     from rlmap.diff.compare import compare, render_text
 
     flows = () if all_functions else documented_flows(common.profile_of(profile, package))
-    with common.progress_display(quiet) as progress:
+    with common.progress_display(quiet, first="read") as progress:
         before = _snapshot(old, package, repository, _labelled(progress, old))
         after = _snapshot(new, package, repository, _labelled(progress, new))
     _check_scopes(tuple(scope or ()), before, after)

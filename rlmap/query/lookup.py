@@ -148,7 +148,16 @@ def completions(
     found = {text for text in (".".join(key) for key in model.tensordict_keys()) if text.startswith(incomplete)}
     if keys_only:
         return sorted(found)[:limit]
-    found.update(name for term in terms for name in term.names() if name.startswith(incomplete))
+    # a glossary term (one word: a shell would split the others into two arguments)
+    found.update(name for term in terms for name in term.names() if name.startswith(incomplete) and " " not in name)
+    head, _, last = incomplete.rpartition(".")
+    owner = through_imports(model, head) if head and not model.has_symbol(head) else None
+    if owner is not None:  # a member through a path a module's import makes
+        found.update(
+            f"{head}.{name[len(owner) + 1 :]}"
+            for name in model.qualnames()
+            if name.startswith(f"{owner}.{last}") and "." not in name[len(owner) + 1 :]
+        )
     for name in model.qualnames():
         suffix = ".".join(name.split(".")[-depth:])
         for candidate in (name, suffix):
@@ -168,8 +177,16 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
     query = query.strip()
     depth = query.count(".") + 1
     suffixes = {".".join(name.split(".")[-depth:]) for name in model.qualnames()}
-    if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``)
-        suffixes.update(".".join(f"{module}.{name}".split(".")[-depth:]) for module, name, _ in model.exports())
+    if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``), whole
+        suffixes.update(f"{module}.{name}" for module, name, _ in model.exports())
+        head, _, last = query.rpartition(".")
+        # a member through one (``torchrl.envs.TransformedEnv.rand_actoin``)
+        owner = through_imports(model, head) if not model.has_symbol(head) else None
+        if owner is not None:
+            members = [name[len(owner) + 1 :] for name in model.qualnames() if name.startswith(owner + ".")]
+            close = difflib.get_close_matches(last, sorted(set(members)), n=count, cutoff=0.8)
+            if close:
+                return [f"{head}.{member}" for member in close]
     return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
 
 
@@ -403,7 +420,7 @@ def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str 
     caps = [*caps, *[60] * count]
     # on a terminal, a column may be as wide as nine cells in ten of it (the longest of the rest
     # push their own row), when the terminal has room for that
-    nine_in_ten = [found[(len(found) * 9) // 10 - 1] if found else 0 for found in lengths]
+    nine_in_ten = [found[(len(found) * 9 + 9) // 10 - 1] if found else 0 for found in lengths]  # (rounded up)
     roomy = [min(widest[i], max(caps[i], nine_in_ten[i])) for i in range(count - 1)]
     if width and len(indent) + sum(roomy) + 2 * (count - 1) + _NARROWEST_CELL <= width:
         caps = roomy

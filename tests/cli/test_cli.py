@@ -50,6 +50,16 @@ def test_show_never_cuts_a_name_to_fit_a_terminal() -> None:
     rows = [("line 1, 2, 3, 4, 5", "a.b"), ("line 7", "c")]
     assert _table(rows, width=120) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7              c"]
     assert _table(rows, caps=(8,)) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7    c"]
+    # two callers longer than the default cap of 60, on a wide terminal: aligned
+    callers = [("x" * 70, "a.py:1", "[flow]"), ("y" * 65, "line 9", "[self]")]
+    assert (
+        len({line.index(" a.py:1") if "a.py" in line else line.index(" line 9") for line in _table(callers, width=200)})
+        == 1
+    )
+    # a column of many short cells and one very long one: the long one pushes its own row only
+    many = [(f"line {n}", "name") for n in range(19)] + [("line " + ", ".join(map(str, range(40))), "name")]
+    lines = _table(many, caps=(16,), width=200)  # (as the callees' lines column)
+    assert {line.index("name") for line in lines[:-1]} == {2 + 16 + 2}
 
 
 def test_show_attribute_lists_writes_with_guards(run: Run) -> None:
@@ -503,6 +513,21 @@ def test_show_finds_a_name_through_the_package_that_imports_it(run: Run) -> None
     assert code == 2
     code, _, err = run("show", *fixture_args("pkg.envs.TransformdEnv"))
     assert "did you mean 'pkg.envs.TransformedEnv'" in err
+    code, _, err = run("show", *fixture_args("pkg.Env.stp"))  # a member through the import path
+    assert "did you mean 'pkg.Env.step'" in err
+
+
+@pytest.mark.parametrize("query", ["envs.TransformedEnv", "pkg.envs.TransformdEnv", "Colector.rollout", "pkg.Env.stp"])
+def test_show_suggests_only_names_it_takes(run: Run, query: str) -> None:
+    import re
+
+    code, _, err = run("show", *fixture_args(query))
+    assert code == 2
+    suggested = re.findall(r"'([^']+)'", err.split("did you mean", 1)[1]) if "did you mean" in err else []
+    for name in suggested:
+        code, _, err = run("show", *fixture_args(name))
+        assert code in (0, 2), err
+        assert "neither a symbol" not in err, (query, name)
 
 
 @pytest.mark.parametrize(
@@ -641,11 +666,37 @@ def test_progress_on_a_dumb_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPa
         assert isinstance(progress, common._PlainProgress)
     monkeypatch.setenv("TERM", "xterm-256color")
     with common.progress_display(quiet=False) as progress:
-        assert progress is not None
-        assert not isinstance(progress, common._PlainProgress)
-        progress("index", 3, 3)
-        progress("resolve", 0, 0)  # a phase of its own, not counted: no 0/3 left from the last one
-        progress("resolve", 7, 7)
+        assert isinstance(progress, common._BarProgress)
+
+
+def test_progress_bar_has_a_task_per_phase() -> None:
+    """Each phase its own task: its clock runs from its start (a finished task's clock stops), a
+    phase not counted has no total (it pulses) and shows no count left from the last phase."""
+    import io
+
+    from rich.console import Console
+
+    from rlmap.cli import common
+
+    bar = common.progress_bar(Console(file=io.StringIO(), force_terminal=True), refresh=False)
+    report = common._BarProgress(bar, "read")
+    assert [task.description for task in bar.tasks] == ["read"]
+    report("index", 1, 3)
+    report("index", 3, 3)
+    first = bar.tasks[-1]
+    assert (first.description, first.completed, first.total, first.fields["count"]) == ("index", 3, 3, "3/3")
+    assert first.finished
+    report("resolve", 0, 0)
+    (task,) = bar.tasks
+    assert (task.description, task.total, task.fields["count"], task.finished) == ("resolve", None, "", False)
+    report("resolve", 7, 7)
+    assert bar.tasks[-1].fields["count"] == "7/7"
+    report("read", 5, 10)
+    before = bar.tasks[-1].id
+    report("read", 0, 10)  # the same phase again (a second version read): a task of its own
+    (again,) = bar.tasks
+    assert again.id != before
+    assert (again.completed, again.fields["count"]) == (0, "0/10")
 
 
 def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:

@@ -90,6 +90,10 @@ def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -
     assert complete() == ["carrier"]
     words = f"rlmap show --source {root} --package pkg --cache-dir {cache} --profile {profile} --key is"
     assert complete() == ["is_init"]  # not the symbols is_... nor the term
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} --profile {profile} replay"
+    assert complete() == []  # a term of two words would be two arguments to the shell: not offered
+    words = f"rlmap show --source {root} --package pkg --cache-dir {cache} pkg.Env.st"
+    assert complete() == ["pkg.Env.step", "pkg.Env.step_and_maybe_reset"]  # members through the import path
 
 
 _CHECK = "import sys\nfrom rlmap.cli import main\nsys.exit(main(sys.argv[1:]))\n"
