@@ -637,7 +637,7 @@ def test_help_names_values_not_types(run: Run, command: str) -> None:
     code, out, _ = run(command, "--help")
     assert code == 0
     assert "{" not in out.splitlines()[0]  # the usage line: ``NAME``, not ``{name}``
-    for typed in ("<str>", "<path>", "<float>", "<int>", "<bool>"):
+    for typed in ("<str>", "<path>", "<float>", "<int>", "<bool>", "\\["):  # (typer 0.19-0.21 wrote "\\[required]")
         assert typed not in out
     if command != "diff":
         assert "--source PATH" in out
@@ -647,7 +647,7 @@ def test_help_names_values_not_types(run: Run, command: str) -> None:
     if command == "show":
         assert out.splitlines()[0].endswith("show [OPTIONS] NAME")
     if command == "graph":
-        assert "--format <json|dot|pycg>" in out
+        assert "--format <json|dot|pycg>" in out or "--format [json|dot|pycg]" in out  # (typer's click, or click's)
 
 
 def test_progress_on_a_dumb_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
