@@ -131,7 +131,7 @@ def test_a_listed_package_that_is_missing_or_misnamed_is_a_clear_error(make_pack
     config.write_text('[tool.rlmap]\npackage = "app"\npackages = ["app", "not a name"]\n', encoding="utf-8")
     code, out, err = run("graph", "--config", str(config), "--no-cache", "--quiet")
     assert (code, out) == (2, "")
-    assert err.startswith("rlmap: error: pyproject.toml: [tool.rlmap].packages[1]:")
+    assert err.startswith(f"rlmap: error: {config}: [tool.rlmap].packages[1]:")  # the file as --config named it
     assert "Traceback" not in err
 
 
