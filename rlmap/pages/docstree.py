@@ -31,6 +31,7 @@ from pathlib import Path
 
 from rlmap.errors import RlmapError
 from rlmap.index.records import Diagnostic
+from rlmap.output.write import MANIFEST
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
@@ -112,8 +113,12 @@ def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
             reader.rst(path, path.parent)
         else:
             root = path.resolve()
-            files = sorted(p for p in root.rglob("*.rst"))[:MAX_FILES]
-            for file in files:
+            # rlmap's own pages (a folder holding its manifest: ``out`` inside the docs, as the
+            # README sets TorchRL up) are not the tree's: their glossary read back as TorchRL's
+            # would leave its terms out of the next run's, and --check would never pass
+            generated = [manifest.parent for manifest in root.rglob(MANIFEST)]
+            files = sorted(p for p in root.rglob("*.rst") if not any(p.is_relative_to(g) for g in generated))
+            for file in files[:MAX_FILES]:
                 reader.rst(file, root)
     return reader.tree()
 

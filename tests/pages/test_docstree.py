@@ -142,6 +142,20 @@ def test_terms_the_docs_tree_defines_are_linked_not_redefined(tmp_path: Path) ->
     assert "## is_init\n" in md
 
 
+def test_pages_generated_inside_the_docs_tree_are_not_read_back_as_the_tree(tmp_path: Path) -> None:
+    # the README's TorchRL setup: out inside docs. rlmap's own glossary is not TorchRL's: read
+    # back, its terms were left out of the next run, and generate --check never passed
+    docs = write_tree(tmp_path / "docs", FIXTURE_TREE)
+    out = docs / "reference" / "rlmap"
+    generate_fixture(out, "--docs", str(docs), "--format", "rst")
+    first = {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()}
+    assert "\n   is_init\n" in (out / "rst" / "glossary.rst").read_text()
+    generate_fixture(out, "--docs", str(docs), "--format", "rst")
+    assert {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()} == first
+    generate_fixture(out, "--docs", str(docs), "--format", "rst", "--check")
+    assert "is_init" not in load_docs_tree([docs]).terms  # type: ignore[union-attr]
+
+
 def test_without_a_docs_tree_the_glossary_defines_every_term(tmp_path: Path) -> None:
     generate_fixture(tmp_path / "out")
     rst = (tmp_path / "out" / "rst" / "glossary.rst").read_text()
