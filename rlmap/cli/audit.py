@@ -120,6 +120,8 @@ def audit(
         check_baseline_target(write_baseline)  # fail before the audit, not after it
     topic_profile = common.profile_of(settings.profile, settings.package)
     if coverage:
+        if output_format not in ("text", "json"):  # a table of files: no findings to annotate
+            raise UsageError(f"--coverage has no {output_format} report", "pass --format text or --format json")
         loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
         excluded = (*settings.exclude, *(exclude or ()))
         _coverage(loaded, settings, topic_profile, output_format, fail_under, excluded)

@@ -55,6 +55,10 @@ def test_coverage_excludes_from_the_configuration(run: Run, make_package, tmp_pa
     # the command line's patterns add to the file's
     code, out, _ = run(*base, "--format", "json", "--exclude", "*/core.py")
     assert json.loads(out)["total"] == {"name": "total", "documented": 1, "total": 1, "percent": 100.0}
+    for report in ("sarif", "github"):  # no findings to annotate: said, not a text table under that name
+        code, out, err = run(*base, "--format", report)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"rlmap: error: --coverage has no {report} report - pass --format text")
     config.write_text('[tool.rlmap]\npackage = "cx"\nexclude = "*/tests/*"\n')
     code, _, err = run(*base)
     assert code == 2
