@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rlmap.audit.context import is_private
 from rlmap.index.records import CLASS, FUNCTION, METHOD, MODULE, PROPERTY
 
 if TYPE_CHECKING:
@@ -106,7 +107,11 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
         if covering is not None and covering.certain and cls is not None:
             return _extended(covering, parts[cls + 1 :])
     last = parts[-1]
-    same = [q for q in ctx.named(last) if ctx.model.node_kind(q) in (CLASS, FUNCTION, METHOD, PROPERTY)]
+    same = [
+        q
+        for q in ctx.named(last)
+        if ctx.model.node_kind(q) in (CLASS, FUNCTION, METHOD, PROPERTY) and _ours_or_public(ctx, q)
+    ]
     if same:
         same.sort(
             key=lambda q: (
@@ -122,11 +127,17 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
     if covering is not None and cls is not None:
         return _extended(covering, parts[cls + 1 :])
     close = ctx.close_matches("names", last, 3, 0.75)
-    candidates = [q for name in close for q in ctx.named(name)][:3]
+    candidates = [q for name in close for q in ctx.named(name) if _ours_or_public(ctx, q)][:3]
     if candidates:
         shown = " or ".join(ctx.public_or_qualname(q) for q in candidates)
         return Suggestion(f"did you mean {shown}? (spelling)", ctx.public_or_qualname(candidates[0]))
     return Suggestion("remove the reference or point it at the code that replaced it")
+
+
+def _ours_or_public(ctx: AuditContext, qualname: str) -> bool:
+    """Whether a replacement may be ``qualname``: the documented package's, or another's public
+    one (a reference to torchrl is never pointed at ``tensordict._archive._ArchivePath.open``)."""
+    return qualname.startswith(ctx.package + ".") or not is_private(ctx.public_or_qualname(qualname))
 
 
 def _extended(found: Suggestion, rest: list[str]) -> Suggestion:

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -337,3 +338,29 @@ def test_since_reports_code_that_still_uses_a_renamed_attribute(run: Run, tmp_pa
     assert "git history since HEAD~1 renamed sa.base.Collector._shuttle to sa.base.Collector._carrier" in str(
         finding["message"]
     )
+
+
+def test_a_suggestion_is_never_a_private_name_of_another_package(run: Run, make_package: Any, tmp_path: Path) -> None:
+    """A reference to the documented package is pointed at its own names, or another package's
+    public ones, never at a companion's private internals."""
+    root = make_package(
+        {
+            "ap/__init__.py": "",
+            "ap/core.py": "def run():\n    return 1\n",
+            "lib/__init__.py": "",
+            "lib/_impl.py": "class Nopes:\n    pass\n",
+        }
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.rst").write_text("Title\n=====\n\n:class:`ap.Nope`\n")
+    config = root / "pyproject.toml"
+    config.write_text('[tool.rlmap]\nsource = "."\npackage = "ap"\npackages = ["ap", "lib"]\n')
+    args = ["audit", "--config", str(config), "--docs", str(docs), "--rule", "stale-ref", "--no-cache", "-q"]
+    _, out, _ = run(*args, "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert "_impl" not in finding["suggestion"]
+    (root / "lib" / "__init__.py").write_text("from lib._impl import Nopes\n")  # now public as lib.Nopes
+    _, out, _ = run(*args, "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert finding["suggestion"] == "did you mean lib.Nopes? (spelling)"
