@@ -118,17 +118,27 @@ def dotted_parts(node: cst.BaseExpression) -> tuple[str, ...]:
 
 
 def compact_text(node: cst.BaseExpression, fallback: str) -> str:
-    """A callee expression with argument lists and subscripts elided: ``f(...).g``."""
+    """A callee expression with argument lists and subscripts elided: ``f(...).g``.  ``fallback``
+    is the text of ``node`` itself, for a node of another kind (a lambda called)."""
     kind = type(node)  # libcst's node classes have no subclasses: no ``isinstance`` (ABCMeta)
     if kind is cst.Name:
         return node.value  # type: ignore[attr-defined]
     if kind is cst.Attribute:
-        return f"{compact_text(node.value, fallback)}.{node.attr.value}"  # type: ignore[attr-defined]
+        return f"{compact_text(node.value, _inner(node.value))}.{node.attr.value}"  # type: ignore[attr-defined]
     if kind is cst.Call:
-        return f"{compact_text(node.func, fallback)}(...)"  # type: ignore[attr-defined]
+        return f"{compact_text(node.func, _inner(node.func))}(...)"  # type: ignore[attr-defined]
     if kind is cst.Subscript:
-        return f"{compact_text(node.value, fallback)}[...]"  # type: ignore[attr-defined]
+        return f"{compact_text(node.value, _inner(node.value))}[...]"  # type: ignore[attr-defined]
     return fallback if len(fallback) <= 40 else "<expression>"
+
+
+def _inner(node: cst.BaseExpression) -> str:
+    """The text of a part of a callee that is neither a name nor a call, a subscript or an
+    attribute: a literal's own (``", ".join``), else ``<expression>`` (the fallback given for the
+    whole callee is not this part's text: ``", ".join.join``)."""
+    if type(node) in (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary):
+        return node.value  # type: ignore[attr-defined]
+    return "<expression>"
 
 
 def literal_value(raw: str) -> str | bytes:

@@ -424,3 +424,18 @@ def test_one_line_and_spread_statements_pair_as_libcst_positions_do() -> None:
     assert fast == dataclasses.replace(exact, position_fallback=False)
     calls = {(call.callee_text, call.line) for call in fast.calls if not call.attribute_read}
     assert {('", ".join.join', 2), ('"-".join.join', 3), ('"/".join.join', 4), ("k", 5)} <= calls
+
+
+def test_a_callee_on_a_literal_or_an_expression_is_named_after_its_own_text() -> None:
+    """The text given for the whole callee is not its receiver's: ``", ".join`` was ``", ".join.join``."""
+    index = extract(
+        """
+        def f(items, a, b):
+            text = ", ".join(items)
+            (a + b).to("cpu")
+            "{}".format(a).strip()
+            return (lambda x: x)(text)
+        """
+    )
+    texts = [call.callee_text for call in index.calls if not call.attribute_read]
+    assert texts == ['", ".join', "<expression>.to", '"{}".format(...).strip', '"{}".format', "lambda x: x"]
