@@ -423,7 +423,7 @@ def test_one_line_and_spread_statements_pair_as_libcst_positions_do() -> None:
     assert exact.position_fallback
     assert fast == dataclasses.replace(exact, position_fallback=False)
     calls = {(call.callee_text, call.line) for call in fast.calls if not call.attribute_read}
-    assert {('", ".join.join', 2), ('"-".join.join', 3), ('"/".join.join', 4), ("k", 5)} <= calls
+    assert {('", ".join', 2), ('"-".join', 3), ('"/".join', 4), ("k", 5)} <= calls
 
 
 def test_a_callee_on_a_literal_or_an_expression_is_named_after_its_own_text() -> None:
