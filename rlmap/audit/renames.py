@@ -94,12 +94,16 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
     parts = dotted.split(".")
     covering, cls = None, None
     if missing is not None and ctx.history:
-        for cut in range(len(parts), missing, -1):  # the longest prefix git history renamed or moved
-            new = ctx.history.get(".".join(parts[:cut]))
-            if new is not None:
-                public = ctx.public_or_qualname(new) if ctx.model.has_symbol(new) else new
-                how = f"git history since {ctx.history_rev}: {'.'.join(parts[:cut])} is now {public}"
-                return Suggestion(how, ".".join([public, *parts[cut:]]), True)
+        # as written, and through the path its resolving part stands for (``torchrl.collectors.
+        # Collector`` is ``torchrl.collectors._single.Collector``, the name history knows)
+        written = len(parts)
+        for name in _spellings(ctx, parts, missing):
+            for cut in range(len(name), len(name) - written + missing, -1):  # the longest prefix renamed
+                new = ctx.history.get(".".join(name[:cut]))
+                if new is not None:
+                    public = ctx.public_or_qualname(new) if ctx.model.has_symbol(new) else new
+                    how = f"git history since {ctx.history_rev}: {'.'.join(name[:cut])} is now {public}"
+                    return Suggestion(how, ".".join([public, *name[cut:]]), True)
     if missing is not None:
         # member coverage for a vanished class (a capitalised name), first when it is certain
         cls = class_part(parts, missing)
@@ -132,6 +136,19 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
         shown = " or ".join(ctx.public_or_qualname(q) for q in candidates)
         return Suggestion(f"did you mean {shown}? (spelling)", ctx.public_or_qualname(candidates[0]))
     return Suggestion("remove the reference or point it at the code that replaced it")
+
+
+def _spellings(ctx: AuditContext, parts: list[str], missing: int) -> list[list[str]]:
+    """``parts`` as written, then with its longest part that resolves (``parts[:missing]`` at
+    most) replaced by the qualified name it resolves to, when that differs."""
+    found = [parts]
+    for cut in range(missing, 0, -1):
+        resolved = ctx.resolve(".".join(parts[:cut]))
+        if resolved is not None and ctx.model.has_symbol(resolved):
+            if resolved != ".".join(parts[:cut]):
+                found.append([*resolved.split("."), *parts[cut:]])
+            break
+    return found
 
 
 def _ours_or_public(ctx: AuditContext, qualname: str) -> bool:

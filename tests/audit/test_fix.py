@@ -364,3 +364,34 @@ def test_a_suggestion_is_never_a_private_name_of_another_package(run: Run, make_
     _, out, _ = run(*args, "--format", "json")
     (finding,) = json.loads(out)["findings"]
     assert finding["suggestion"] == "did you mean lib.Nopes? (spelling)"
+
+
+def test_since_follows_the_path_a_package_exports_and_the_current_module(run: Run, tmp_path: Path) -> None:
+    """History knows ``rq._impl.Collector._make_carrier``; the docs write it through the package
+    (``rq.Collector``) or under ``.. currentmodule:: rq``: both are the renamed method."""
+    root = tmp_path / "repo"
+    (root / "rq").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "rq" / "__init__.py").write_text("from rq._impl import Collector\n")
+    code = (
+        "class Collector:\n    def _make_carrier(self):\n        return 1\n\n    def rollout(self):\n        return 2\n"
+    )
+    (root / "rq" / "_impl.py").write_text(code)
+    page = (
+        "Collectors\n==========\n\n:meth:`rq.Collector._make_carrier` makes it.\n\n"
+        ".. currentmodule:: rq\n\n:meth:`Collector._make_carrier` again.\n"
+    )
+    (root / "docs" / "page.rst").write_text(page)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "rq" / "_impl.py").write_text(code.replace("_make_carrier", "_build_carrier"))
+    git(root, "commit", "-q", "-am", "rename the method")
+    args = ["audit", "--source", str(root / "rq"), "--package", "rq", "--docs", str(root / "docs")]
+    _, out, _ = run(*args, "--rule", "stale-ref", "--no-cache", "-q", "--since", "HEAD~1", "--format", "json")
+    findings = {f["line"]: f for f in json.loads(out)["findings"]}
+    assert sorted(findings) == [4, 8]
+    for finding in findings.values():
+        assert finding["certain"], finding
+        assert finding["suggestion"].startswith("git history since HEAD~1: "), finding
+        assert finding["suggestion"].endswith("._build_carrier"), finding
