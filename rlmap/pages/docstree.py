@@ -31,7 +31,7 @@ from pathlib import Path
 
 from rlmap.errors import RlmapError
 from rlmap.index.records import Diagnostic
-from rlmap.output.write import MANIFEST
+from rlmap.output.write import MANIFEST, read_manifest
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
@@ -113,14 +113,25 @@ def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
             reader.rst(path, path.parent)
         else:
             root = path.resolve()
-            # rlmap's own pages (a folder holding its manifest: ``out`` inside the docs, as the
-            # README sets TorchRL up) are not the tree's: their glossary read back as TorchRL's
-            # would leave its terms out of the next run's, and --check would never pass
-            generated = [manifest.parent for manifest in root.rglob(MANIFEST)]
-            files = sorted(p for p in root.rglob("*.rst") if not any(p.is_relative_to(g) for g in generated))
+            # rlmap's own pages (those its manifest lists: ``out`` inside the docs, as the README
+            # sets TorchRL up) are not the tree's: their glossary read back as TorchRL's would
+            # leave its terms out of the next run's, and --check would never pass
+            generated = _generated_pages(root)
+            files = sorted(p for p in root.rglob("*.rst") if p not in generated)
             for file in files[:MAX_FILES]:
                 reader.rst(file, root)
     return reader.tree()
+
+
+def _generated_pages(root: Path) -> set[Path]:
+    """The files under ``root`` that a manifest of rlmap's lists (a hand-written page beside them,
+    or the docs tree itself when it is ``out``, stays the tree's)."""
+    found: set[Path] = set()
+    for manifest in root.rglob(MANIFEST):
+        listed = read_manifest(manifest.parent)
+        if listed is not None:
+            found.update(manifest.parent / name for name in listed.files)
+    return found
 
 
 @dataclass(slots=True)

@@ -154,6 +154,15 @@ def test_pages_generated_inside_the_docs_tree_are_not_read_back_as_the_tree(tmp_
     assert {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()} == first
     generate_fixture(out, "--docs", str(docs), "--format", "rst", "--check")
     assert "is_init" not in load_docs_tree([docs]).terms  # type: ignore[union-attr]
+    # a page written by hand beside them stays the tree's; so does a tree that is out itself
+    (out / "rst" / "extra.rst").write_text("Extra\n=====\n\n.. glossary::\n\n   handmade\n      A term.\n")
+    assert "handmade" in load_docs_tree([docs]).terms  # type: ignore[union-attr]
+    generate_fixture(docs, "--docs", str(docs), "--format", "rst")
+    generate_fixture(docs, "--docs", str(docs), "--format", "rst")
+    tree = load_docs_tree([docs])
+    assert tree is not None
+    assert "carrier" in tree.terms  # the hand glossary, still read with out == docs
+    assert ":term:`Carrier`" in (docs / "rst" / "glossary.rst").read_text()
 
 
 def test_without_a_docs_tree_the_glossary_defines_every_term(tmp_path: Path) -> None:
