@@ -72,6 +72,8 @@ def covering_class(ctx: AuditContext, name: str) -> Suggestion | None:
         return None
     scores: list[tuple[int, int, str]] = []
     for qualname in ctx.classes():
+        if not _ours_or_public(ctx, qualname):  # (another package's internals are never the answer)
+            continue
         covered = [member for member in used if ctx.member(qualname, member) is not None]
         if covered:
             own = sum(1 for member in covered if ctx.model.has_symbol(f"{qualname}.{member}"))
@@ -96,14 +98,18 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
     if missing is not None and ctx.history:
         # as written, and through the path its resolving part stands for (``torchrl.collectors.
         # Collector`` is ``torchrl.collectors._single.Collector``, the name history knows)
-        written = len(parts)
-        for name in _spellings(ctx, parts, missing):
-            for cut in range(len(name), len(name) - written + missing, -1):  # the longest prefix renamed
+        for written, name, resolved in _spellings(ctx, parts, missing):
+            for cut in range(len(name), len(name) - len(parts) + missing, -1):  # the longest prefix renamed
                 new = ctx.history.get(".".join(name[:cut]))
-                if new is not None:
-                    public = ctx.public_or_qualname(new) if ctx.model.has_symbol(new) else new
-                    how = f"git history since {ctx.history_rev}: {'.'.join(name[:cut])} is now {public}"
-                    return Suggestion(how, ".".join([public, *name[cut:]]), True)
+                if new is None:
+                    continue
+                public = ctx.public_or_qualname(new) if ctx.model.has_symbol(new) else new
+                if resolved and new.startswith(resolved + "."):
+                    # renamed under the part the docs wrote through an export: that part is kept
+                    # (``rq.helpers.old`` -> ``rq.helpers.new``, not ``rq._helpers.new``)
+                    public = ".".join([*parts[:written], new[len(resolved) + 1 :]])
+                how = f"git history since {ctx.history_rev}: {'.'.join(name[:cut])} is now {public}"
+                return Suggestion(how, ".".join([public, *name[cut:]]), True)
     if missing is not None:
         # member coverage for a vanished class (a capitalised name), first when it is certain
         cls = class_part(parts, missing)
@@ -138,15 +144,16 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
     return Suggestion("remove the reference or point it at the code that replaced it")
 
 
-def _spellings(ctx: AuditContext, parts: list[str], missing: int) -> list[list[str]]:
+def _spellings(ctx: AuditContext, parts: list[str], missing: int) -> list[tuple[int, list[str], str]]:
     """``parts`` as written, then with its longest part that resolves (``parts[:missing]`` at
-    most) replaced by the qualified name it resolves to, when that differs."""
-    found = [parts]
+    most) replaced by the qualified name it resolves to, when that differs: each as (how many of
+    the written parts were replaced, the parts, what they resolved to; ``""`` as written)."""
+    found = [(0, parts, "")]
     for cut in range(missing, 0, -1):
         resolved = ctx.resolve(".".join(parts[:cut]))
         if resolved is not None and ctx.model.has_symbol(resolved):
             if resolved != ".".join(parts[:cut]):
-                found.append([*resolved.split("."), *parts[cut:]])
+                found.append((cut, [*resolved.split("."), *parts[cut:]], resolved))
             break
     return found
 

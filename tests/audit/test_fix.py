@@ -395,3 +395,49 @@ def test_since_follows_the_path_a_package_exports_and_the_current_module(run: Ru
         assert finding["certain"], finding
         assert finding["suggestion"].startswith("git history since HEAD~1: "), finding
         assert finding["suggestion"].endswith("._build_carrier"), finding
+
+
+def test_since_keeps_the_path_the_docs_wrote_through_an_export(run: Run, tmp_path: Path) -> None:
+    """``rq.helpers`` is ``rq._helpers`` exported under another name: the renamed function is
+    ``rq.helpers.new_func`` to the docs, never the private ``rq._helpers.new_func``."""
+    root = tmp_path / "repo"
+    (root / "rq").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "rq" / "__init__.py").write_text("from rq import _helpers as helpers\n")
+    (root / "rq" / "_helpers.py").write_text("def old_func():\n    return 1\n")
+    (root / "docs" / "page.rst").write_text("Helpers\n=======\n\n:func:`rq.helpers.old_func` helps.\n")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "old")
+    (root / "rq" / "_helpers.py").write_text("def new_func():\n    return 1\n")
+    git(root, "commit", "-q", "-am", "rename")
+    args = ["audit", "--source", str(root / "rq"), "--package", "rq", "--docs", str(root / "docs")]
+    _, out, _ = run(*args, "--rule", "stale-ref", "--no-cache", "-q", "--since", "HEAD~1", "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert finding["certain"]
+    assert finding["suggestion"].endswith("is now rq.helpers.new_func"), finding
+    _, diff, _ = run(*args, "--rule", "stale-ref", "--no-cache", "-q", "--since", "HEAD~1", "--diff")
+    assert "+:func:`rq.helpers.new_func` helps." in diff
+
+
+def test_a_covering_class_is_never_a_private_class_of_another_package(
+    run: Run, make_package: Any, tmp_path: Path
+) -> None:
+    root = make_package(
+        {
+            "ap/__init__.py": "",
+            "ap/core.py": "def run():\n    return 1\n",
+            "lib/__init__.py": "",
+            "lib/_impl.py": "class Hidden:\n    def rollout(self):\n        pass\n\n    def step(self):\n        pass\n",
+        }
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.rst").write_text("Title\n=====\n\n:meth:`ap.Old.rollout` then :meth:`ap.Old.step`.\n")
+    config = root / "pyproject.toml"
+    config.write_text('[tool.rlmap]\nsource = "."\npackage = "ap"\npackages = ["ap", "lib"]\n')
+    args = ["audit", "--config", str(config), "--docs", str(docs), "--rule", "stale-ref", "--no-cache", "-q"]
+    _, out, _ = run(*args, "--format", "json")
+    findings = json.loads(out)["findings"]
+    assert findings
+    assert all("_impl" not in finding["suggestion"] and not finding["certain"] for finding in findings), findings
