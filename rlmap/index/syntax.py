@@ -136,8 +136,10 @@ def _inner(node: cst.BaseExpression) -> str:
     """The text of a part of a callee that is neither a name nor a call, a subscript or an
     attribute: a literal's own (``", ".join``), else ``<expression>`` (the fallback given for the
     whole callee is not this part's text: ``", ".join.join``)."""
-    if type(node) in (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary):
+    if type(node) is cst.SimpleString:
         return node.value  # type: ignore[attr-defined]
+    if type(node) in (cst.Integer, cst.Float, cst.Imaginary):
+        return f"({node.value})"  # type: ignore[attr-defined]  # (``1.to_bytes`` is no Python)
     return "<expression>"
 
 

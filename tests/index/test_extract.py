@@ -434,8 +434,10 @@ def test_a_callee_on_a_literal_or_an_expression_is_named_after_its_own_text() ->
             text = ", ".join(items)
             (a + b).to("cpu")
             "{}".format(a).strip()
+            (1).to_bytes(2, "big")
             return (lambda x: x)(text)
         """
     )
     texts = [call.callee_text for call in index.calls if not call.attribute_read]
-    assert texts == ['", ".join', "<expression>.to", '"{}".format(...).strip', '"{}".format', "lambda x: x"]
+    expected = ['", ".join', "<expression>.to", '"{}".format(...).strip', '"{}".format', "(1).to_bytes", "lambda x: x"]
+    assert texts == expected
