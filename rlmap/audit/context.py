@@ -50,7 +50,6 @@ class AuditContext:
     min_accesses: int = ORPHAN_MIN_ACCESSES
     code_prefix: str = ""  # the source root relative to the report root ("" when it is outside)
     spelling_budget: int = SPELLING_BUDGET
-    _exports: dict[tuple[str, str], str] = field(default_factory=dict)
     _exported_as: dict[str, list[str]] = field(default_factory=dict)
     _outside: dict[tuple[str, str], str] = field(default_factory=dict)
     _public: dict[str, str] = field(default_factory=dict)
@@ -77,8 +76,7 @@ class AuditContext:
 
     def __post_init__(self) -> None:
         for module, name, target in self.model.exports():
-            if (module, name) not in self._exports:
-                self._exports[(module, name)] = target
+            if self.model.bound(module, name) == target:  # (the first binding of the name)
                 self._exported_as.setdefault(target, []).append(f"{module}.{name}")
         for module, name, target in self.model.external_exports():
             self._outside.setdefault((module, name), target)
@@ -123,7 +121,7 @@ class AuditContext:
         if kind == MODULE:
             if self.model.has_symbol(f"{owner}.{name}"):
                 return f"{owner}.{name}"
-            target = self._exports.get((owner, name))
+            target = self.model.bound(owner, name)
             if target is not None and self.model.has_symbol(target):
                 return target
             outside = self._outside.get((owner, name))

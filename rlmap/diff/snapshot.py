@@ -11,15 +11,17 @@ from __future__ import annotations
 import ast
 import hashlib
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlmap.errors import UsageError
 from rlmap.index.records import Diagnostic
 
+if TYPE_CHECKING:
+    from rlmap.index.indexer import Progress
+
 MAX_FILE_BYTES = 4 * 1024 * 1024
-Progress = Callable[[str, int, int], None]  # (phase, done, total), as the command line's
 
 
 @dataclass(frozen=True, slots=True)

@@ -433,6 +433,7 @@ class CodeModel:
         self._descendants: dict[str, list[str]] = {}
         self._documented: list[Symbol] | None = None  # see symbols
         self._by_last: dict[str, list[str]] | None = None  # see qualnames_ending
+        self._bound: dict[tuple[str, str], str] | None = None  # see bound
         self._scanned = False
         self._accesses: dict[str, tuple[AttributeAccess, ...]] = {}  # see attribute_accesses
         self._call_sites: dict[str, tuple[ResolvedCall, ...]] = {}  # see call_sites
@@ -579,6 +580,15 @@ class CodeModel:
         if isinstance(self._exports, _LazyPlain):
             self._exports = self._exports.value  # type: ignore[assignment]
         return self._exports  # type: ignore[return-value]
+
+    def bound(self, module: str, name: str) -> str | None:
+        """The package symbol ``module`` binds ``name`` to by an import (the first it binds), or
+        ``None`` (a table of :meth:`exports`, made on the first question)."""
+        if self._bound is None:
+            self._bound = {}
+            for owner, bound_name, target in self.exports():
+                self._bound.setdefault((owner, bound_name), target)
+        return self._bound.get((module, name))
 
     def external_exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, dotted): names modules bind by import to other packages' objects."""

@@ -38,7 +38,6 @@ def through_imports(model: CodeModel, dotted: str) -> str | None:
     (``torchrl.envs.TransformedEnv`` -> ``torchrl.envs.transforms._base.TransformedEnv``, and a
     member of it, ``torchrl.envs.TransformedEnv.rand_action``); ``None`` when it names none."""
     parts = dotted.split(".")
-    bindings: dict[tuple[str, str], str] | None = None
     for cut in range(len(parts) - 1, 0, -1):
         current = ".".join(parts[:cut])
         if model.node_kind(current) != MODULE:
@@ -49,9 +48,7 @@ def through_imports(model: CodeModel, dotted: str) -> str | None:
                 continue
             if model.node_kind(current) != MODULE:
                 return None
-            if bindings is None:
-                bindings = {(module, name): target for module, name, target in model.exports()}
-            target = bindings.get((current, part))
+            target = model.bound(current, part)
             if target is None or not model.has_symbol(target):
                 return None
             current = target
@@ -153,11 +150,7 @@ def completions(
     head, _, last = incomplete.rpartition(".")
     owner = through_imports(model, head) if head and not model.has_symbol(head) else None
     if owner is not None:  # a member through a path a module's import makes
-        found.update(
-            f"{head}.{name[len(owner) + 1 :]}"
-            for name in model.qualnames()
-            if name.startswith(f"{owner}.{last}") and "." not in name[len(owner) + 1 :]
-        )
+        found.update(f"{head}.{member}" for member in _members(model, owner) if member.startswith(last))
     for name in model.qualnames():
         suffix = ".".join(name.split(".")[-depth:])
         for candidate in (name, suffix):
@@ -183,11 +176,18 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
         # a member through one (``torchrl.envs.TransformedEnv.rand_actoin``)
         owner = through_imports(model, head) if not model.has_symbol(head) else None
         if owner is not None:
-            members = [name[len(owner) + 1 :] for name in model.qualnames() if name.startswith(owner + ".")]
-            close = difflib.get_close_matches(last, sorted(set(members)), n=count, cutoff=0.8)
+            close = difflib.get_close_matches(last, _members(model, owner), n=count, cutoff=0.8)
             if close:
                 return [f"{head}.{member}" for member in close]
     return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
+
+
+def _members(model: CodeModel, owner: str) -> list[str]:
+    """The names defined directly in ``owner`` (a class's members, a module's), sorted."""
+    prefix = owner + "."
+    return sorted(
+        name[len(prefix) :] for name in model.qualnames() if name.startswith(prefix) and "." not in name[len(prefix) :]
+    )
 
 
 def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
