@@ -340,23 +340,23 @@ def test_since_reports_code_that_still_uses_a_renamed_attribute(run: Run, tmp_pa
     )
 
 
+def _with_a_companion(make_package: Any, tmp_path: Path, private: str, reference: str) -> tuple[Path, list[str]]:
+    """A package ``ap`` indexed with a companion ``lib`` whose private module ``lib/_impl.py``
+    holds ``private``, and a docs page with ``reference``: the checkout and the audit's arguments."""
+    files = {"ap/__init__.py": "", "ap/core.py": "def run():\n    return 1\n", "lib/__init__.py": ""}
+    root = make_package({**files, "lib/_impl.py": private})
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.rst").write_text(f"Title\n=====\n\n{reference}\n")
+    config = root / "pyproject.toml"
+    config.write_text('[tool.rlmap]\nsource = "."\npackage = "ap"\npackages = ["ap", "lib"]\n')
+    return root, ["audit", "--config", str(config), "--docs", str(docs), "--rule", "stale-ref", "--no-cache", "-q"]
+
+
 def test_a_suggestion_is_never_a_private_name_of_another_package(run: Run, make_package: Any, tmp_path: Path) -> None:
     """A reference to the documented package is pointed at its own names, or another package's
     public ones, never at a companion's private internals."""
-    root = make_package(
-        {
-            "ap/__init__.py": "",
-            "ap/core.py": "def run():\n    return 1\n",
-            "lib/__init__.py": "",
-            "lib/_impl.py": "class Nopes:\n    pass\n",
-        }
-    )
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.rst").write_text("Title\n=====\n\n:class:`ap.Nope`\n")
-    config = root / "pyproject.toml"
-    config.write_text('[tool.rlmap]\nsource = "."\npackage = "ap"\npackages = ["ap", "lib"]\n')
-    args = ["audit", "--config", str(config), "--docs", str(docs), "--rule", "stale-ref", "--no-cache", "-q"]
+    root, args = _with_a_companion(make_package, tmp_path, "class Nopes:\n    pass\n", ":class:`ap.Nope`")
     _, out, _ = run(*args, "--format", "json")
     (finding,) = json.loads(out)["findings"]
     assert "_impl" not in finding["suggestion"]
@@ -423,20 +423,8 @@ def test_since_keeps_the_path_the_docs_wrote_through_an_export(run: Run, tmp_pat
 def test_a_covering_class_is_never_a_private_class_of_another_package(
     run: Run, make_package: Any, tmp_path: Path
 ) -> None:
-    root = make_package(
-        {
-            "ap/__init__.py": "",
-            "ap/core.py": "def run():\n    return 1\n",
-            "lib/__init__.py": "",
-            "lib/_impl.py": "class Hidden:\n    def rollout(self):\n        pass\n\n    def step(self):\n        pass\n",
-        }
-    )
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.rst").write_text("Title\n=====\n\n:meth:`ap.Old.rollout` then :meth:`ap.Old.step`.\n")
-    config = root / "pyproject.toml"
-    config.write_text('[tool.rlmap]\nsource = "."\npackage = "ap"\npackages = ["ap", "lib"]\n')
-    args = ["audit", "--config", str(config), "--docs", str(docs), "--rule", "stale-ref", "--no-cache", "-q"]
+    hidden = "class Hidden:\n    def rollout(self):\n        pass\n\n    def step(self):\n        pass\n"
+    _, args = _with_a_companion(make_package, tmp_path, hidden, ":meth:`ap.Old.rollout` then :meth:`ap.Old.step`.")
     _, out, _ = run(*args, "--format", "json")
     findings = json.loads(out)["findings"]
     assert findings

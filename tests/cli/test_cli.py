@@ -524,6 +524,7 @@ def test_show_suggests_only_names_it_takes(run: Run, query: str) -> None:
     code, _, err = run("show", *fixture_args(query))
     assert code == 2
     suggested = re.findall(r"'([^']+)'", err.split("did you mean", 1)[1]) if "did you mean" in err else []
+    assert suggested, err  # (the case is real: something is suggested)
     for name in suggested:
         code, _, err = run("show", *fixture_args(name))
         assert code in (0, 2), err
