@@ -18,6 +18,7 @@ from rlmap.pages.claims import (
     Claim,
     Claims,
     CodeClaim,
+    DefaultClaim,
     DocstringClaim,
     RaisesClaim,
     ReadsKeyClaim,
@@ -183,6 +184,8 @@ class ClaimChecker:
             return self._key(claim, function, spec)
         if isinstance(spec, DocstringClaim):
             return self._docstring(claim, function, spec)
+        if isinstance(spec, DefaultClaim):
+            return self._default(claim, function, spec)
         assert isinstance(spec, ValueClaim)
         return self._value(claim, function, spec)
 
@@ -309,6 +312,32 @@ class ClaimChecker:
         if symbol is None or _fold(spec.value) not in _fold(symbol.value):
             raise self._fail(claim, f"{name} is not assigned a value mentioning {spec.value!r}")
         return self._held(claim, name, symbol.line, symbol.value)
+
+    def _default(self, claim: Claim, function: str, spec: DefaultClaim) -> Held:
+        parsed = self._parsed(function)
+        node = parsed[1] if parsed is not None else None
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            raise self._fail(claim, f"'{function}' is not a function whose source rlmap reads")
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: dict[str, ast.expr | None] = dict.fromkeys((a.arg for a in positional), None)
+        with_default = positional[len(positional) - len(arguments.defaults) :]  # the last ones have one
+        defaults.update(zip((a.arg for a in with_default), arguments.defaults, strict=True))
+        defaults.update(zip((a.arg for a in arguments.kwonlyargs), arguments.kw_defaults, strict=True))
+        where = {a.arg: a for a in (*positional, *arguments.kwonlyargs)}
+        if spec.parameter not in where:
+            raise self._fail(claim, f"{function} has no parameter {spec.parameter!r}")
+        default = defaults[spec.parameter]
+        written = ast.unparse(default) if default is not None else ""
+        try:  # compared as expressions: quotes and spacing as the claim likes
+            wanted = ast.dump(ast.parse(spec.value.strip(), mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise self._fail(claim, f"'value' {spec.value!r} is not a Python expression") from None
+        if default is None or ast.dump(default) != wanted:
+            found = f"defaults to {written!r}" if written else "has no default"
+            raise self._fail(claim, f"the parameter {spec.parameter!r} of {function} {found}, not {spec.value!r}")
+        line = where[spec.parameter].lineno
+        return self._held(claim, function, line, f"{spec.parameter}={written}")
 
     def _docstring(self, claim: Claim, name: str, spec: DocstringClaim) -> Held:
         symbol = self.model.symbol(name)

@@ -15,6 +15,8 @@ and one check of a fixed vocabulary (``kind``):
   ``message`` (the literal parts of the message, as the code writes them);
 - ``writes-key`` / ``reads-key``: function ``in`` writes / reads the tensordict ``key``;
 - ``value``: the module variable or class attribute ``in`` is assigned a value mentioning ``value``;
+- ``default``: function ``in`` has a parameter ``parameter`` whose default is ``value`` (the
+  whole expression, whitespace ignored);
 - ``docstring``: the docstring of ``in`` says ``text`` (whitespace ignored): for words that
   repeat what the package documents;
 - ``runtime``: a test that runs the package (``test``, a function of rlmap's
@@ -44,6 +46,7 @@ _Ident = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,80}$")]
 _Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 _Snippet = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 _Back = Annotated[str, msgspec.Meta(pattern=r"^(prose|term|symptom):[^:]{1,200}: \S.{0,498}$")]
+_Param = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")]
 _Cell = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 
@@ -108,6 +111,12 @@ class ValueClaim(_Claim, tag="value"):
     value: _Snippet
 
 
+class DefaultClaim(_Claim, tag="default"):
+    in_: _Name = msgspec.field(name="in")
+    parameter: _Param
+    value: _Snippet
+
+
 class DocstringClaim(_Claim, tag="docstring"):
     in_: _Name = msgspec.field(name="in")
     text: _Snippet
@@ -126,10 +135,22 @@ AnyClaim = (
     | WritesKeyClaim
     | ReadsKeyClaim
     | ValueClaim
+    | DefaultClaim
     | DocstringClaim
     | RuntimeClaim
 )
-STATIC_KINDS = ("code", "calls", "writes-attribute", "raises", "warns", "writes-key", "reads-key", "value", "docstring")
+STATIC_KINDS = (
+    "code",
+    "calls",
+    "writes-attribute",
+    "raises",
+    "warns",
+    "writes-key",
+    "reads-key",
+    "value",
+    "default",
+    "docstring",
+)
 
 
 class _Descriptive(msgspec.Struct, forbid_unknown_fields=True):

@@ -108,11 +108,23 @@ def _build(declared: Section, context: Context, profile: Profile) -> Any:
 
 
 def _combined(failures: list[RlmapError], profile: Profile) -> RlmapError:
-    """One error for all the sections that failed, so a user fixes them in one pass."""
+    """One error for every place of the profile that failed, so a user fixes them in one pass.
+
+    A claim that no longer holds is reported by the claims check and again by each section that
+    shows it: each problem is listed once."""
+    problems: list[str] = []
+    for error in failures:
+        _, *rest = error.message.splitlines()
+        items = [line[4:] for line in rest if line.startswith("  - ")]
+        # an error that lists its problems (the claims check) gives them one by one
+        for problem in items if items and len(items) == len(rest) else [error.message]:
+            if problem not in problems:
+                problems.append(problem)
     first = failures[0]
     if len(failures) > 1:
-        listed = "\n".join(f"  - {error.message}" for error in failures)
-        first = type(first)(f"{len(failures)} sections of the profile no longer match the code:\n{listed}", first.hint)
+        listed = "\n".join(f"  - {problem}" for problem in problems)
+        places = f" in {len(problems)} places" if len(problems) > 1 else ""
+        first = type(first)(f"the profile no longer matches the code{places}:\n{listed}", first.hint)
     if profile.builtin:  # the user cannot fix rlmap's own files: say what they can do
         first.hint = _BUILTIN_HINT.format(name=profile.name)
     return first

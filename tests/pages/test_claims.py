@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +30,7 @@ PACKAGE = {
             .. note:: the hidden state is zeroed at starts.
             """
 
-            def __init__(self, steps, track):
+            def __init__(self, steps, track, mode: str | None = None):
                 if steps < 0:
                     raise ValueError(f"steps must be positive, got {steps}")
                 if steps % 2:
@@ -133,6 +134,15 @@ says = "default keys"
 backs = ["prose:p.intro: records"]
 
 [[claim]]
+id = "default"
+kind = "default"
+in = "pkg.core.Loop.__init__"
+parameter = "mode"
+value = "None"
+says = "no mode unless given"
+backs = ["prose:p.intro: records"]
+
+[[claim]]
 id = "docstring"
 kind = "docstring"
 in = "pkg.core.Loop"
@@ -163,16 +173,18 @@ def test_every_kind_holds_at_the_line_that_shows_it(checker: ClaimChecker, tmp_p
         "writes-key": 'td.set("is_init", False)',
         "reads-key": 'td["next", "h"] = td.get("h")',
         "value": 'DEFAULT_KEYS = ["h", "c"]',
+        "default": "def __init__(self, steps, track, mode: str | None = None):",
         "docstring": "class Loop:",
     }
     assert held["warns"].text == "odd step counts are slow"  # literal parts joined, as the code writes them
     assert summary(claims) == {
-        "claims": 10,
-        "static": 9,
+        "claims": 11,
+        "static": 10,
         "runtime": 1,
         "kinds": {
             "calls": 1,
             "code": 1,
+            "default": 1,
             "docstring": 1,
             "raises": 1,
             "reads-key": 1,
@@ -197,6 +209,14 @@ def test_every_kind_holds_at_the_line_that_shows_it(checker: ClaimChecker, tmp_p
         ('kind = "writes-key"\nin = "pkg.core.Loop.run"\nkey = "is_init"', "does not write"),
         ('kind = "value"\nin = "pkg.core.DEFAULT_KEYS"\nvalue = "obs"', ""),
         ('kind = "docstring"\nin = "pkg.core.Loop"\ntext = "carried"', "does not say"),
+        ('kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "mode"\nvalue = "True"', "defaults to 'None'"),
+        ('kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "steps"\nvalue = "None"', "has no default"),
+        ('kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "nope"\nvalue = "None"', "no parameter 'nope'"),
+        (
+            'kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "mode"\nvalue = "(("',
+            "not a Python expression",
+        ),
+        ('kind = "default"\nin = "pkg.core.DEFAULT_KEYS"\nparameter = "mode"\nvalue = "None"', "not a function"),
     ],
 )
 def test_a_claim_that_stops_holding_fails_with_file_and_line(
@@ -339,3 +359,22 @@ def test_symptoms_are_anchored_where_the_code_raises_or_warns(torchrl_pages, tor
         in (refs_root / warned.anchor.path).read_text(encoding="utf-8").splitlines()[warned.anchor.line - 1]
     )
     assert "test_rollout_runs_ceil_frames_per_batch_over_env_copies" in rows["more-frames-than-asked"].tests
+
+
+def test_a_broken_claim_a_section_shows_is_reported_once(torchrl_model, torchrl_source, tmp_path: Path) -> None:
+    """The claims check and the flags table both check 'gae-vectorized-default': one problem, said once."""
+    from rlmap.pages.compose import build_pages
+
+    copy = tmp_path / "torchrl"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "rlmap" / "profiles" / "torchrl", copy)
+    claims = copy / "claims.toml"
+    text = claims.read_text(encoding="utf-8")
+    broken = text.replace('parameter = "vectorized"\nvalue = "None"', 'parameter = "vectorized"\nvalue = "False"', 1)
+    assert broken != text
+    claims.write_text(broken, encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        build_pages(torchrl_model, Refs(torchrl_model, torchrl_source.root), load_profile(copy))
+    message = raised.value.message
+    assert message.startswith("the profile no longer matches the code:\n  - ")
+    assert message.count("claim 'gae-vectorized-default' (default)") == 1
+    assert "defaults to 'None', not 'False'" in message

@@ -486,6 +486,34 @@ def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> 
     assert data["state_value"].sum() == 0
 
 
+def test_gae_runs_the_plain_kernel_unless_built_vectorized(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchrl.objectives.value import GAE, TDLambdaEstimator, advantages
+
+    ran: list[str] = []
+    for kernel in (
+        "generalized_advantage_estimate",
+        "vec_generalized_advantage_estimate",
+        "td_lambda_return_estimate",
+        "vec_td_lambda_return_estimate",
+    ):
+        original = getattr(advantages, kernel)
+
+        def recorded(*args, _name=kernel, _original=original, **kwargs):
+            ran.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(advantages, kernel, recorded)
+    critic = TensorDictModule(lambda obs: obs.sum(-1, keepdim=True), in_keys=["obs"], out_keys=["state_value"])
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic)(_value_data())
+    assert ran == ["generalized_advantage_estimate"], "a GAE built without vectorized runs the plain kernel"
+    ran.clear()
+    GAE(gamma=0.9, lmbda=0.9, value_network=critic, vectorized=True)(_value_data())
+    assert ran == ["vec_generalized_advantage_estimate"]
+    ran.clear()
+    TDLambdaEstimator(gamma=0.9, lmbda=0.9, value_network=critic)(_value_data())
+    assert ran == ["vec_td_lambda_return_estimate"], "TDLambdaEstimator defaults to the vectorised kernel"
+
+
 @pytest.mark.parametrize("shifted", [False, True])
 def test_value_code_ors_is_init_into_a_copy(shifted: bool) -> None:
     from torchrl.objectives.value import GAE
