@@ -273,6 +273,84 @@ def test_carrier_swaps_for_the_post_reset_output_and_keeps_the_hidden_state() ->
 
 
 @_UPDATER
+def test_compact_obs_stores_steps_without_the_next_hidden_state() -> None:
+    from torchrl.collectors import Collector
+    from torchrl.envs import InitTracker, TransformedEnv
+    from torchrl.modules import MLP
+
+    for compact in (False, True):
+        lstm = _lstm_for_mock()
+        policy = TensorDictSequential(
+            lstm, TensorDictModule(MLP(in_features=4, out_features=7), in_keys=["features"], out_keys=["action"])
+        )
+        env = TransformedEnv(_mock_env(), InitTracker())
+        env.append_transform(lstm.make_tensordict_primer())
+        collector = Collector(env, policy, frames_per_batch=3, total_frames=3, compact_obs=compact)
+        try:
+            batch = next(iter(collector))
+        finally:
+            collector.shutdown()
+        assert batch["recurrent_state_h"][1:].abs().sum() > 0  # the hidden state at the root: stored either way
+        stored = set(batch["next"].keys())
+        assert "reward" in stored
+        if not compact:
+            assert {"recurrent_state_h", "recurrent_state_c", "observation", "is_init"} <= stored
+            assert torch.equal(batch["next", "recurrent_state_h"][:-1], batch["recurrent_state_h"][1:])
+            continue
+        assert not {"observation", "is_init"} & stored, stored
+        # the next hidden state is not stored: the stacked batch, preallocated, shows zeros there
+        for key in ("recurrent_state_h", "recurrent_state_c"):
+            assert key not in stored or not batch["next", key].any(), key
+
+
+@_UPDATER
+def test_a_collector_leaves_the_recurrent_mode_to_the_module() -> None:
+    """No collector code sets the mode: the context value stays None while the policy runs, and a
+    module built with ``default_recurrent_mode=True`` runs in recurrent mode there, which an
+    environment without a batch dimension cannot feed."""
+    from torchrl.collectors import Collector
+    from torchrl.envs import InitTracker, TransformedEnv
+    from torchrl.modules import MLP, LSTMModule, recurrent_mode
+
+    seen: list[object] = []
+
+    def record(observation):
+        seen.append(recurrent_mode())
+        return observation
+
+    for default in (False, True):
+        torch.manual_seed(0)
+        lstm = LSTMModule(
+            input_size=7, hidden_size=4, in_key="observation", out_key="features", default_recurrent_mode=default
+        )
+        policy = TensorDictSequential(
+            TensorDictModule(record, in_keys=["observation"], out_keys=["observation"]),
+            lstm,
+            TensorDictModule(MLP(in_features=4, out_features=7), in_keys=["features"], out_keys=["action"]),
+        )
+        env = TransformedEnv(_mock_env(), InitTracker())
+        env.append_transform(lstm.make_tensordict_primer())
+        assert env.batch_size == torch.Size([])
+        if not default:
+            _collect_once(Collector, env, policy)
+            assert seen
+            assert all(mode is None for mode in seen), seen
+            continue
+        with pytest.raises(ValueError, match="requires the input tensordict to have at least one batch dim"):
+            _collect_once(Collector, env, policy)
+
+
+def _collect_once(collector_class, env, policy) -> None:
+    collector = None
+    try:
+        collector = collector_class(env, policy, frames_per_batch=3, total_frames=3)
+        next(iter(collector))
+    finally:
+        if collector is not None:
+            collector.shutdown()
+
+
+@_UPDATER
 def test_primer_resets_the_hidden_state_whatever_is_init_says() -> None:
     """A policy that forces is_init to False: the LSTM never zeroes, yet every reset output holds
     the primer's default (zero) hidden state, because the primer writes it where the reset flag is."""
