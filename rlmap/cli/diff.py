@@ -90,9 +90,16 @@ def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
 
 def _snapshot(given: str, package: str, repository: Path, progress: common.Progress | None = None) -> Any:
     """A package directory, a checkout holding ``package/``, or a revision of ``repository``."""
-    from rlmap.diff.snapshot import from_directory, from_git
+    from rlmap.diff.snapshot import from_directory, from_git, is_revision
 
     path = Path(given)
+    written_as_path = given.startswith(("./", "../", "/")) or path.is_absolute()
+    if path.is_dir() and not written_as_path and is_revision(repository, given):
+        # a folder a pull request adds (``HEAD/``, ``origin/main/``) must not stand in for a revision
+        raise UsageError(
+            f"'{given}' is both a directory and a revision of {repository}",
+            f"write ./{given} for the directory, or the commit's id for the revision",
+        )
     if path.is_dir():
         inside = path / package
         return from_directory(inside if inside.is_dir() else path, given, progress)

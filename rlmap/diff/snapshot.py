@@ -1,8 +1,9 @@
 """A package at one version, read statically: its symbols, each class's members and the attributes
 its methods write, each function's calls and guards.
 
-Sources come from a directory or from a git revision (``git ls-tree`` / ``git show``: the
-revision is read, never checked out); every file is parsed with ``ast`` and never run.  A file
+Sources come from a directory or from a git revision (``git ls-tree`` / ``git cat-file``: the
+revision is read, never checked out, from the checkout :mod:`rlmap.gitread` finds); every file is
+parsed with ``ast`` and never run.  A file
 that does not parse is a diagnostic, not an error.
 """
 
@@ -10,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlmap.errors import UsageError
+from rlmap.gitread import GIT_MISSING, find_checkout, run_git
 from rlmap.index.records import Diagnostic
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def from_git(repository: Path, revision: str, package: str, progress: Progress |
     """
     if revision.startswith("-"):
         raise UsageError(f"'{revision}' is not a revision", "pass a commit, branch or tag")
-    top = Path(_git(repository, "rev-parse", "--show-toplevel").decode("utf-8", errors="surrogateescape").strip())
+    top = checkout_of(repository)
     folder = package.strip("/")
     above = folder.rpartition("/")[0]  # module names start at the package's own folder
     listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
@@ -93,20 +94,33 @@ def from_git(repository: Path, revision: str, package: str, progress: Progress |
 
 
 def package_in_repository(package_dir: Path) -> tuple[Path, str]:
-    """The repository holding ``package_dir`` and the package's folder relative to its top."""
-    top = Path(_git(package_dir, "rev-parse", "--show-toplevel").decode("utf-8", errors="surrogateescape").strip())
-    return top, package_dir.resolve().relative_to(top.resolve()).as_posix()
+    """The checkout holding ``package_dir`` and the package's folder relative to its top."""
+    top = checkout_of(package_dir)
+    return top, package_dir.resolve().relative_to(top).as_posix()
 
 
-def _git(repository: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    try:
-        command = ["git", "-C", str(repository), *args]
-        done = subprocess.run(command, input=stdin, capture_output=True, check=False, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"cannot run git ({error})", "install git, or pass two package directories") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise UsageError(f"git {args[0]} failed: {message[-1] if message else 'unknown error'}", "check the revision")
+def checkout_of(path: Path) -> Path:
+    """The top of the git checkout holding ``path`` (found by rlmap, not by git: see
+    :mod:`rlmap.gitread`)."""
+    top = find_checkout(path)
+    if top is None:
+        raise UsageError(f"'{path}' is not inside a git checkout", "pass --repo a checkout, or two package directories")
+    return top
+
+
+def is_revision(repository: Path, name: str) -> bool:
+    """Whether ``name`` names a commit of the checkout holding ``repository``."""
+    top = find_checkout(repository)
+    if top is None or name.startswith("-"):
+        return False
+    return run_git(top, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}").ok
+
+
+def _git(top: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    done = run_git(top, *args, stdin=stdin)
+    if not done.ok:
+        hint = "install git, or pass two package directories" if done.problem == GIT_MISSING else "check the revision"
+        raise UsageError(f"git {args[0]} failed: {done.problem}", hint)
     return done.stdout
 
 

@@ -4,9 +4,9 @@ In a git checkout, a page's links used to embed HEAD, so any commit anywhere rew
 Here each file is linked at the last commit that changed it (one ``git log`` over the package),
 so a commit elsewhere leaves the pages alone.  A file whose worktree bytes differ from that commit
 (an uncommitted edit, an untracked file) gets no link at all: its line numbers come from the
-worktree and no commit holds them.  git runs read-only (``log``, ``ls-tree``), with no pager, no
-hooks, no fsmonitor, no system or global configuration and a time limit; without git, or when
-it fails, there are no pins and the caller says so.
+worktree and no commit holds them.  git runs read-only (``log``, ``ls-tree``) through
+:mod:`rlmap.gitread`, on the checkout rlmap found itself; without git, or when it fails, there
+are no pins and the caller says so.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlmap.gitread import find_checkout, run_git
+
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _TIMEOUT = 60  # seconds for one git command; torchrl's whole history takes about one
-_MAX_OUTPUT = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,17 +35,19 @@ class Pins:
 
 def pin_files(root: Path, files: dict[str, bytes]) -> Pins:
     """Pins for ``files`` (repo-relative path -> worktree bytes) of the checkout at ``root``."""
-    git = shutil.which("git")
-    if git is None:
+    if shutil.which("git") is None:
         return Pins(problem="git is not installed")
     if not files:
         return Pins()
-    prefix_out = _run(git, root, "rev-parse", "--show-prefix")
+    checkout = find_checkout(root)
+    if checkout is None:
+        return Pins(problem="not inside a git checkout")
+    prefix_out = _run(checkout, root, "rev-parse", "--show-prefix")
     if prefix_out is None:
         return Pins(problem="git cannot read this checkout (not a git repository, or no commit yet)")
     prefix = prefix_out.decode("utf-8", "replace").strip()  # where ``root`` is inside the repository
     top = os.path.commonpath([path.split("/", 1)[0] for path in files]) or "."
-    listed = _run(git, root, "ls-tree", "-r", "-z", "--full-name", "HEAD", "--", top)
+    listed = _run(checkout, root, "ls-tree", "-r", "-z", "--full-name", "HEAD", "--", top)
     if listed is None:
         return Pins(problem="git ls-tree failed (no commit yet?)")
     blobs: dict[str, str] = {}
@@ -56,7 +58,7 @@ def pin_files(root: Path, files: dict[str, bytes]) -> Pins:
             blobs[_inside(name, prefix)] = parts[2].decode("ascii", "replace")
     unlinked = {path for path, data in files.items() if blobs.get(path) != _blob_id(data)}
     wanted = set(files) - unlinked
-    log = _run(git, root, "log", "--format=%x01%H", "--name-only", "--no-renames", "-z", "HEAD", "--", top)
+    log = _run(checkout, root, "log", "--format=%x01%H", "--name-only", "--no-renames", "-z", "HEAD", "--", top)
     if log is None:
         return Pins(problem="git log failed")
     refs: dict[str, str] = {}
@@ -86,33 +88,8 @@ def _blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def _run(git: str, root: Path, *args: str) -> bytes | None:
-    """A read-only git command in ``root``; ``None`` when it fails, hangs or says too much."""
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": os.devnull,
-        "LC_ALL": "C",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-    }
-    command = [
-        git,
-        "--no-pager",
-        "-c", "core.fsmonitor=false",
-        "-c", "core.hooksPath=" + os.devnull,
-        "-c", "safe.directory=*",
-        "-c", "log.showSignature=false",
-        "-C", str(root),
-        *args,
-    ]  # fmt: skip
-    try:
-        done = subprocess.run(
-            command, env=env, capture_output=True, timeout=_TIMEOUT, check=False, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0 or len(done.stdout) > _MAX_OUTPUT:
-        return None
-    return done.stdout
+def _run(checkout: Path, root: Path, *args: str) -> bytes | None:
+    """A read-only git command on the checkout at ``checkout``, from ``root``; ``None`` when it
+    fails, hangs or says too much."""
+    done = run_git(checkout, *args, cwd=root, timeout=_TIMEOUT)
+    return done.stdout if done.ok else None

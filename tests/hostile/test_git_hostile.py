@@ -1,0 +1,112 @@
+"""git history read from a checkout a stranger's branch filled: nothing in the files can make
+git run a command, and no folder of the branch stands in for a revision.
+
+The attack (found by a review of this workplace): a pull request adds ``HEAD``, ``refs/``,
+``objects/`` and a ``config`` to the package folder.  git, run in that folder, takes it for a
+repository and reads its config: a promisor remote makes git fetch the objects it lacks, and the
+fetch runs ``core.sshCommand``.  rlmap finds the checkout itself and names it to git.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rlmap.diff.snapshot import from_git, package_in_repository
+from rlmap.gitread import find_checkout
+from rlmap.index.history import pin_files
+from tests.conftest import Run
+from tests.diff.test_diff import V1, V2, check, write
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True)
+
+
+def _plant_repository(folder: Path, marker: Path) -> None:
+    """Make ``folder`` a repository git would discover, whose config runs a command on a fetch."""
+    (folder / "refs" / "heads").mkdir(parents=True)
+    (folder / "objects" / "info").mkdir(parents=True)
+    (folder / "objects" / "info" / "keep").write_text("")
+    (folder / "HEAD").write_text("ref: refs/heads/main\n")
+    (folder / "refs" / "heads" / "main").write_text("0123456789012345678901234567890123456789\n")
+    (folder / "config").write_text(
+        "[core]\n\trepositoryformatversion = 1\n\tbare = false\n\tworktree = .\n"
+        f"\tsshCommand = \"sh -c 'touch {marker}; exit 1' --\"\n"
+        "[extensions]\n\tpartialclone = origin\n"
+        '[remote "origin"]\n\turl = ssh://example.invalid/x\n\tpromisor = true\n'
+    )
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout with two commits of ``pk`` (V1, V2), then a repository planted in ``pk/``."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write(root, V1)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "v1")
+    (root / "pk" / "collect.py").unlink()
+    write(root, V2)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "v2")
+    marker = tmp_path / "ran"
+    _plant_repository(root / "pk", marker)
+    # what git itself would do in that folder: run the planted config's command
+    subprocess.run(["git", "-C", str(root / "pk"), "ls-tree", "HEAD~1"], capture_output=True, check=False)
+    if not marker.exists():
+        pytest.skip("this git does not fetch for a planted promisor remote: nothing to defend here")
+    marker.unlink()
+    return root, marker
+
+
+def test_diff_reads_the_checkout_not_a_repository_planted_in_the_package(run: Run, planted: tuple[Path, Path]) -> None:
+    root, marker = planted
+    code, out, err = run("diff", "HEAD~1", "HEAD", "--repo", str(root / "pk"), "--package", "pk", "--format", "json")
+    assert not marker.exists(), "git ran the planted config's command"
+    assert code == 0, err
+    check(json.loads(out))  # the two real commits, read from the checkout's own .git
+
+
+def test_audit_since_and_pins_read_the_checkout(planted: tuple[Path, Path]) -> None:
+    root, marker = planted
+    top, folder = package_in_repository(root / "pk")
+    assert (top, folder) == (root.resolve(), "pk")
+    assert "pk.collect.OldBuffer" in from_git(top, "HEAD~1", folder).symbols
+    pins = pin_files(root, {"pk/__init__.py": b""})
+    assert not marker.exists(), "git ran the planted config's command"
+    assert set(pins.refs) == {"pk/__init__.py"}, pins.problem
+
+
+def test_a_folder_named_like_a_revision_does_not_stand_in_for_it(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write(root, V1)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "v1")
+    write(root / "HEAD", V2)  # a branch adds HEAD/pk/...: the "old" side would be the branch's own
+    monkeypatch.chdir(root)
+    code, _, err = run("diff", "HEAD", str(root / "pk"), "--repo", str(root), "--package", "pk")
+    assert code == 2
+    assert "'HEAD' is both a directory and a revision" in err
+    assert "write ./HEAD for the directory" in err
+    code, out, err = run("diff", "./HEAD", str(root / "pk"), "--repo", str(root), "--package", "pk", "--format", "json")
+    assert code == 0, err  # written as a path: the folder, as asked (V2 against V1: the changes reversed)
+    assert json.loads(out)["old"] == "./HEAD"
+
+
+def test_a_folder_outside_any_checkout_is_said(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "pk").mkdir()
+    if any((folder / ".git").exists() for folder in (tmp_path, *tmp_path.parents)):
+        pytest.skip("the temporary folder is inside a git checkout here")
+    assert find_checkout(tmp_path / "pk") is None
+    code, _, err = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path / "pk"), "--package", "pk")
+    assert code == 2
+    assert f"'{tmp_path / 'pk'}' is not inside a git checkout" in err
