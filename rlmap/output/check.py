@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.output.generate import Output
-from rlmap.output.write import MANIFEST, manifest_bytes, manifest_of, read_manifest
+from rlmap.output.write import MANIFEST, is_file_inside, manifest_bytes, manifest_of, read_inside, read_manifest
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
     chunks: list[str] = []
     kept: dict[str, bytes] = {}  # what the directory should hold: the files on disk where they are current
     for relative, data in sorted(output.files.items()):
-        current = _current(out / relative)
+        current = read_inside(out, relative)
         kept[relative] = data
         if current == data:
             continue
@@ -56,17 +56,13 @@ def check_output(out: Path, output: Output) -> CheckResult:
     previous = read_manifest(out)
     written = {relative.split("/", 1)[0] for relative in output.files}
     listed = {relative for relative in previous.files if relative.split("/", 1)[0] in written} if previous else set()
-    obsolete = tuple(sorted(relative for relative in listed - set(output.files) if (out / relative).is_file()))
+    obsolete = tuple(sorted(relative for relative in listed - set(output.files) if is_file_inside(out, relative)))
     for relative in obsolete:
-        chunks.append(_diff(_named(shown, relative), _current(out / relative), None))
+        chunks.append(_diff(_named(shown, relative), read_inside(out, relative), None))
     if previous is None or previous.files != manifest_of(kept, None, previous).files:
         stale.append(MANIFEST)
-        chunks.append(_diff(_named(shown, MANIFEST), _current(out / MANIFEST), manifest_bytes(kept, None, previous)))
+        chunks.append(_diff(_named(shown, MANIFEST), read_inside(out, MANIFEST), manifest_bytes(kept, None, previous)))
     return CheckResult(tuple(stale), obsolete, "".join(chunks), tuple(links_only))
-
-
-def _current(path: Path) -> bytes | None:
-    return path.read_bytes() if path.is_file() and not path.is_symlink() else None
 
 
 def _diff(name: str, before: bytes | None, after: bytes | None) -> str:

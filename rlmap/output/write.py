@@ -94,13 +94,12 @@ def read_manifest(out: Path) -> Manifest | None:
     A manifest may come from a hostile branch: one that names anything but a plain relative path
     inside ``out`` (``..``, absolute, backslashes, control characters) is not ours.
     """
-    path = out / MANIFEST
+    data = read_inside(out, MANIFEST, _MAX_MANIFEST)
+    if data is None:
+        return None
     try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST:
-            return None
-        manifest = msgspec.json.decode(path.read_bytes(), type=Manifest)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        manifest = msgspec.json.decode(data, type=Manifest)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     if manifest.generator != "rlmap" or not all(map(_inside, [*manifest.files, *manifest.artefacts])):
         return None
@@ -136,27 +135,87 @@ def _replaced(previous: Manifest | None, wanted: dict[str, bytes]) -> set[str]:
 
 def plan(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes], previous: Manifest | None) -> Plan:
     wanted = {**files, **artefacts}
-    changed = [relative for relative, data in sorted(wanted.items()) if _current(out / relative) != data]
-    removed = sorted(relative for relative in _replaced(previous, wanted) - set(wanted) if _is_file(out / relative))
-    if _current(out / MANIFEST) != manifest_bytes(files, artefacts, previous):
+    changed = [relative for relative, data in sorted(wanted.items()) if read_inside(out, relative) != data]
+    dropped = _replaced(previous, wanted) - set(wanted)
+    removed = sorted(relative for relative in dropped if is_file_inside(out, relative))
+    if read_inside(out, MANIFEST) != manifest_bytes(files, artefacts, previous):
         changed.append(MANIFEST)
     return Plan(tuple(changed), tuple(removed))
 
 
-def _current(path: Path) -> bytes | None:
+_MAX_READ = 64 << 20  # bytes of a file of the output directory rlmap reads back (pages are well under 1 MB)
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@contextlib.contextmanager
+def _folder_of(out: Path, relative: str) -> Iterator[tuple[int, str] | None]:
+    """The descriptor of the folder holding ``out/relative`` and the file's name there, reached
+    without following a symbolic link (``out`` itself and each folder below it); ``None`` when
+    there is no such folder or ``relative`` is not a plain relative path."""
+    parts = relative.split("/")
+    opened: list[int] = []
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        if any(part in ("", ".", "..") for part in parts):
+            yield None
+            return
+        try:
+            opened.append(os.open(out, _DIRECTORY))
+            for part in parts[:-1]:
+                opened.append(os.open(part, _DIRECTORY, dir_fd=opened[-1]))
+        except OSError:
+            yield None
+            return
+        yield opened[-1], parts[-1]
+    finally:
+        for descriptor in opened:
+            os.close(descriptor)
+
+
+def read_inside(out: Path, relative: str, limit: int = _MAX_READ) -> bytes | None:
+    """The bytes of the regular file ``out/relative``, reached without following a symbolic link
+    (``out`` itself, each folder below it, the file), at most ``limit`` of them; ``None`` for
+    anything else: missing, a link, a device, a FIFO, larger than ``limit``, unreadable.
+
+    A hostile branch may commit ``out/md`` as a link to ``/proc/self`` and list ``md/environ``
+    in the manifest: ``generate --check`` would have printed that file in its diff."""
+    with _folder_of(out, relative) as found:
+        if found is None:
             return None
-        return path.read_bytes()
-    except OSError:
-        return None
+        folder, name = found
+        try:
+            descriptor = os.open(name, _FILE, dir_fd=folder)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(descriptor)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            chunks = []
+            left = limit + 1  # one byte more than allowed tells a file that grew past it
+            while left > 0:
+                chunk = os.read(descriptor, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            data = b"".join(chunks)
+            return data if len(data) <= limit else None
+        except OSError:
+            return None
+        finally:
+            os.close(descriptor)
 
 
-def _is_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+def is_file_inside(out: Path, relative: str) -> bool:
+    """Whether ``out/relative`` is a regular file reached without following a link."""
+    with _folder_of(out, relative) as found:
+        if found is None:
+            return False
+        try:
+            return stat.S_ISREG(os.stat(found[1], dir_fd=found[0], follow_symlinks=False).st_mode)
+        except OSError:
+            return False
 
 
 def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | None = None) -> Plan:

@@ -235,3 +235,27 @@ def test_a_tampered_manifest_cannot_reach_outside(tmp_path: Path, run: Run, entr
     assert victim.read_text(encoding="utf-8") == "keep\n"
     assert (out / MANIFEST).read_text(encoding="utf-8") == manifest  # rewritten as rlmap's own
     del code
+
+
+@pytest.mark.parametrize("link_at", ["md", "rst/inner"])
+def test_check_reads_nothing_through_a_link_in_the_output_directory(tmp_path: Path, run: Run, link_at: str) -> None:
+    """A branch commits ``out/md`` as a link to a folder of secrets and lists ``md/secret`` in the
+    manifest: ``--check`` must not print the secret in its diff (it read ``/proc/self/environ``
+    that way), nor call it current."""
+    out = tmp_path / "out"
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "secret").write_text("TOKEN=s3cr3t-value\n", encoding="utf-8")
+    linked = out / link_at
+    if linked.exists():
+        shutil.rmtree(linked)
+    linked.parent.mkdir(parents=True, exist_ok=True)
+    linked.symlink_to(secrets)
+    manifest = (out / MANIFEST).read_text(encoding="utf-8")
+    entry = json.dumps(f"{link_at}/secret")
+    (out / MANIFEST).write_text(manifest.replace('"files": {', f'"files": {{\n  {entry}: "0",', 1), encoding="utf-8")
+    code, diff, err = run(*_generate_args(FIXTURES, out), "--no-cache", "-q", "--check")
+    assert code == 1, err
+    assert "s3cr3t" not in diff + err
+    assert (secrets / "secret").read_text(encoding="utf-8") == "TOKEN=s3cr3t-value\n"
