@@ -112,19 +112,22 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
     parsed = convert(table, _Table, f"{shown}: [tool.rlmap]")
     base = path.parent
 
-    def relative(value: str | None) -> Path | None:
-        return (base / value) if value else None
+    # what the file may make rlmap read: its repository (the nearest folder above with .git), or its folder
+    home = next((folder for folder in (base.resolve(), *base.resolve().parents) if (folder / ".git").exists()), base)
+
+    def relative(value: str | None, key: str) -> Path | None:
+        return _inside(base, home, value, f"{shown}: [tool.rlmap] {key}")
 
     config = Config(
-        source=relative(parsed.source),
+        source=relative(parsed.source, "source"),
         package=parsed.package,
         packages=tuple(parsed.packages) if parsed.packages is not None else None,
         out=_confined(base, parsed.out, f"{shown}: [tool.rlmap] out") or base / "generated_docs",
         formats=tuple(parsed.formats) if parsed.formats is not None else ("rst", "md"),
-        templates=relative(parsed.templates),
-        profile=relative(parsed.profile),
+        templates=relative(parsed.templates, "templates"),
+        profile=relative(parsed.profile, "profile"),
         repo_url=parsed.repo_url,
-        docs=tuple(base / entry for entry in parsed.docs),
+        docs=tuple(_inside(base, home, entry, f"{shown}: [tool.rlmap] docs") or base for entry in parsed.docs),
         audit_min_callers=parsed.audit_min_callers,
         audit_min_accesses=parsed.audit_min_accesses,
         exclude=tuple(parsed.exclude),
@@ -148,6 +151,26 @@ def _confined(base: Path, value: str | None, where: str) -> Path | None:
         raise ConfigError(
             f"{where} = {value!r} is not a subdirectory of the directory of the file that sets it",
             "give a subdirectory of the repository, or pass --out on the command line",
+        )
+    return target
+
+
+def _inside(base: Path, home: Path, value: str | None, where: str) -> Path | None:
+    """A path the configuration file in ``base`` asks rlmap to *read* (source, docs, templates,
+    profile): it must be inside ``home``, the repository holding that file (or its folder).
+
+    Pages and the ``--check`` diff print what rlmap reads: a file from a stranger's branch must
+    not make it read ``/`` or ``../..`` (``templates = "/"`` let a template include
+    ``/proc/self/environ``; ``docs = ["../victim"]`` let ``audit --fix`` rewrite files outside the
+    repository).  The command line may name any path.
+    """
+    if not value:
+        return None
+    target = base / value  # (an absolute value stays itself: allowed when it is inside)
+    if not target.resolve().is_relative_to(home.resolve()):
+        raise ConfigError(
+            f"{where} = {value!r} is outside the repository of the file that sets it",
+            "give a path inside the repository, or pass it on the command line",
         )
     return target
 

@@ -27,6 +27,10 @@ PROFILE_FILE = "profile.toml"
 # A file, package or extension the header names (the constraint of rlmap.pages.sections.specs.Name,
 # written here so that reading a header imports none of the section schemas).
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+# a data file of the profile: a plain relative path inside the profile's directory
+DataFile = Annotated[
+    str, msgspec.Meta(pattern=r"^(?!(.*/)?\.\.?(/|$))[A-Za-z0-9_.-]{1,100}(/[A-Za-z0-9_.-]{1,100}){0,4}$")
+]
 TABLES = ("profile", "pages", "prose")
 
 
@@ -34,9 +38,9 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     """The ``[profile]`` table."""
 
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)] | None = None
-    glossary: Name | None = None
-    symptoms: Name | None = None
-    claims: Name | None = None  # the checks that back the curated words (rlmap.pages.claims)
+    glossary: DataFile | None = None
+    symptoms: DataFile | None = None
+    claims: DataFile | None = None  # the checks that back the curated words (rlmap.pages.claims)
     focus: list[Name] = []  # packages whose helpers the audit checks (default: the documented package)
     extensions: list[Name] = []  # analyses beyond plain Python the profile turns on (rlmap.index.vocabulary)
     # the values a variable of the value flow keeps (rlmap.model.valueflow): the first to arrive,
@@ -117,7 +121,16 @@ def glossary_of(path: Path, origin: str, header: Header) -> tuple[Term, ...]:
     """The profile's glossary (empty when it names none)."""
     if not header.glossary:
         return ()
-    return load_glossary(path.parent / header.glossary, join(origin.rpartition("/")[0], header.glossary))
+    return load_glossary(data_file(path, header.glossary, origin), join(origin.rpartition("/")[0], header.glossary))
+
+
+def data_file(path: Path, name: str, origin: str) -> Path:
+    """The data file ``name`` of the profile at ``path``; one that a link takes out of the
+    profile's directory is refused (a profile from a branch must not read ``/etc/passwd``)."""
+    target = path.parent / name
+    if not target.resolve().is_relative_to(path.parent.resolve()):
+        raise ConfigError(f"{origin}: '{name}' leads out of the profile's directory", "keep the profile's files in it")
+    return target
 
 
 def default_name(path: Path, header: Header) -> str:

@@ -29,6 +29,7 @@ from rlmap.pages.curated import Symptom, Term, check_markup, load_symptoms
 from rlmap.pages.header import (
     PROFILE_FILE,
     builtin_profile_path,
+    data_file,
     default_name,
     glossary_of,
     join,
@@ -134,10 +135,10 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
     symptoms: tuple[Symptom, ...] = ()
     if header.symptoms:
         sections = {name: page.titles() for name, page in pages.items()}
-        symptoms = load_symptoms(path.parent / header.symptoms, join(folder, header.symptoms), sections)
+        symptoms = load_symptoms(data_file(path, header.symptoms, origin), join(folder, header.symptoms), sections)
     claims = Claims()
     if header.claims:
-        claims = load_claims(path.parent / header.claims, join(folder, header.claims))
+        claims = load_claims(data_file(path, header.claims, origin), join(folder, header.claims))
         check_coverage(claims, curated_texts(prose, glossary, symptoms))
     templates = path.parent / "templates"
     return Profile(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -595,8 +596,9 @@ def test_show_and_graph_honour_tool_rlmap_and_its_repo_url(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``[tool.rlmap]`` sets source, package and the repository whose permalinks ``show`` prints."""
+    shutil.copytree(FIXTURES / "pkg", tmp_path / "pkg")  # (a config reads only inside its repository)
     (tmp_path / "pyproject.toml").write_text(
-        f'[tool.rlmap]\nsource = "{FIXTURES}"\npackage = "pkg"\nrepo-url = "https://example.org/acme/pkg"\n',
+        '[tool.rlmap]\nsource = "."\npackage = "pkg"\nrepo-url = "https://example.org/acme/pkg"\n',
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)

@@ -137,6 +137,47 @@ def test_a_config_file_cannot_send_output_out_of_its_directory(
     assert "is not a subdirectory of the directory of the file that sets it" in err
 
 
+@pytest.mark.parametrize("key", ["source", "templates", "profile", "docs"])
+@pytest.mark.parametrize("where", ["/", "../elsewhere", "sub/../..", "link"])
+def test_a_config_file_cannot_make_rlmap_read_out_of_its_directory(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, where: str
+) -> None:
+    """``templates = "/"`` let a template include ``/proc/self/environ`` into the pages (and the
+    ``--check`` diff); ``docs = ["../victim"]`` let ``audit --fix`` rewrite files outside the repository."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    if where == "link":
+        (repo / "link").symlink_to(tmp_path / "elsewhere")
+    value = f'["{where}"]' if key == "docs" else f'"{where}"'
+    (repo / "pyproject.toml").write_text(f"[tool.rlmap]\n{key} = {value}\n", encoding="utf-8")
+    monkeypatch.chdir(repo)
+    command = ["audit", "--fix"] if key == "docs" else ["generate", "--check"]
+    code, _, err = run(*command, "--no-cache", "-q")
+    assert code == 2, err
+    assert f"[tool.rlmap] {key} = '{where}' is outside the repository of the file that sets it" in err
+
+
+@pytest.mark.parametrize(
+    ("glossary", "expected"),
+    [
+        ("/etc/passwd", "glossary: expected `str` matching"),
+        ("../glossary.toml", "glossary: expected `str` matching"),
+        ("out.toml", "'out.toml' leads out of the profile's directory"),
+    ],
+)
+def test_a_profile_reads_only_its_own_files(run: Run, tmp_path: Path, glossary: str, expected: str) -> None:
+    profile = tmp_path / "p"
+    profile.mkdir()
+    (tmp_path / "glossary.toml").write_text("", encoding="utf-8")
+    (profile / "out.toml").symlink_to(tmp_path / "glossary.toml")
+    (profile / "profile.toml").write_text(f'[profile]\nglossary = "{glossary}"\n', encoding="utf-8")
+    args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(profile)]
+    code, _, err = run(*args, "--out", str(tmp_path / "out"), "--no-cache", "-q")
+    assert code == 2
+    assert expected in err
+
+
 def test_the_output_directory_cannot_hold_the_working_directory(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,7 +205,10 @@ def test_a_profile_or_glossary_that_is_no_regular_file_is_refused(
     args = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(profile)]
     code, _, err = run(*args, "--out", str(tmp_path / "out"), "--no-cache", "-q")  # a hang here is the failure
     assert code == 2
-    assert "'special.toml' is not a regular file" in err
+    if which == "glossary" and kind == "dev-zero":  # a link out of the profile's directory
+        assert "'special.toml' leads out of the profile's directory" in err
+    else:
+        assert "'special.toml' is not a regular file" in err
 
 
 @pytest.mark.parametrize(
