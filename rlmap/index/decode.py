@@ -54,8 +54,14 @@ def _detect_encoding(source: bytes) -> str:
             source.decode("utf-8")
         except UnicodeDecodeError:
             return "utf-8"  # the decode that follows says where
-        raise Skip(_cookie_line(source), f"bad encoding declaration ({error.msg}); file skipped") from None
+        raise Skip(_cookie_line(source), f"bad encoding declaration ({_short(error.msg)}); file skipped") from None
     return encoding
+
+
+def _short(reason: object, limit: int = 160) -> str:
+    """A reason that quotes the file (an encoding name may be 100,000 characters long), bounded."""
+    text = str(reason)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def decode_source(source: bytes) -> str:
@@ -73,7 +79,11 @@ def decode_source(source: bytes) -> str:
             f"not valid {_display_encoding(encoding)} ({error.reason}); file skipped",
         ) from None
     except LookupError as error:  # a codec that does not decode bytes to text (``rot13``)
-        raise Skip(_cookie_line(source), f"bad encoding declaration ({error}); file skipped") from None
+        raise Skip(_cookie_line(source), f"bad encoding declaration ({_short(error)}); file skipped") from None
+    except UnicodeError as error:  # a codec that fails in its own way (``punycode``, ``undefined``)
+        raise Skip(
+            _cookie_line(source), f"cannot be decoded as {_short(encoding)} ({_short(error)}); file skipped"
+        ) from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # Python reads all three as newlines
     nul = text.find("\0")

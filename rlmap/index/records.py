@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
+from rlmap.terminal import inert
+
 _Record = TypeVar("_Record")
 _NO_VALUE = object()  # a field with a default factory not given to the constructor
 
@@ -214,7 +216,9 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        # one line whatever the file is called: a name holding a newline could otherwise start a
+        # line of its own in a CI log (``::error file=...::``, a workflow command)
+        return inert(f"{self.path}:{self.line}: {self.message}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -314,6 +314,17 @@ def test_unreadable_directory_is_a_diagnostic(run: Run, make_package: MakePackag
     assert nodes >= GOOD_NODES
 
 
+def test_a_file_name_holding_a_newline_stays_on_its_line(run: Run, make_package: MakePackage) -> None:
+    """``x\n::error file=pwn::injected.py``: a line of its own in a CI log would be a GitHub Actions
+    workflow command."""
+    root = make_package({"pkg/__init__.py": "", **GOOD})
+    (root / "pkg" / "x\n::error file=pwn::injected.py").write_bytes(b"def (\n")
+    code, nodes, warnings = graph(run, root)
+    assert code == 3
+    assert warnings == ["pkg/x\\x0a::error file=pwn::injected.py:1: syntax error: invalid syntax; file skipped"]
+    assert nodes >= GOOD_NODES
+
+
 def test_oversized_file_is_skipped_unread(run: Run, make_package: MakePackage) -> None:
     root = make_package({"pkg/__init__.py": "", **GOOD})
     with open(root / "pkg" / "huge.py", "wb") as handle:  # sparse: nothing is written
@@ -399,14 +410,18 @@ def test_source_is_decoded_as_python_decodes_it(data: bytes, value: str) -> None
         (b'# coding: utf-8\nx = 1\ny = "\xe9"\n', "3: not valid UTF-8 (invalid continuation byte)"),
         (b'x = 1\r\ry = "\xe9"\r', "3: not valid UTF-8 (invalid continuation byte)"),
         (b"\xef\xbb\xbf# coding: latin-1\nx = 1\n", "1: bad encoding declaration (encoding problem: utf-8)"),
+        (b"# coding: punycode\nx = 1\n", "1: cannot be decoded as punycode ("),
+        (b"# coding: undefined\nx = 1\n", "1: cannot be decoded as undefined ("),
+        (b"# coding: " + b"a" * 100_000 + b"\nx = 1\n", "1: bad encoding declaration (unknown encoding: aaa"),
     ],
-    ids=["unknown", "not-text", "bad-utf-8", "bad-utf-8-cr", "bom-disagrees"],
+    ids=["unknown", "not-text", "bad-utf-8", "bad-utf-8-cr", "bom-disagrees", "punycode", "undefined", "huge-name"],
 )
 def test_undecodable_source_is_a_diagnostic_on_its_line(data: bytes, diagnostic: str) -> None:
     index = extract_module(data, "pkg/enc.py")
     [found] = index.diagnostics
     assert str(found).startswith(f"pkg/enc.py:{diagnostic}")
     assert str(found).endswith("; file skipped")
+    assert len(str(found)) < 400  # the file's words quoted, bounded
     assert index.symbols == ()
 
 
