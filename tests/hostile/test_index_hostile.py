@@ -314,6 +314,17 @@ def test_unreadable_directory_is_a_diagnostic(run: Run, make_package: MakePackag
     assert nodes >= GOOD_NODES
 
 
+def test_a_file_of_too_many_tokens_is_skipped_before_libcst(run: Run, make_package: MakePackage) -> None:
+    """700 KB of ``1,``: libcst would hold ~2 GB for it (16 MB of such text, under the size
+    limit, ~40 GB): skipped with a diagnostic, the rest indexed."""
+    root = make_package({"pkg/__init__.py": "", **GOOD})
+    (root / "pkg" / "wide.py").write_bytes(b"x = [" + b"1," * 350_000 + b"]\n")
+    code, nodes, warnings = graph(run, root)
+    assert code == 3
+    assert warnings == ["pkg/wide.py:1: too many tokens to index (700,004, limit 600,000); file skipped"]
+    assert nodes >= GOOD_NODES
+
+
 def test_a_file_name_holding_a_newline_stays_on_its_line(run: Run, make_package: MakePackage) -> None:
     """``x\n::error file=pwn::injected.py``: a line of its own in a CI log would be a GitHub Actions
     workflow command."""
