@@ -3,7 +3,9 @@ a loader confined to its template directories (a user's, the profile's, then rlm
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,9 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
         self._range_budget = MAX_RANGE_TOTAL
         self.globals.pop("lipsum", None)
         self.globals["range"] = self._range
+        for name in _WIDTH_FILTERS:  # ``"x"|center(10**9)``: a width is a size
+            self.filters[name] = _width_bounded(self.filters[name])
+        self.filters["format"] = _format_bounded(self.filters["format"])
 
     def _range(self, *args: int) -> range:
         numbers = jinja2.sandbox.safe_range(*args)
@@ -109,6 +114,11 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
             raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
         return super().call_binop(context, operator, left, right)
 
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # (jinja2 names them so)
+        if isinstance(getattr(__obj, "__self__", None), str) and getattr(__obj, "__name__", "") in _WIDTH_METHODS:
+            _check_widths(args, kwargs)  # ``"x".ljust(10**9)``
+        return super().call(__context, __obj, *args, **kwargs)
+
     def wrap_str_format(self, value: Any) -> Any:
         wrapped = super().wrap_str_format(value)
         if wrapped is not None and _WIDE_FIELD.search(value.__self__):
@@ -117,6 +127,40 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
 
 
 _WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5})")
+# what takes a width (a number of characters to fill), as filters and as methods of a string
+_WIDTH_FILTERS = ("center", "indent", "wordwrap")
+_WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+
+
+def _check_widths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, int) and value > MAX_STRING:
+            raise jinja2.sandbox.SecurityError(f"a width above {MAX_STRING} characters")
+        if isinstance(value, str) and len(value) > MAX_STRING // 10:  # ``indent("x" * ...)``: a prefix per line
+            raise jinja2.sandbox.SecurityError(f"an indentation longer than {MAX_STRING // 10} characters")
+
+
+def _width_bounded(original: Callable[..., Any]) -> Callable[..., Any]:
+    given = 2 if getattr(original, "jinja_pass_arg", None) is not None else 1  # (environment,) value
+
+    @functools.wraps(original)  # (keeps jinja2's pass_environment marker)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        _check_widths(args[given:], kwargs)
+        return original(*args, **kwargs)
+
+    return bounded
+
+
+def _format_bounded(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str) and _WIDE_FORMAT.search(value):  # ``"%*d"|format(10**8, 1)``
+            raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
+        return original(value, *args, **kwargs)
+
+    return bounded
+
+
 _WIDE_FIELD = re.compile(r"\{[^{}]{0,100}?:[^{}]{0,20}?[0-9]{5}")
 
 
