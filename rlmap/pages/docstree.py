@@ -117,7 +117,8 @@ def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
             # sets TorchRL up) are not the tree's: their glossary read back as TorchRL's would
             # leave its terms out of the next run's, and --check would never pass
             generated = _generated_pages(root)
-            files = sorted(p for p in root.rglob("*.rst") if p not in generated)
+            # (a folder named ``x.rst`` is a folder: its files are met on their own)
+            files = sorted(p for p in root.rglob("*.rst") if p not in generated and (p.is_symlink() or not p.is_dir()))
             for file in files[:MAX_FILES]:
                 reader.rst(file, root)
     return reader.tree()
@@ -287,12 +288,14 @@ def _read(path: Path, root: Path, shown: str, limit: int, diagnostics: list[Diag
     except OSError as error:
         diagnostics.append(Diagnostic(shown, 1, f"cannot read file: {error.strerror}; file skipped"))
         return None
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # (before fdopen, which refuses a folder)
             diagnostics.append(Diagnostic(shown, 1, "not a regular file; skipped"))
             return None
-        data = handle.read(limit + 1)
+        with os.fdopen(os.dup(descriptor), "rb") as handle:
+            data = handle.read(limit + 1)
+    finally:
+        os.close(descriptor)
     if len(data) > limit:
         diagnostics.append(Diagnostic(shown, 1, f"over {limit >> 20} MiB; file skipped"))
         return None

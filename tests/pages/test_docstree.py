@@ -274,3 +274,15 @@ def test_autodoc_members_without_a_docstring_get_no_role(tmp_path: Path, make_pa
     for undocumented in ("lib.core.Engine.stop", "lib.core.Engine.busy", "lib.core.Engine.__init__"):
         assert refs.ref(undocumented).role == "", undocumented  # a literal and its source link, no dead role
     assert refs.ref("lib.core.Engine.speed").role == ""  # assigned in __init__: autodoc does not see it
+
+
+def test_a_folder_named_like_a_page_is_a_folder(tmp_path: Path) -> None:
+    """``docs/old.rst/`` (a folder) crashed generate with an internal error (exit 70)."""
+    docs = write_tree(tmp_path / "docs", FIXTURE_TREE)
+    (docs / "old.rst").mkdir()
+    (docs / "old.rst" / "inner.rst").write_text(".. glossary::\n\n   nested term\n      Found inside.\n")
+    tree = load_docs_tree([docs])
+    assert tree is not None
+    assert "nested term" in tree.terms
+    assert not tree.diagnostics
+    generate_fixture(tmp_path / "out", "--docs", str(docs))
