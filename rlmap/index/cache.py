@@ -227,6 +227,7 @@ class DamagedEntry(CacheError):
             "run the command again: the damaged entry has been removed and will be rebuilt",
         )
         self.path = path
+        self.section = section
 
 
 class Sections(Generic[T]):

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from rlmap.errors import ExitCode, RlmapError
-from rlmap.index.cache import Cache
+from rlmap.index.cache import Cache, DamagedEntry
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.output.write import write_set
@@ -182,6 +182,8 @@ def build_output_isolated(job: Job) -> Output:
         kind, message, hint, code = result["error"]
         if kind == "internal":
             raise RuntimeError(message)  # a bug in rlmap: reported as one, with exit 70
+        if kind == "damaged":  # a cached section the pages read: the cache's fault, as in this process
+            raise DamagedEntry(Path(message), hint)
         error = GenerateError(message, hint)
         error.exit_code = ExitCode(code)
         raise error
@@ -194,6 +196,8 @@ def _render_in_child(job: Job) -> dict[str, Any]:
     try:
         _limit_resources()
         output = build_output(job)
+    except DamagedEntry as error:  # removed by the child: the parent runs the command again
+        return {"error": ["damaged", str(error.path), error.section, int(error.exit_code)]}
     except RlmapError as error:
         return {"error": ["user", error.message, error.hint, int(error.exit_code)]}
     except MemoryError:

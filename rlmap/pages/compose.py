@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rlmap.errors import RlmapError
+from rlmap.errors import CacheError, RlmapError
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claimcheck import ClaimChecker
 from rlmap.pages.diagrams import Diagram
@@ -82,6 +82,8 @@ def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageMode
     failures: list[RlmapError] = []
     try:  # every static claim the curated words make still holds
         ClaimChecker(model, refs).check_all(profile.claims)
+    except CacheError:  # a damaged cached section: not the profile's fault (the command runs again)
+        raise
     except RlmapError as error:
         failures.append(error)
     for page in profile.pages.values():
@@ -91,6 +93,8 @@ def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageMode
                 continue  # written for other releases of the package
             try:
                 body = _build(declared, Context(model, refs, declared.where), profile)
+            except CacheError:
+                raise
             except RlmapError as error:
                 failures.append(error)
                 continue

@@ -233,3 +233,19 @@ def test_an_intact_model_entry_with_a_malformed_row_is_a_clear_error(tmp_path: P
     assert err.startswith("rlmap: error: the cached model's calls table is malformed")
     assert "delete the cache directory (or run with --no-cache)" in err
     assert "Traceback" not in err
+
+
+def test_a_damaged_model_met_while_building_pages_is_rebuilt(tmp_path: Path, run: Run) -> None:
+    """The sections a page reads are checked as the page is built: a damaged one is the cache's
+    (removed, the command runs again), never a profile 'written for another version of the code'."""
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    generate = ["generate", "--source", str(root), "--package", "pkg", "--profile", str(FIXTURES / "profile.toml")]
+    generate += ["--out", str(tmp_path / "out"), "--cache-dir", str(cache_dir), "-q"]
+    assert run(*generate)[0] == 0
+    for entry in _entries(cache_dir / "models"):
+        entry.write_bytes(_flip_every_section(entry.read_bytes()))
+    code, _, err = run(*generate)
+    assert code == 0, err
+    assert "rlmap: note: removed a damaged cache entry" in err
+    assert "another version" not in err
