@@ -259,3 +259,28 @@ def test_check_reads_nothing_through_a_link_in_the_output_directory(tmp_path: Pa
     assert code == 1, err
     assert "s3cr3t" not in diff + err
     assert (secrets / "secret").read_text(encoding="utf-8") == "TOKEN=s3cr3t-value\n"
+
+
+def test_a_hand_written_file_at_a_generated_path_is_not_overwritten(tmp_path: Path, run: Run) -> None:
+    """Only files rlmap's manifest lists are replaced: a page written by hand where rlmap would
+    write one (before the first run, or one a new profile adds) is an error naming it."""
+    out = tmp_path / "out"
+    assert run(*_generate_args(FIXTURES, tmp_path / "first"), "--no-cache", "-q")[0] == 0
+    page = next(path.relative_to(tmp_path / "first") for path in sorted((tmp_path / "first").rglob("*.md")))
+    (out / page).parent.mkdir(parents=True)
+    (out / page).write_text("written by hand\n", encoding="utf-8")
+    code, _, err = run(*_generate_args(FIXTURES, out), "--no-cache", "-q")
+    assert code == 2
+    assert f"'{out / page}' exists and rlmap's manifest does not list it" in err
+    assert (out / page).read_text(encoding="utf-8") == "written by hand\n"
+    # the same bytes rlmap would write are taken as they are; once listed, the file is rlmap's
+    shutil.copyfile(tmp_path / "first" / page, out / page)
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    (out / page).write_text("edited\n", encoding="utf-8")
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    assert (out / page).read_bytes() == (tmp_path / "first" / page).read_bytes()
+    # a manifest that is there but unreadable still says the directory is rlmap's
+    (out / MANIFEST).write_text("{not json", encoding="utf-8")
+    (out / page).write_text("edited\n", encoding="utf-8")
+    assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
+    assert (out / page).read_bytes() == (tmp_path / "first" / page).read_bytes()
