@@ -127,6 +127,14 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         name: _load_page(origin, raw_text, name, table, prose.get(name, {}))
         for name, table in data.get("pages", {}).items()
     }
+    slugs: dict[str, str] = {}
+    for name, page in pages.items():  # two pages of one slug: one file, the other page lost
+        if page.slug in slugs:
+            raise ConfigError(
+                f"{origin}: [pages.{name}] has the slug '{page.slug}' of [pages.{slugs[page.slug]}]",
+                "give every page its own slug (it names the page's file)",
+            )
+        slugs[page.slug] = name
     for page in prose:
         if page not in pages:
             raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(pages) or '(none)'}")

@@ -82,6 +82,10 @@ PROFILE_CASES = {
         "p.toml:6: [prose.helpers] intor is shown by no section",
     ),
     "not-utf8": (b"[pages.helpers]\ntitle = '\xfe'\n", "not valid UTF-8"),
+    "same-slug": (
+        '[pages.a]\nslug = "same"\ntitle = "A"\nsummary = "s"\n[pages.b]\nslug = "same"\ntitle = "B"\nsummary = "s"\n',
+        "p.toml: [pages.b] has the slug 'same' of [pages.a]",
+    ),
     "bad-jinja": (PAGE + '[prose.helpers]\nintro = "{{ sym( }}"\n', "prose 'intro'"),
 }
 
