@@ -110,19 +110,41 @@ def find_dot() -> str:
     return dot
 
 
-def render_svgs(output: Output) -> dict[str, bytes]:
-    """Lay out each diagram with graphviz: ``fmt/name.svg`` -> SVG bytes, written with the pages
-    (listed in the manifest as artefacts, not compared by ``--check``)."""
-    import graphviz
+DOT_SECONDS = 60  # one diagram's layout (TorchRL's largest takes well under a second)
 
+
+def render_svgs(output: Output) -> dict[str, bytes]:
+    """Lay out each diagram with graphviz's ``dot``: ``fmt/name.svg`` -> SVG bytes, written with
+    the pages (listed in the manifest as artefacts, not compared by ``--check``).  Each layout
+    has a time limit: a ``dot`` that hangs is an error, not a hang."""
+    dot = find_dot()
     svgs: dict[str, bytes] = {}
     for fmt, diagram in output.diagrams:
         try:
-            svg = graphviz.Source(diagram.dot, engine="dot").pipe(format="svg", renderer=None, formatter=None)
-        except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, subprocess.CalledProcessError) as error:
-            message = f"dot failed on {diagram.name}.dot: {error}"
-            raise GenerateError(message, "report this with the .dot file") from None
-        svgs[f"{fmt}/{diagram.name}.svg"] = svg
+            done = subprocess.run(
+                [dot, "-Kdot", "-Tsvg"],
+                input=diagram.dot.encode("utf-8"),
+                capture_output=True,
+                timeout=DOT_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise GenerateError(
+                f"dot took more than {DOT_SECONDS} s to lay out {diagram.name}.dot",
+                "check the graphviz installation (dot -V), or leave out --render-svg",
+            ) from None
+        except OSError as error:
+            raise GenerateError(
+                f"cannot run dot: {error.strerror or error}", "check the graphviz installation"
+            ) from None
+        if done.returncode != 0 or not done.stdout:
+            said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+            reason = said[-1] if said else f"exit status {done.returncode}"
+            raise GenerateError(
+                f"dot failed on {diagram.name}.dot: {reason}",
+                "report this with the .dot file, or leave out --render-svg",
+            )
+        svgs[f"{fmt}/{diagram.name}.svg"] = done.stdout
     return svgs
 
 

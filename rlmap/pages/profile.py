@@ -128,13 +128,13 @@ def load_profile(path: Path, display: str | None = None, builtin: bool = False) 
         for name, table in data.get("pages", {}).items()
     }
     slugs: dict[str, str] = {}
-    for name, page in pages.items():  # two pages of one slug: one file, the other page lost
-        if page.slug in slugs:
+    for name, declared in pages.items():  # two pages of one slug: one file, the other page lost
+        if declared.slug in slugs:
             raise ConfigError(
-                f"{origin}: [pages.{name}] has the slug '{page.slug}' of [pages.{slugs[page.slug]}]",
+                f"{origin}: [pages.{name}] has the slug '{declared.slug}' of [pages.{slugs[declared.slug]}]",
                 "give every page its own slug (it names the page's file)",
             )
-        slugs[page.slug] = name
+        slugs[declared.slug] = name
     for page in prose:
         if page not in pages:
             raise ConfigError(f"{origin}: [prose.{page}] is not a page", f"pages are {', '.join(pages) or '(none)'}")

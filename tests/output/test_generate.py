@@ -261,6 +261,31 @@ def test_render_svg_with_dot(tmp_path: Path) -> None:
     assert "Collector.rollout" in svg
 
 
+@pytest.mark.parametrize("behaviour", ["hangs", "fails"])
+def test_a_dot_that_hangs_or_fails_is_an_error(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str
+) -> None:
+    """A ``dot`` that never answers ran without end; one that failed printed Python reprs."""
+    from rlmap.output import generate
+
+    fake = tmp_path / "bin" / "dot"
+    fake.parent.mkdir()
+    body = "sleep 30" if behaviour == "hangs" else "echo 'Error: <stdin>: syntax error in line 1' >&2; exit 1"
+    fake.write_text(f"#!/bin/sh\ncat >/dev/null\n{body}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(generate, "DOT_SECONDS", 1)
+    out = tmp_path / "out"
+    code, _, err = run(*fixture_generate(out, "--render-svg"))
+    assert code == 2
+    if behaviour == "hangs":
+        assert "dot took more than 1 s to lay out" in err
+    else:
+        assert ".dot: Error: <stdin>: syntax error in line 1 - report this" in err
+        assert "PosixPath" not in err
+    assert not out.exists()
+
+
 def _sphinx_build(source: Path, conf: str, index: str, out: Path) -> None:
     from sphinx.cmd.build import build_main
 
