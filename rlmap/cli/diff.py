@@ -90,7 +90,7 @@ def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
 
 def _snapshot(given: str, package: str, repository: Path, progress: common.Progress | None = None) -> Any:
     """A package directory, a checkout holding ``package/``, or a revision of ``repository``."""
-    from rlmap.diff.snapshot import from_directory, from_git, is_revision
+    from rlmap.diff.snapshot import checkout_of, from_directory, from_git, is_revision
 
     path = Path(given)
     written_as_path = given.startswith(("./", "../", "/")) or path.is_absolute()
@@ -103,6 +103,15 @@ def _snapshot(given: str, package: str, repository: Path, progress: common.Progr
     if path.is_dir():
         inside = path / package
         return from_directory(inside if inside.is_dir() else path, given, progress)
+    if path.exists() or path.is_symlink():
+        raise UsageError(f"'{given}' is not a directory", "pass a package directory, a checkout, or a revision")
+    if not written_as_path:
+        checkout_of(repository)  # (no checkout: said as such, not as a revision it lacks)
+    if written_as_path or not is_revision(repository, given):
+        raise UsageError(
+            f"'{given}' is neither a directory nor a revision of the checkout at {repository}",
+            "pass a package directory, a checkout, or a commit, branch or tag (--repo names the checkout)",
+        )
     return from_git(repository, given, package, progress)
 
 

@@ -54,6 +54,8 @@ def from_directory(package_dir: Path, label: str, progress: Progress | None = No
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
             continue
         sources[(Path(package_dir.name) / path.relative_to(package_dir)).as_posix()] = path.read_bytes()
+    if not sources:  # compared with it, every symbol would read as removed
+        raise UsageError(f"no Python file under '{label}'", "pass a package directory or a checkout holding it")
     return build(sources, label, progress)
 
 

@@ -124,7 +124,17 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     check(json.loads(out))  # every file of each revision read whole (one git process for them all)
     code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
     assert code == 2
-    assert err.startswith("rlmap: error: git show failed") or err.startswith("rlmap: error: git ls-tree failed")
+    assert err.startswith(f"rlmap: error: 'nope' is neither a directory nor a revision of the checkout at {tmp_path}")
+    # a path that is no directory, and a directory without Python, are said to be so
+    (tmp_path / "empty").mkdir()
+    for given, says in [
+        (str(tmp_path / "outside.py"), "is not a directory"),
+        (str(tmp_path / "missing"), "is neither a directory nor a revision"),
+        (str(tmp_path / "empty"), "no Python file under"),
+    ]:
+        code, _, err = run("diff", "HEAD", given, "--repo", str(tmp_path), "--package", "pk")
+        assert code == 2, err
+        assert says in err
 
 
 def test_a_scope_under_which_neither_version_defines_anything_is_an_error(run: Run, tmp_path: Path) -> None:
