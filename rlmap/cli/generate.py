@@ -38,15 +38,7 @@ def generate(
         ),
     ] = None,
     profile: common.ProfileOption = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="A TOML file with [tool.rlmap]. Default: ./pyproject.toml.",
-            show_default=False,
-        ),
-    ] = None,
+    config: common.ConfigOption = None,
     render_svg: Annotated[bool, typer.Option("--render-svg", help="Also run dot to write an SVG per diagram.")] = False,
     check: Annotated[
         bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when the pages are stale.")
