@@ -320,15 +320,17 @@ def locate_source(
     if not _PACKAGE.fullmatch(package):
         raise SourceError(f"'{package}' is not a package name", "pass --package a dotted Python name, e.g. torchrl")
     warnings: list[str] = []
-    url = DEFAULT_REPO_URL if repo_url is None and package == DEFAULT_PACKAGE else (repo_url or "")
-    if url and not REPO_URL.fullmatch(url):
-        warnings.append(f"repository URL {url[:80]!r} is not a plain https URL; no permalinks are made")
-        url = ""
     tops: tuple[str, ...] = ()
     if path is None:
         root = _installed_root(package)
     else:
         root, package, tops = _root_from_path(path, package)
+    # (after the package is known: a package directory passed as the source names its own, and
+    # only TorchRL's code lives at TorchRL's repository)
+    url = DEFAULT_REPO_URL if repo_url is None and package == DEFAULT_PACKAGE else (repo_url or "")
+    if url and not REPO_URL.fullmatch(url):
+        warnings.append(f"repository URL {url[:80]!r} is not a plain https URL; no permalinks are made")
+        url = ""
     version = _detect_version(root, package) if not tops else ""
     if version and not _VERSION.fullmatch(version):
         warnings.append(f"ignored a version that does not look like one: {version[:40]!r}")
@@ -426,6 +428,11 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str, tuple[str, ...
     if (nested / "__init__.py").is_file():
         return path, package, ()
     if (path / "__init__.py").is_file():
+        if package != DEFAULT_PACKAGE and path.name != package.rpartition(".")[2]:
+            raise SourceError(
+                f"'{path}' is the package '{path.name}', not '{package}'",
+                f"pass --package {path.name}, or --source a checkout holding '{package.replace('.', '/')}/'",
+            )
         return path.parent, path.name, ()
     if path.is_dir() and _holds_python(path):
         name = path.name if _PACKAGE.fullmatch(path.name) else "source"

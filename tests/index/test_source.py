@@ -43,6 +43,21 @@ def test_packed_refs_and_package_directory(tmp_path: Path) -> None:
     assert [source.relpath(path) for path in source.python_files()] == ["torchrl/__init__.py", "torchrl/version.py"]
 
 
+def test_a_package_directory_names_its_package_and_links_only_torchrl_to_torchrl(tmp_path: Path) -> None:
+    """``--source shop/`` (no --package) documents shop, linked nowhere (it was linked at
+    pytorch/rl, where its files are not); ``--package foo`` with it is an error, not ignored."""
+    make_checkout(tmp_path / "rl")
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    source = locate_source(tmp_path / "shop")
+    assert (source.package, source.repo_url) == ("shop", "")
+    assert source.permalink("shop/__init__.py", 1) == ""
+    with pytest.raises(SourceError, match="is the package 'shop', not 'foo'"):
+        locate_source(tmp_path / "shop", package="foo")
+    assert locate_source(tmp_path / "rl" / "torchrl").repo_url == "https://github.com/pytorch/rl"
+    assert locate_source(tmp_path / "shop", repo_url="https://example.org/shop").repo_url == "https://example.org/shop"
+
+
 @pytest.mark.torchrl
 def test_indexing_the_installed_torchrl_never_imports_it() -> None:
     """Static means static: locating, parsing and resolving torchrl imports neither it nor torch."""
