@@ -78,7 +78,12 @@ def audit(
     fail_under: Annotated[
         float | None,
         typer.Option(
-            "--fail-under", metavar="PCT", help="With --coverage: exit 1 below this percentage.", show_default=False
+            "--fail-under",
+            metavar="PCT",
+            help="With --coverage: exit 1 below this percentage.",
+            show_default=False,
+            min=0,
+            max=100,
         ),
     ] = None,
     exclude: Annotated[
@@ -110,6 +115,10 @@ def audit(
     from rlmap.config import load_config
 
     _check_options(explain_rule, rule or (), fix, show_diff)
+    if not coverage and (fail_under is not None or exclude):  # silently ignored, a CI gate would never fail
+        raise UsageError("--fail-under and --exclude apply to --coverage", "add --coverage, or leave them out")
+    if coverage and (fix or show_diff):
+        raise UsageError("--coverage reports and exits: it fixes nothing", "run --fix or --diff without --coverage")
     settings = load_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
     for root in roots:

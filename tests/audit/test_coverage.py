@@ -36,6 +36,17 @@ def test_coverage_counts_like_interrogate(run: Run, make_package) -> None:  # ty
     code, out, _ = run(*base, "--exclude", "*/tests/*", "--fail-under", "60")
     assert code == 0
     assert out.rstrip().splitlines()[-1].split() == ["total", "3", "5", "60.0%"]
+    # coverage's options without --coverage, a percentage over 100, --coverage with --fix: usage errors
+    plain = [arg for arg in base if arg != "--coverage"]
+    for args, says in [
+        ((*plain, "--fail-under", "50"), "--fail-under and --exclude apply to --coverage"),
+        ((*plain, "--exclude", "*/tests/*"), "--fail-under and --exclude apply to --coverage"),
+        ((*base, "--fail-under", "150"), "is not in the range 0<=x<=100"),
+        ((*base, "--fix"), "--coverage reports and exits: it fixes nothing"),
+    ]:
+        code, _, err = run(*args)
+        assert code == 2, args
+        assert says in err
 
 
 def test_coverage_excludes_from_the_configuration(run: Run, make_package, tmp_path) -> None:  # type: ignore[no-untyped-def]
