@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from rlmap.errors import ExitCode, WriteFailed
+from rlmap.errors import ExitCode, UsageError, WriteFailed
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
@@ -234,6 +234,14 @@ def page(text: str) -> None:
         subprocess.run(command, input=text + "\n", text=True, check=False)
     except OSError:
         say(text)
+
+
+def refuse_empty_scopes(scopes: tuple[str, ...]) -> None:
+    """An empty ``--scope`` (a prefix of every name) is a usage error: it keeps everything, which
+    leaving the option out says better."""
+    if any(not prefix.strip() for prefix in scopes):
+        hint = "pass the start of a qualified name (e.g. torchrl.collectors), or leave it out"
+        raise UsageError("--scope is empty", hint)
 
 
 def say_error(message: str) -> None:

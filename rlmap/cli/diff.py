@@ -80,6 +80,7 @@ def _labelled(progress: common.Progress | None, label: str) -> common.Progress |
 def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
     """A ``--scope`` under which neither version defines anything is a usage error, not a diff
     that says nothing changed."""
+    common.refuse_empty_scopes(scopes)
     for prefix in scopes:
         if not any(name.startswith(prefix) for snapshot in snapshots for name in snapshot.symbols):
             raise UsageError(

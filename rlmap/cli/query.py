@@ -169,6 +169,7 @@ def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
     from rlmap.query.graphdump import in_scope
     from rlmap.query.lookup import find_symbols, similar_names
 
+    common.refuse_empty_scopes(scopes)
     names = model.qualnames()
     for prefix in scopes:
         if any(in_scope(name, (prefix,)) for name in names):

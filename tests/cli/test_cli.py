@@ -170,6 +170,12 @@ def test_graph_scope_that_keeps_nothing_is_an_error(run: Run, scope: str, hint: 
     assert hint in err
 
 
+def test_an_empty_graph_scope_is_an_error(run: Run) -> None:
+    code, out, err = run("graph", *fixture_args("--scope", ""))
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: --scope is empty")
+
+
 def test_graph_json_scoped_and_sorted(run: Run) -> None:
     code, out, _ = run("graph", *fixture_args("--scope", "pkg.envs"))
     assert code == 0

@@ -147,6 +147,9 @@ def test_a_scope_under_which_neither_version_defines_anything_is_an_error(run: R
     code, out, _ = run("diff", *versions, "--scope", "pk.collect", "--quiet")
     assert code == 0
     assert "pk.collect.Collector.rollout" in out
+    code, out, err = run("diff", *versions, "--scope", "")  # a prefix of every name: it keeps everything
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: --scope is empty")
 
 
 def test_diff_format_is_a_closed_choice(run: Run, tmp_path: Path) -> None:
