@@ -388,8 +388,10 @@ GITHUB_ANNOTATIONS_PER_LEVEL = 10  # what GitHub shows of each level (error, war
 _LEVEL_ORDER = {"error": 0, "warning": 1, "note": 2}
 
 
-def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
-    """Workflow commands, errors first, at most what GitHub shows per level; a notice counts the rest."""
+def render_github(findings: Sequence[Finding], known: frozenset[str], summarized: bool = False) -> str:
+    """Workflow commands, errors first, at most what GitHub shows per level; a notice counts the
+    rest, and says where they are listed: the job summary when it was written (``summarized``),
+    else the text report."""
     lines = []
     shown: dict[str, int] = {}
     left = 0
@@ -408,7 +410,8 @@ def render_github(findings: Sequence[Finding], known: frozenset[str]) -> str:
     if left:
         lines.append(
             f"::notice title=rlmap::{left} more finding(s) not annotated (GitHub shows "
-            f"{GITHUB_ANNOTATIONS_PER_LEVEL} per level per step); the job summary lists them all"
+            f"{GITHUB_ANNOTATIONS_PER_LEVEL} per level per step); "
+            + ("the job summary lists them all" if summarized else "rlmap audit --format text lists them all")
         )
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -144,9 +144,10 @@ def audit(
         findings = _fix(findings, context, show_diff=show_diff)
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics
     incomplete = common.report_diagnostics(notes)
-    common.say(_report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes), nl=False)
-    if output_format == "github":
-        _write_step_summary(findings, known)
+    # the step summary first: the annotations say where the findings they leave out are listed
+    summarized = _write_step_summary(findings, known) if output_format == "github" else False
+    report = _report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes, summarized)
+    common.say(report, nl=False)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
         common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
@@ -279,20 +280,23 @@ def _page_cache(cache_dir: Path | None, no_cache: bool) -> Any:
     return Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
 
 
-def _write_step_summary(findings: list[Any], known: frozenset[str]) -> None:
-    """Append the findings table to the file GitHub Actions names in ``$GITHUB_STEP_SUMMARY``."""
+def _write_step_summary(findings: list[Any], known: frozenset[str]) -> bool:
+    """Append the findings table to the file GitHub Actions names in ``$GITHUB_STEP_SUMMARY``;
+    whether it was written."""
     import os
 
     from rlmap.audit.report import step_summary
 
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
-        return
+        return False
     try:
         with open(target, "a", encoding="utf-8", newline="\n") as handle:
             handle.write(step_summary(findings, known))
     except OSError as error:
         common.say_warning(f"cannot write the step summary to {target} ({error.strerror}); annotations only")
+        return False
+    return True
 
 
 def _report(
@@ -302,6 +306,7 @@ def _report(
     stamp: str,
     complete: bool,
     notes: tuple[Any, ...],
+    summarized: bool = False,
 ) -> str:
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
@@ -310,5 +315,5 @@ def _report(
     if output_format == "sarif":
         return render_sarif(findings, known, complete, notes)
     if output_format == "github":
-        return render_github(findings, known)
+        return render_github(findings, known, summarized)
     return render_text(findings, known)

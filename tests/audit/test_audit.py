@@ -519,7 +519,15 @@ def test_github_annotations_errors_first_within_limits_and_a_step_summary(
     lines = out.splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == ["::error"] * 10 + ["::warning", "::notice"]
     assert "2 more finding(s) not annotated" in lines[-1]
+    assert lines[-1].endswith("the job summary lists them all")
     table = summary.read_text()
     assert table.startswith("earlier step\n### rlmap audit\n")  # appended, as GitHub expects
     assert table.count("| error | `stale-ref` |") == 12
     assert "| warning | `unlinkable-ref` | page.rst:1 |" in table
+    # without a step summary (not on GitHub, or it cannot be written), the notice says where to look
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    code, out, _ = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
+        "--rule", "unlinkable-ref", "--format", "github", "--no-cache", "-q",
+    )  # fmt: skip
+    assert out.splitlines()[-1].endswith("rlmap audit --format text lists them all")
