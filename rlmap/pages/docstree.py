@@ -160,7 +160,12 @@ class DocsReader:
         data = _read(path, root, shown, MAX_DOC_BYTES, self.diagnostics)
         if data is None:
             return
-        text = data.decode("utf-8", errors="replace")
+        try:  # skipped as the audit skips it: a page read with replacement characters is not the page
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            self.diagnostics.append(Diagnostic(shown, line, f"not valid UTF-8 ({error.reason}); file skipped"))
+            return
         scan_rst(text, self, Path(shown).with_suffix("").as_posix())
 
     def inventory(self, path: Path) -> None:

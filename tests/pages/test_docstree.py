@@ -286,3 +286,15 @@ def test_a_folder_named_like_a_page_is_a_folder(tmp_path: Path) -> None:
     assert "nested term" in tree.terms
     assert not tree.diagnostics
     generate_fixture(tmp_path / "out", "--docs", str(docs))
+
+
+def test_a_page_that_is_not_utf8_is_skipped_with_a_diagnostic(tmp_path: Path) -> None:
+    """generate read it with replacement characters and said nothing; the audit skips it, saying so."""
+    docs = write_tree(tmp_path / "docs", FIXTURE_TREE)
+    (docs / "latin.rst").write_bytes(b"Title\n=====\n\n.. glossary::\n\n   caf\xe9\n      A term.\n")
+    tree = load_docs_tree([docs])
+    assert tree is not None
+    assert [str(d) for d in tree.diagnostics] == [
+        "latin.rst:6: not valid UTF-8 (invalid continuation byte); file skipped"
+    ]
+    assert not any(term.startswith("caf") for term in tree.terms)
