@@ -80,7 +80,8 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
         if explicit.is_dir():
             raise ConfigError(f"config file '{explicit}' is a directory", "pass --config a TOML file in it")
         if not explicit.is_file():
-            raise ConfigError(f"config file '{explicit}' does not exist", "pass --config an existing TOML file")
+            what = "is not a regular file" if explicit.exists() else "does not exist"
+            raise ConfigError(f"config file '{explicit}' {what}", "pass --config an existing TOML file")
         return _from_file(explicit, required=True, display=str(explicit))  # named as given
     start = (cwd or Path.cwd()).absolute()
     for folder in (start, *start.parents):

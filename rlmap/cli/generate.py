@@ -75,7 +75,8 @@ def generate(
     )
     validate_formats(settings.formats, "--format" if formats is not None else settings.origin)
     if settings.templates is not None and not settings.templates.is_dir():
-        raise UsageError(f"templates directory '{settings.templates}' does not exist", "pass --templates a directory")
+        what = "is not a directory" if settings.templates.exists() else "does not exist"
+        raise UsageError(f"templates directory '{settings.templates}' {what}", "pass --templates a directory")
     topic_profile = common.profile_of(settings.profile, settings.package)
     if topic_profile is None:
         raise UsageError(

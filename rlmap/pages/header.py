@@ -10,6 +10,7 @@ or claim kinds.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -87,6 +88,8 @@ def profile_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     the name messages show for it."""
     if path.is_dir():
         return path / PROFILE_FILE, f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
+    if display is None and not os.path.lexists(path):  # named as given: its name alone would hide where
+        raise ConfigError(f"profile '{path}' does not exist", "pass --profile a profile file or the folder holding one")
     return path, display or path.name
 
 

@@ -16,6 +16,7 @@ from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.target import CERTAIN
 from rlmap.query.guards import readable_guards
+from rlmap.terminal import inert
 
 if TYPE_CHECKING:
     from rlmap.pages.curated import Term
@@ -127,7 +128,7 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
     if result is None:
         close = similar_names(model, query)
         raise SymbolNotFound(
-            f"'{query}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
+            f"'{_echoed(query)}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
             f"did you mean {' or '.join(repr(name) for name in close)}?"
             if close
             else "check the spelling, or search with a shorter suffix of the name (its last part alone)",
@@ -642,3 +643,9 @@ def _key_access_text(access: dict[str, Any]) -> str:
 
 def _lines(lines: list[int]) -> str:
     return ", ".join(str(line) for line in lines)
+
+
+def _echoed(query: str, limit: int = 120) -> str:
+    """A name as an error repeats it: on one line (a newline in it shown as ``\\x0a``) and bounded."""
+    shown = inert(query)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."

@@ -220,6 +220,31 @@ def test_usage_errors_exit_2(run: Run, args: list[str], message: str) -> None:
     assert "Traceback" not in err
 
 
+def test_a_path_of_the_wrong_kind_is_named_as_given_and_said_to_be_so(run: Run, tmp_path: Path) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    generate = ["generate", "--source", str(FIXTURES), "--package", "pkg", "--out", str(tmp_path / "out"), "-q"]
+    for args, says in [
+        ((*generate, "--templates", str(a_file)), f"templates directory '{a_file}' is not a directory"),
+        ((*generate, "--config", str(fifo)), f"config file '{fifo}' is not a regular file"),  # (never opened: no hang)
+        ((*generate, "--profile", str(tmp_path / "gone")), f"profile '{tmp_path / 'gone'}' does not exist"),
+    ]:
+        code, _, err = run(*args)
+        assert code == 2, args
+        assert says in err
+
+
+def test_a_name_not_found_is_echoed_on_one_bounded_line(run: Run) -> None:
+    code, _, err = run("show", "Coll\nector.rollout", "--source", str(FIXTURES), "--package", "pkg", "--no-cache")
+    assert code == 2
+    assert err.startswith("rlmap: error: 'Coll\\x0aector.rollout' is neither a symbol")
+    code, _, err = run("show", "x" * 100_000, "--source", str(FIXTURES), "--package", "pkg", "--no-cache")
+    assert code == 2
+    assert len(err) < 1000
+
+
 def test_source_that_is_not_a_package(run: Run, tmp_path: Path) -> None:
     code, _, err = run("show", "x", "--source", str(tmp_path), "--no-cache")
     assert code == 2
