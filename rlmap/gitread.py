@@ -71,7 +71,8 @@ def run_git(
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_NO_LAZY_FETCH": "1",  # git 2.45 and later; protocol.allow=never stops a fetch before that
+        "GIT_NO_LAZY_FETCH": "1",  # git 2.45 and later (and its security backports)
+        "GIT_ALLOW_PROTOCOL": "",  # no transport at all, whatever the repository's protocol.*.allow says
         "GIT_PROTOCOL_FROM_USER": "0",
         "GIT_NO_REPLACE_OBJECTS": "1",
     }

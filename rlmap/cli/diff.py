@@ -104,6 +104,8 @@ def _snapshot(given: str, package: str, repository: Path, progress: common.Progr
     if path.is_dir():
         inside = path / package
         return from_directory(inside if inside.is_dir() else path, given, progress)
+    if not written_as_path and (path.exists() or path.is_symlink()) and is_revision(repository, given):
+        return from_git(repository, given, package, progress)  # a file is no package: the revision is meant
     if path.exists() or path.is_symlink():
         raise UsageError(f"'{given}' is not a directory", "pass a package directory, a checkout, or a revision")
     if not written_as_path:

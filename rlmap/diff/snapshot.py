@@ -75,6 +75,10 @@ def from_git(repository: Path, revision: str, package: str, progress: Progress |
         head, _, name = entry.partition(b"\t")
         mode, kind, blob, length = head.split()
         path = name.decode("utf-8", errors="surrogateescape")
+        if kind == b"blob" and not length.isdigit():  # "-" or "BAD": an object the repository lacks
+            raise UsageError(
+                f"git cannot read {path} at '{revision}' (no size for its object)", "check the repository with git fsck"
+            )
         # a symbolic link (mode 120000) is not followed, as in a directory
         if kind == b"blob" and mode != b"120000" and path.endswith(".py") and int(length) <= MAX_FILE_BYTES:
             wanted.append((path, blob, int(length)))
@@ -121,7 +125,12 @@ def is_revision(repository: Path, name: str) -> bool:
 def _git(top: Path, *args: str, stdin: bytes | None = None) -> bytes:
     done = run_git(top, *args, stdin=stdin)
     if not done.ok:
-        hint = "install git, or pass two package directories" if done.problem == GIT_MISSING else "check the revision"
+        if done.problem == GIT_MISSING:
+            hint = "install git, or pass two package directories"
+        elif "promisor" in done.problem:  # a partial clone: rlmap never fetches
+            hint = "the checkout lacks that revision's files (a partial clone): fetch them with git, then run again"
+        else:
+            hint = "check the revision"
         raise UsageError(f"git {args[0]} failed: {done.problem}", hint)
     return done.stdout
 

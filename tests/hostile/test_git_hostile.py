@@ -100,6 +100,12 @@ def test_a_folder_named_like_a_revision_does_not_stand_in_for_it(
     code, out, err = run("diff", "./HEAD", str(root / "pk"), "--repo", str(root), "--package", "pk", "--format", "json")
     assert code == 0, err  # written as a path: the folder, as asked (V2 against V1: the changes reversed)
     assert json.loads(out)["old"] == "./HEAD"
+    # a file named like a revision is no package: the revision is meant, as before
+    _git(root, "tag", "v1")
+    (root / "v1").write_text("notes\n")
+    code, out, err = run("diff", "v1", str(root / "pk"), "--repo", str(root), "--package", "pk", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["old"] == "v1"
 
 
 def test_a_folder_outside_any_checkout_is_said(run: Run, tmp_path: Path) -> None:
@@ -110,3 +116,20 @@ def test_a_folder_outside_any_checkout_is_said(run: Run, tmp_path: Path) -> None
     code, _, err = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path / "pk"), "--package", "pk")
     assert code == 2
     assert f"'{tmp_path / 'pk'}' is not inside a git checkout" in err
+
+
+def test_a_damaged_repository_is_said_to_be_damaged(run: Run, tmp_path: Path) -> None:
+    """A blob deleted from .git/objects: ``ls-tree -l`` gives no size for it (an internal error, exit 70)."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write(root, V1)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "v1")
+    blob = subprocess.run(
+        ["git", "rev-parse", "HEAD:pk/collect.py"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    code, _, err = run("diff", "HEAD", str(root / "pk"), "--repo", str(root), "--package", "pk")
+    assert code == 2, err
+    assert "check the repository with git fsck" in err

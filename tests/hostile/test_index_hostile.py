@@ -321,8 +321,11 @@ def test_a_file_of_too_many_tokens_is_skipped_before_libcst(run: Run, make_packa
     (root / "pkg" / "wide.py").write_bytes(b"x = [" + b"1," * 350_000 + b"]\n")
     code, nodes, warnings = graph(run, root)
     assert code == 3
-    assert warnings == ["pkg/wide.py:1: too many tokens to index (700,004, limit 600,000); file skipped"]
+    assert warnings == ["pkg/wide.py:1: too many tokens to index (700,005, limit 600,000); file skipped"]
     assert nodes >= GOOD_NODES
+    (root / "pkg" / "wide.py").write_bytes(b"\n" * 700_000 + b"x = 1\n")  # blank lines are nodes too
+    code, nodes, warnings = graph(run, root)
+    assert warnings == ["pkg/wide.py:1: too many tokens to index (700,004, limit 600,000); file skipped"]
 
 
 def test_a_file_name_holding_a_newline_stays_on_its_line(run: Run, make_package: MakePackage) -> None:
