@@ -18,6 +18,12 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`inert` would escape (a file name that does is
+    skipped where it is met: it would reach reports, pages and CI logs as a name)."""
+    return _CONTROL.search(text) is not None
+
+
 def inert(text: str, keep_newlines: bool = False) -> str:
     """``text`` with every control character shown as ``\\x1b`` / ``\\u202e``; newlines kept on request."""
     return (_CONTROL_BUT_NEWLINE if keep_newlines else _CONTROL).sub(_visible, text)

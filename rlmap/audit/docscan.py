@@ -31,6 +31,7 @@ from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
 from rlmap.index.cache import Cache
 from rlmap.index.records import Diagnostic
 from rlmap.pages.docstree import DocsReader, DocsTree, scan_rst
+from rlmap.terminal import has_control
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 ROOT_MARKERS = (".git", "pyproject.toml")
@@ -271,6 +272,9 @@ def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None)
             if path.is_dir():
                 continue
             shown = _display(path, display_root)
+            if has_control(shown):  # the name would reach reports, --diff headers and CI logs
+                diagnostics.append(Diagnostic(shown, 1, "name holds a control character; file skipped"))
+                continue
             document = path.relative_to(base).with_suffix("").as_posix()
             documents.add(document)
             escaped = _outside(path, display_root)

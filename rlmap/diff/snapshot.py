@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from rlmap.errors import UsageError
 from rlmap.gitread import GIT_MISSING, find_checkout, run_git
 from rlmap.index.records import Diagnostic
+from rlmap.terminal import has_control
 
 if TYPE_CHECKING:
     from rlmap.index.indexer import Progress
@@ -53,7 +54,9 @@ def from_directory(package_dir: Path, label: str, progress: Progress | None = No
     for path in sorted(package_dir.rglob("*.py")):
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
             continue
-        sources[(Path(package_dir.name) / path.relative_to(package_dir)).as_posix()] = path.read_bytes()
+        relative = (Path(package_dir.name) / path.relative_to(package_dir)).as_posix()
+        if not has_control(relative):  # (a module named with a newline would print a line of its own)
+            sources[relative] = path.read_bytes()
     if not sources:  # compared with it, every symbol would read as removed
         raise UsageError(f"no Python file under '{label}'", "pass a package directory or a checkout holding it")
     return build(sources, label, progress)
@@ -80,6 +83,8 @@ def from_git(repository: Path, revision: str, package: str, progress: Progress |
                 f"git cannot read {path} at '{revision}' (no size for its object)", "check the repository with git fsck"
             )
         # a symbolic link (mode 120000) is not followed, as in a directory
+        if has_control(path):  # (as in a directory)
+            continue
         if kind == b"blob" and mode != b"120000" and path.endswith(".py") and int(length) <= MAX_FILE_BYTES:
             wanted.append((path, blob, int(length)))
     if not wanted:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap.errors import SourceError
+from rlmap.terminal import has_control
 
 DEFAULT_PACKAGE = "torchrl"
 DEFAULT_REPO_URL = "https://github.com/pytorch/rl"
@@ -198,6 +199,8 @@ class SourceTree:
         """Why an entry is not followed for its name or link alone; ``""`` when it may be."""
         if not self._is_utf8(name):
             return "name is not valid UTF-8; skipped"
+        if has_control(name):  # a newline in a module's name would start a line of a log or a page
+            return "name holds a control character; skipped"
         if dangling:
             return "broken symbolic link; skipped"
         if outside:

@@ -133,3 +133,29 @@ def test_a_damaged_repository_is_said_to_be_damaged(run: Run, tmp_path: Path) ->
     code, _, err = run("diff", "HEAD", str(root / "pk"), "--repo", str(root), "--package", "pk")
     assert code == 2, err
     assert "check the repository with git fsck" in err
+
+
+def test_a_name_holding_a_newline_never_reaches_a_report(run: Run, tmp_path: Path) -> None:
+    """``y\\n::error file=b,line=2::X.py`` in a package (diff printed the module's name, its
+    newline starting a GitHub Actions workflow command) or a docs page (``audit --diff``'s headers
+    and ``--fix``'s notes printed the path): skipped where it is met."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write(root, V1)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "v1")
+    (root / "pk" / "y\n::error file=b,line=2::INJECTED.py").write_text("def f():\n    pass\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "v2")
+    code, out, err = run("diff", "HEAD~1", "HEAD", "--repo", str(root), "--package", "pk")
+    code_dir, out_dir, _ = run("diff", "HEAD~1", str(root / "pk"), "--repo", str(root), "--package", "pk")
+    assert (code, code_dir) == (0, 0), err
+    for text in (out, out_dir):
+        assert not any(line.startswith("::") for line in text.splitlines())
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "x\n::error file=a,line=1::INJECTED.rst").write_text(":class:`pk.collect.Gone`\n")
+    code, out, err = run("audit", "--source", str(root), "--package", "pk", "--docs", str(docs), "--diff", "--no-cache")
+    assert not any(line.startswith("::") for line in (out + err).splitlines())
+    assert "name holds a control character; file skipped" in err
