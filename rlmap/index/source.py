@@ -429,6 +429,11 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str, tuple[str, ...
     path = path.resolve()
     nested = path.joinpath(*package.split("."))
     if (nested / "__init__.py").is_file():
+        if not nested.resolve().is_relative_to(path):  # a package folder committed as a link out
+            raise SourceError(
+                f"'{nested}' is a link to a folder outside '{path}'",
+                "document the folder it points to with --source, or replace the link with the package",
+            )
         return path, package, ()
     if (path / "__init__.py").is_file():
         if package != DEFAULT_PACKAGE and path.name != package.rpartition(".")[2]:

@@ -87,7 +87,8 @@ def profile_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     """The profile's TOML file (``path``, or ``profile.toml`` in it when it is a directory) and
     the name messages show for it."""
     if path.is_dir():
-        return path / PROFILE_FILE, f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
+        shown = f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
+        return data_file(path / PROFILE_FILE, PROFILE_FILE, shown), shown  # (not a link out of the folder)
     if display is None and not os.path.lexists(path):  # named as given: its name alone would hide where
         raise ConfigError(f"profile '{path}' does not exist", "pass --profile a profile file or the folder holding one")
     return path, display or path.name

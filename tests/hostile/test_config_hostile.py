@@ -182,6 +182,34 @@ def test_a_profile_reads_only_its_own_files(run: Run, tmp_path: Path, glossary: 
     assert expected in err
 
 
+def test_a_profile_folder_whose_profile_is_a_link_out_is_refused(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``profile = "prof"`` passes the repository check; ``prof/profile.toml`` must not lead out either."""
+    repo = tmp_path / "repo"
+    (repo / "prof").mkdir(parents=True)
+    secret = tmp_path / "credentials.toml"
+    secret.write_text("[registry]\ntoken = 'x'\n", encoding="utf-8")
+    (repo / "prof" / "profile.toml").symlink_to(secret)
+    shutil.copytree(FIXTURES / "pkg", repo / "pkg")
+    (repo / "pyproject.toml").write_text('[tool.rlmap]\nsource = "."\npackage = "pkg"\nprofile = "prof"\n')
+    monkeypatch.chdir(repo)
+    code, _, err = run("generate", "--no-cache", "-q")
+    assert code == 2
+    assert "'profile.toml' leads out of the profile's directory" in err
+    assert "registry" not in err
+
+
+def test_a_package_folder_that_is_a_link_out_is_refused(run: Run, tmp_path: Path) -> None:
+    """``source = "."`` with ``pkg`` committed as a link to a folder elsewhere indexed that folder."""
+    shutil.copytree(FIXTURES / "pkg", tmp_path / "elsewhere" / "pkg")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "pkg").symlink_to(tmp_path / "elsewhere" / "pkg")
+    code, _, err = run("graph", "--source", str(tmp_path / "repo"), "--package", "pkg", "--no-cache", "-q")
+    assert code == 2
+    assert "is a link to a folder outside" in err
+
+
 def test_the_output_directory_cannot_hold_the_working_directory(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
