@@ -85,7 +85,14 @@ def build_output(job: Job) -> Output:
             shown = {section.prose for section in built.sections if section.prose}
             prose = profile.prose.get(page.name, {})
             text = renderer.page(page.template, context, prose, page.slug, page.titles(), shown)
-            output.files[f"{fmt}/{page.slug}.{fmt}"] = text.encode("utf-8")
+            data = text.encode("utf-8")
+            if len(data) > MAX_PAGE_BYTES:  # whatever built it: a loop, a join, a width
+                raise GenerateError(
+                    f"page {fmt}/{page.slug}.{fmt} renders to {len(data) >> 20} MiB, over the "
+                    f"{MAX_PAGE_BYTES >> 20} MiB a page may take",
+                    "a template or prose entry builds huge values; fix it",
+                )
+            output.files[f"{fmt}/{page.slug}.{fmt}"] = data
             for diagram in built.diagrams:
                 output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
                 output.diagrams.append((fmt, diagram))
@@ -147,6 +154,11 @@ def render_svgs(output: Output) -> dict[str, bytes]:
         svgs[f"{fmt}/{diagram.name}.svg"] = done.stdout
     return svgs
 
+
+# The largest page a profile may render: TorchRL's largest is ~100 KB.  Templates are bounded
+# piece by piece (repeats, widths, ranges), but a page can still grow by joining or looping:
+# this bounds what reaches the output directory whatever built it.
+MAX_PAGE_BYTES = 8 << 20
 
 # Bounds on rendering, which runs hostile templates and prose: the jinja sandbox keeps them from
 # Python's internals, these keep them from the machine's time and memory.

@@ -126,7 +126,8 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
         return wrapped
 
 
-_WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5})")
+# a %-field whose width or precision is taken from the arguments (``*``) or has five digits
+_WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5}|[0-9]{0,4}\.(?:\*|[0-9]{5}))")
 # what takes a width (a number of characters to fill), as filters and as methods of a string
 _WIDTH_FILTERS = ("center", "indent", "wordwrap")
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
@@ -161,7 +162,8 @@ def _format_bounded(original: Callable[..., Any]) -> Callable[..., Any]:
     return bounded
 
 
-_WIDE_FIELD = re.compile(r"\{[^{}]{0,100}?:[^{}]{0,20}?[0-9]{5}")
+# a {}-field with a five-digit width or precision, or one taken from another field (``{0:{1}}``)
+_WIDE_FIELD = re.compile(r"\{[^{}]{0,100}?:(?:[^{}]{0,20}?[0-9]{5}|[^{}]{0,20}?\{)")
 
 
 def make_environment(extra: Path | None = None, profile: Path | None = None) -> jinja2.Environment:

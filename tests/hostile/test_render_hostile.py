@@ -197,6 +197,8 @@ def test_templates_cannot_exhaust_time_or_memory(
         ("{{ 'x'.zfill(200000000) }}", "a width above 1000000 characters"),
         ("{{ 'a\\nb'|indent(200000000) }}", "a width above 1000000 characters"),
         ("{{ '%900000000s'|format('x') }}", "a %-format field wider than 9999 characters"),
+        ("{{ '%.*d' % (50000000, 0) }}", "a %-format field wider than 9999 characters"),
+        ("{{ '{0:{1}}'.format('', 50000000) }}", "a format field wider than 9999 characters"),
     ],
 )
 def test_a_width_is_bounded_like_a_repeat(run: Run, tmp_path: Path, payload: str, says: str) -> None:
@@ -205,6 +207,22 @@ def test_a_width_is_bounded_like_a_repeat(run: Run, tmp_path: Path, payload: str
     code, _, err = _generate(run, tmp_path / "out", "--profile", str(_profile(tmp_path, payload)))
     assert code == 2, err
     assert says in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "{% for i in range(100) %}{{ 'x' * 100000 }}{% endfor %}",
+        "{{ (['x' * 1000000] * 20)|join }}",
+    ],
+)
+def test_a_page_is_bounded_whatever_builds_it(run: Run, tmp_path: Path, payload: str) -> None:
+    """Loops and joins of bounded pieces made 100 MB pages (a second review): a page over 8 MiB
+    is an error, nothing is written."""
+    code, _, err = _generate(run, tmp_path / "out", "--profile", str(_profile(tmp_path, payload)))
+    assert code == 2, err
+    assert "MiB a page may take" in err
     assert not (tmp_path / "out").exists()
 
 
