@@ -187,7 +187,8 @@ def _history(source_root: Path, package: str, since: str) -> dict[str, str]:
 
     package_dir = source_root / package if (source_root / package).is_dir() else source_root
     top, folder = package_in_repository(package_dir)
-    return compare(from_git(top, since, folder), from_directory(package_dir, "working tree")).renames()
+    before = from_git(top, since, folder, name=package_dir.name)  # (named as the working tree names it)
+    return compare(before, from_directory(package_dir, "working tree")).renames()
 
 
 def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:

@@ -62,10 +62,14 @@ def from_directory(package_dir: Path, label: str, progress: Progress | None = No
     return build(sources, label, progress)
 
 
-def from_git(repository: Path, revision: str, package: str, progress: Progress | None = None) -> Snapshot:
+def from_git(
+    repository: Path, revision: str, package: str, progress: Progress | None = None, name: str | None = None
+) -> Snapshot:
     """The package as committed at ``revision`` of ``repository`` (read with git, never checked out).
 
-    ``package`` is the package's folder relative to the repository's top (``torchrl``, ``src/pkg``).
+    ``package`` is the package's folder relative to the repository's top (``torchrl``, ``src/pkg``),
+    ``.`` for a package that is the checkout itself: its modules are then named under ``name``
+    (default: the checkout's folder name), as :func:`from_directory` names them.
     """
     if revision.startswith("-"):
         raise UsageError(f"'{revision}' is not a revision", "pass a commit, branch or tag")
@@ -75,9 +79,9 @@ def from_git(repository: Path, revision: str, package: str, progress: Progress |
     listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
     wanted: list[tuple[str, bytes, int]] = []  # (path, blob id, size)
     for entry in filter(None, listing.split(b"\0")):
-        head, _, name = entry.partition(b"\t")
+        head, _, listed = entry.partition(b"\t")
         mode, kind, blob, length = head.split()
-        path = name.decode("utf-8", errors="surrogateescape")
+        path = listed.decode("utf-8", errors="surrogateescape")
         if kind == b"blob" and not length.isdigit():  # "-" or "BAD": an object the repository lacks
             raise UsageError(
                 f"git cannot read {path} at '{revision}' (no size for its object)", "check the repository with git fsck"
@@ -99,7 +103,8 @@ def from_git(repository: Path, revision: str, package: str, progress: Progress |
         end = batch.index(b"\n", at)
         if batch[at:end] != b"%s blob %d" % (blob, size):
             raise UsageError(f"git cat-file gave something else for {path}", "check the repository with git fsck")
-        sources[path[len(above) + 1 :] if above else path] = batch[end + 1 : end + 1 + size]
+        key = f"{name or top.name}/{path}" if folder in ("", ".") else path[len(above) + 1 :] if above else path
+        sources[key] = batch[end + 1 : end + 1 + size]
         at = end + 1 + size + 1  # the content, then a newline
     return build(sources, revision, progress)
 

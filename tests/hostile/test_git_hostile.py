@@ -159,3 +159,24 @@ def test_a_name_holding_a_newline_never_reaches_a_report(run: Run, tmp_path: Pat
     code, out, err = run("audit", "--source", str(root), "--package", "pk", "--docs", str(docs), "--diff", "--no-cache")
     assert not any(line.startswith("::") for line in (out + err).splitlines())
     assert "name holds a control character; file skipped" in err
+
+
+def test_a_package_that_is_its_own_checkout_is_read_at_a_revision(tmp_path: Path) -> None:
+    """``audit --since`` on a package at the top of its checkout found no rename: the revision's
+    modules were named ``collect``, the working tree's ``pk.collect``."""
+    from rlmap.diff.compare import compare
+    from rlmap.diff.snapshot import from_directory
+
+    write(tmp_path, V1)
+    root = tmp_path / "pk"
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "v1")
+    (root / "collect.py").unlink()
+    write(tmp_path, V2)
+    top, folder = package_in_repository(root)
+    assert folder == "."
+    before = from_git(top, "HEAD", folder, name=root.name)
+    assert "pk.collect.OldBuffer" in before.symbols
+    renames = compare(before, from_directory(root, "working tree")).renames()
+    assert renames["pk.collect.OldBuffer"] == "pk.buffers.ReplayBuffer"
