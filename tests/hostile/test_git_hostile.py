@@ -26,6 +26,22 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True)
 
 
+def _commit_all(root: Path, message: str, init: bool = False) -> None:
+    if init:
+        _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", message)
+
+
+def _checkout_at_v1(tmp_path: Path) -> Path:
+    """A checkout holding ``pk`` as V1, in one commit."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write(root, V1)
+    _commit_all(root, "v1", init=True)
+    return root
+
+
 def _plant_repository(folder: Path, marker: Path) -> None:
     """Make ``folder`` a repository git would discover, whose config runs a command on a fetch."""
     (folder / "refs" / "heads").mkdir(parents=True)
@@ -44,16 +60,10 @@ def _plant_repository(folder: Path, marker: Path) -> None:
 @pytest.fixture
 def planted(tmp_path: Path) -> tuple[Path, Path]:
     """A checkout with two commits of ``pk`` (V1, V2), then a repository planted in ``pk/``."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    write(root, V1)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "v1")
+    root = _checkout_at_v1(tmp_path)
     (root / "pk" / "collect.py").unlink()
     write(root, V2)
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "v2")
+    _commit_all(root, "v2")
     marker = tmp_path / "ran"
     _plant_repository(root / "pk", marker)
     # what git itself would do in that folder: run the planted config's command
@@ -85,12 +95,7 @@ def test_audit_since_and_pins_read_the_checkout(planted: tuple[Path, Path]) -> N
 def test_a_folder_named_like_a_revision_does_not_stand_in_for_it(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "checkout"
-    root.mkdir()
-    write(root, V1)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "v1")
+    root = _checkout_at_v1(tmp_path)
     write(root / "HEAD", V2)  # a branch adds HEAD/pk/...: the "old" side would be the branch's own
     monkeypatch.chdir(root)
     code, _, err = run("diff", "HEAD", str(root / "pk"), "--repo", str(root), "--package", "pk")
@@ -120,12 +125,7 @@ def test_a_folder_outside_any_checkout_is_said(run: Run, tmp_path: Path) -> None
 
 def test_a_damaged_repository_is_said_to_be_damaged(run: Run, tmp_path: Path) -> None:
     """A blob deleted from .git/objects: ``ls-tree -l`` gives no size for it (an internal error, exit 70)."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    write(root, V1)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "v1")
+    root = _checkout_at_v1(tmp_path)
     blob = subprocess.run(
         ["git", "rev-parse", "HEAD:pk/collect.py"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -139,15 +139,9 @@ def test_a_name_holding_a_newline_never_reaches_a_report(run: Run, tmp_path: Pat
     """``y\\n::error file=b,line=2::X.py`` in a package (diff printed the module's name, its
     newline starting a GitHub Actions workflow command) or a docs page (``audit --diff``'s headers
     and ``--fix``'s notes printed the path): skipped where it is met."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    write(root, V1)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "v1")
+    root = _checkout_at_v1(tmp_path)
     (root / "pk" / "y\n::error file=b,line=2::INJECTED.py").write_text("def f():\n    pass\n")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "v2")
+    _commit_all(root, "v2")
     code, out, err = run("diff", "HEAD~1", "HEAD", "--repo", str(root), "--package", "pk")
     code_dir, out_dir, _ = run("diff", "HEAD~1", str(root / "pk"), "--repo", str(root), "--package", "pk")
     assert (code, code_dir) == (0, 0), err
@@ -169,9 +163,7 @@ def test_a_package_that_is_its_own_checkout_is_read_at_a_revision(tmp_path: Path
 
     write(tmp_path, V1)
     root = tmp_path / "pk"
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "v1")
+    _commit_all(root, "v1", init=True)
     (root / "collect.py").unlink()
     write(tmp_path, V2)
     top, folder = package_in_repository(root)
