@@ -191,15 +191,8 @@ def read_inside(out: Path, relative: str, limit: int = _MAX_READ) -> bytes | Non
             info = os.fstat(descriptor)
             if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
                 return None
-            chunks = []
-            left = limit + 1  # one byte more than allowed tells a file that grew past it
-            while left > 0:
-                chunk = os.read(descriptor, min(left, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            data = b"".join(chunks)
+            with os.fdopen(descriptor, "rb", closefd=False) as handle:
+                data = handle.read(limit + 1)  # one byte more than allowed tells a file that grew past it
             return data if len(data) <= limit else None
         except OSError:
             return None
