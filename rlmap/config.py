@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import msgspec
 
 from rlmap.errors import ConfigError
+from rlmap.gitread import find_checkout
 
 FORMATS = ("rst", "md")  # the pages in reStructuredText for Sphinx, and Markdown for GitHub / MyST
 
@@ -113,8 +114,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
     parsed = convert(table, _Table, f"{shown}: [tool.rlmap]")
     base = path.parent
 
-    # what the file may make rlmap read: its repository (the nearest folder above with .git), or its folder
-    home = next((folder for folder in (base.resolve(), *base.resolve().parents) if (folder / ".git").exists()), base)
+    home = find_checkout(base) or base  # what the file may make rlmap read: its repository, or its folder
 
     def relative(value: str | None, key: str) -> Path | None:
         return _inside(base, home, value, f"{shown}: [tool.rlmap] {key}")
