@@ -95,27 +95,25 @@ def _snapshot(given: str, package: str, repository: Path, progress: common.Progr
 
     path = Path(given)
     written_as_path = given.startswith(("./", "../", "/")) or path.is_absolute()
-    if path.is_dir() and not written_as_path and is_revision(repository, given):
-        # a folder a pull request adds (``HEAD/``, ``origin/main/``) must not stand in for a revision
-        raise UsageError(
-            f"'{given}' is both a directory and a revision of {repository}",
-            f"write ./{given} for the directory, or the commit's id for the revision",
-        )
+    revision = not written_as_path and is_revision(repository, given)  # (asked once)
     if path.is_dir():
+        if revision:  # a folder a pull request adds (``HEAD/``, ``origin/main/``) must not stand in for it
+            raise UsageError(
+                f"'{given}' is both a directory and a revision of {repository}",
+                f"write ./{given} for the directory, or the commit's id for the revision",
+            )
         inside = path / package
         return from_directory(inside if inside.is_dir() else path, given, progress)
-    if not written_as_path and (path.exists() or path.is_symlink()) and is_revision(repository, given):
-        return from_git(repository, given, package, progress)  # a file is no package: the revision is meant
+    if revision:  # (a file named like a revision is no package: the revision is meant)
+        return from_git(repository, given, package, progress)
     if path.exists() or path.is_symlink():
         raise UsageError(f"'{given}' is not a directory", "pass a package directory, a checkout, or a revision")
     if not written_as_path:
         checkout_of(repository)  # (no checkout: said as such, not as a revision it lacks)
-    if written_as_path or not is_revision(repository, given):
-        raise UsageError(
-            f"'{given}' is neither a directory nor a revision of the checkout at {repository}",
-            "pass a package directory, a checkout, or a commit, branch or tag (--repo names the checkout)",
-        )
-    return from_git(repository, given, package, progress)
+    raise UsageError(
+        f"'{given}' is neither a directory nor a revision of the checkout at {repository}",
+        "pass a package directory, a checkout, or a commit, branch or tag (--repo names the checkout)",
+    )
 
 
 def documented_flows(profile: Any) -> tuple[str, ...]:

@@ -75,7 +75,9 @@ def from_git(
         raise UsageError(f"'{revision}' is not a revision", "pass a commit, branch or tag")
     top = checkout_of(repository)
     folder = package.strip("/")
-    above = folder.rpartition("/")[0]  # module names start at the package's own folder
+    # module names start at the package's own folder; a package that is the checkout gets its name
+    above = folder.rpartition("/")[0]
+    prefix = f"{name or top.name}/" if folder in ("", ".") else ""
     listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
     wanted: list[tuple[str, bytes, int]] = []  # (path, blob id, size)
     for entry in filter(None, listing.split(b"\0")):
@@ -86,9 +88,9 @@ def from_git(
             raise UsageError(
                 f"git cannot read {path} at '{revision}' (no size for its object)", "check the repository with git fsck"
             )
-        # a symbolic link (mode 120000) is not followed, as in a directory
         if has_control(path):  # (as in a directory)
             continue
+        # a symbolic link (mode 120000) is not followed, as in a directory
         if kind == b"blob" and mode != b"120000" and path.endswith(".py") and int(length) <= MAX_FILE_BYTES:
             wanted.append((path, blob, int(length)))
     if not wanted:
@@ -103,8 +105,7 @@ def from_git(
         end = batch.index(b"\n", at)
         if batch[at:end] != b"%s blob %d" % (blob, size):
             raise UsageError(f"git cat-file gave something else for {path}", "check the repository with git fsck")
-        key = f"{name or top.name}/{path}" if folder in ("", ".") else path[len(above) + 1 :] if above else path
-        sources[key] = batch[end + 1 : end + 1 + size]
+        sources[prefix + (path[len(above) + 1 :] if above else path)] = batch[end + 1 : end + 1 + size]
         at = end + 1 + size + 1  # the content, then a newline
     return build(sources, revision, progress)
 
