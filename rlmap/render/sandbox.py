@@ -110,8 +110,8 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
                     raise jinja2.sandbox.SecurityError(f"a repeated value longer than {MAX_STRING} characters")
         if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
             raise jinja2.sandbox.SecurityError(f"an exponent above {MAX_EXPONENT}")
-        if operator == "%" and isinstance(left, str) and _WIDE_FORMAT.search(left):
-            raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
+        if operator == "%":
+            _check_percent_format(left)
         return super().call_binop(context, operator, left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # (jinja2 names them so)
@@ -131,6 +131,11 @@ _WIDE_FORMAT = re.compile(r"%[-+ #0]{0,8}(?:\*|[0-9]{5}|[0-9]{0,4}\.(?:\*|[0-9]{
 # what takes a width (a number of characters to fill), as filters and as methods of a string
 _WIDTH_FILTERS = ("center", "indent", "wordwrap")
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+
+
+def _check_percent_format(template: Any) -> None:
+    if isinstance(template, str) and _WIDE_FORMAT.search(template):
+        raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
 
 
 def _check_widths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -155,8 +160,7 @@ def _width_bounded(original: Callable[..., Any]) -> Callable[..., Any]:
 def _format_bounded(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(value, str) and _WIDE_FORMAT.search(value):  # ``"%*d"|format(10**8, 1)``
-            raise jinja2.sandbox.SecurityError("a %-format field wider than 9999 characters")
+        _check_percent_format(value)  # ``"%*d"|format(10**8, 1)``: the filter formats with ``%``
         return original(value, *args, **kwargs)
 
     return bounded
