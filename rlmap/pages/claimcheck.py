@@ -52,6 +52,18 @@ class Statement:
 _SHOWN = 120  # characters of a deciding line a page shows
 
 
+class ClaimsFailed(ConfigError):
+    """Static claims that no longer hold, each of them in ``problems`` (a page that shows one
+    fails on it again: :func:`rlmap.pages.compose.build_pages` lists each problem once)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(
+            f"{len(problems)} curated claim(s) no longer hold:\n" + "\n".join(f"  - {p}" for p in problems),
+            "the code changed: fix the curated words the claim backs and the claim itself",
+        )
+        self.problems = tuple(problems)
+
+
 def _fold(text: str) -> str:
     return " ".join(text.split())
 
@@ -161,10 +173,7 @@ class ClaimChecker:
             except RlmapError as error:
                 problems.append(error.message)
         if problems:
-            raise ConfigError(
-                f"{len(problems)} curated claim(s) no longer hold:\n" + "\n".join(f"  - {p}" for p in problems),
-                "the code changed: fix the curated words the claim backs and the claim itself",
-            )
+            raise ClaimsFailed(problems)
         return held
 
     def check(self, claim: Claim) -> Held:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rlmap.errors import CacheError, RlmapError
+from rlmap.errors import CacheError, ConfigError, RlmapError
 from rlmap.model.codemodel import CodeModel
-from rlmap.pages.claimcheck import ClaimChecker
+from rlmap.pages.claimcheck import ClaimChecker, ClaimsFailed
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
@@ -118,17 +118,15 @@ def _combined(failures: list[RlmapError], profile: Profile) -> RlmapError:
     shows it: each problem is listed once."""
     problems: list[str] = []
     for error in failures:
-        _, *rest = error.message.splitlines()
-        items = [line[4:] for line in rest if line.startswith("  - ")]
-        # an error that lists its problems (the claims check) gives them one by one
-        for problem in items if items and len(items) == len(rest) else [error.message]:
+        for problem in error.problems if isinstance(error, ClaimsFailed) else (error.message,):
             if problem not in problems:
                 problems.append(problem)
     first = failures[0]
     if len(failures) > 1:
         listed = "\n".join(f"  - {problem}" for problem in problems)
         places = f" in {len(problems)} places" if len(problems) > 1 else ""
-        first = type(first)(f"the profile no longer matches the code{places}:\n{listed}", first.hint)
+        kind = ConfigError if isinstance(first, ClaimsFailed) else type(first)  # (built from its problems)
+        first = kind(f"the profile no longer matches the code{places}:\n{listed}", first.hint)
     if profile.builtin:  # the user cannot fix rlmap's own files: say what they can do
         first.hint = _BUILTIN_HINT.format(name=profile.name)
     return first
