@@ -18,6 +18,12 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` marking the cut (a name or a reason quoted from
+    a file may be 100,000 characters long)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def has_control(text: str) -> bool:
     """Whether ``text`` holds a character :func:`inert` would escape (a file name that does is
     skipped where it is met: it would reach reports, pages and CI logs as a name)."""

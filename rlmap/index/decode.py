@@ -15,6 +15,7 @@ import tokenize
 from collections.abc import Callable
 
 from rlmap.index import lines as L
+from rlmap.terminal import clipped
 
 # Deepest libcst tree indexed.  Real code stays far below it (torch's deepest module: 94,
 # torchrl's: 27), so deeper files are skipped before libcst sees them.
@@ -58,10 +59,9 @@ def _detect_encoding(source: bytes) -> str:
     return encoding
 
 
-def _short(reason: object, limit: int = 160) -> str:
-    """A reason that quotes the file (an encoding name may be 100,000 characters long), bounded."""
-    text = str(reason)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(reason: object) -> str:
+    """A reason that quotes the file (an encoding name), bounded."""
+    return clipped(str(reason), 160)
 
 
 def decode_source(source: bytes) -> str:

@@ -16,7 +16,7 @@ from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.target import CERTAIN
 from rlmap.query.guards import readable_guards
-from rlmap.terminal import inert
+from rlmap.terminal import clipped, inert
 
 if TYPE_CHECKING:
     from rlmap.pages.curated import Term
@@ -645,7 +645,6 @@ def _lines(lines: list[int]) -> str:
     return ", ".join(str(line) for line in lines)
 
 
-def _echoed(query: str, limit: int = 120) -> str:
+def _echoed(query: str) -> str:
     """A name as an error repeats it: on one line (a newline in it shown as ``\\x0a``) and bounded."""
-    shown = inert(query)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+    return clipped(inert(query), 120)
