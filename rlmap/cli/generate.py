@@ -129,7 +129,7 @@ def generate(
     raise typer.Exit(int(incomplete))
 
 
-def _write(out: Path, output: Any, dot: Any, progress: common.Progress | None) -> tuple[int, int]:
+def _write(out: Path, output: Any, dot: str | None, progress: common.Progress | None) -> tuple[int, int]:
     """Write the pages (and their SVGs when ``dot`` was found); how many of the pages changed,
     and how many files of an earlier run were removed (SVGs and the manifest not counted)."""
     from rlmap.output.generate import render_svgs, write_output
@@ -137,7 +137,7 @@ def _write(out: Path, output: Any, dot: Any, progress: common.Progress | None) -
 
     if progress:
         progress("write", 0, len(output.files))
-    svgs = render_svgs(output) if dot is not None else None
+    svgs = render_svgs(output, dot) if dot is not None else None
     changed = write_output(out, output, svgs)
     if progress:
         progress("write", len(output.files), len(output.files))

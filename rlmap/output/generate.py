@@ -120,11 +120,11 @@ def find_dot() -> str:
 DOT_SECONDS = 60  # one diagram's layout (TorchRL's largest takes well under a second)
 
 
-def render_svgs(output: Output) -> dict[str, bytes]:
-    """Lay out each diagram with graphviz's ``dot``: ``fmt/name.svg`` -> SVG bytes, written with
-    the pages (listed in the manifest as artefacts, not compared by ``--check``).  Each layout
-    has a time limit: a ``dot`` that hangs is an error, not a hang."""
-    dot = find_dot()
+def render_svgs(output: Output, dot: str) -> dict[str, bytes]:
+    """Lay out each diagram with graphviz's ``dot`` (the program :func:`find_dot` found):
+    ``fmt/name.svg`` -> SVG bytes, written with the pages (listed in the manifest as artefacts,
+    not compared by ``--check``).  Each layout has a time limit: a ``dot`` that hangs is an
+    error, not a hang."""
     svgs: dict[str, bytes] = {}
     for fmt, diagram in output.diagrams:
         try:
