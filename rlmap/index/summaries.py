@@ -288,6 +288,7 @@ class _Summary:
         self.facts: list[FlowRow] = []
         self.scopes: list[_Scope] = []
         self.temps = 0
+        self.made: dict[tuple[int, int], int] = {}  # a container's position -> its number (made_at)
         # names a comprehension binds (its own scope in Python 3): name -> (scope depth, variable)
         self.comprehended: list[dict[str, tuple[int, str]]] = []
 
@@ -296,6 +297,16 @@ class _Summary:
         self, op: str, target: str, source: str = "", name: str = "", args: tuple[str, ...] = (), line: int = 0
     ) -> None:
         self.facts.append((op, target, source, name, args, line, self.caller()))
+
+    def made_at(self, node: ast.expr) -> int:
+        """The number of the container or comprehension written at ``node``'s position, given in
+        the order positions are first met: a value's name holds no line, so that moving code (a
+        line added above it) changes no fact but their lines (see :mod:`rlmap.model.relabel`)."""
+        position = (node.lineno, node.col_offset)
+        number = self.made.get(position)
+        if number is None:
+            number = self.made[position] = len(self.made) + 1
+        return number
 
     def temp(self) -> str:
         """A fresh intermediate variable, unique in the whole program (``pkg.mod.$7``)."""
@@ -696,7 +707,7 @@ class _Summary:
 
     def container(self, node: ast.expr, elements: list[tuple[str, ast.expr]]) -> str:
         found = self.temp()
-        self.emit("value", found, f"new:{self.module_name}:{node.lineno}:{node.col_offset}")
+        self.emit("value", found, f"new:{self.module_name}:{self.made_at(node)}")
         for key, element in elements:
             if isinstance(element, ast.Starred):
                 inner = self.expression(element.value)
@@ -712,7 +723,7 @@ class _Summary:
 
     def dictionary(self, node: ast.Dict) -> str:
         found = self.temp()
-        self.emit("value", found, f"new:{self.module_name}:{node.lineno}:{node.col_offset}")
+        self.emit("value", found, f"new:{self.module_name}:{self.made_at(node)}")
         for key, element in zip(node.keys, node.values, strict=True):
             value = self.expression(element)
             if key is None:  # ``**other``
@@ -727,21 +738,23 @@ class _Summary:
         return found
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> str:
-        """A comprehension's targets are its own variables (``<name>@line:col``): two comprehensions
-        of one function reusing ``x`` do not share it, nor does the function's own ``x``."""
+        """A comprehension's targets are its own variables (``<name>@N``, the comprehension's
+        number): two comprehensions of one function reusing ``x`` do not share it, nor does the
+        function's own ``x``."""
         owner = self.scope.qualname if len(self.scopes) > 1 else self.module_name
+        number = self.made_at(node)
         names: dict[str, tuple[int, str]] = {}
         self.comprehended.append(names)
         try:
             for generator in node.generators:
                 iterable = self.expression(generator.iter)
                 for name in _target_names(generator.target):
-                    names[name] = (len(self.scopes), f"{owner}.{name}@{node.lineno}:{node.col_offset}")
+                    names[name] = (len(self.scopes), f"{owner}.{name}@{number}")
                 self.assign(generator.target, self.element(iterable, generator.iter))
                 for condition in generator.ifs:
                     self.expression(condition)
             found = self.temp()
-            self.emit("value", found, f"new:{self.module_name}:{node.lineno}:{node.col_offset}")
+            self.emit("value", found, f"new:{self.module_name}:{number}")
             results = [node.value] if isinstance(node, ast.DictComp) else [node.elt]
             if isinstance(node, ast.DictComp):
                 self.expression(node.key)

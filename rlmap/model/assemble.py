@@ -604,12 +604,17 @@ def _introducing_class(resolver: Resolver, access: AttributeAccess, member: str 
 
 
 def attribute_symbol(qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]) -> Symbol:
-    """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any)."""
+    """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any; of writes
+    in several files, the first in the first file by path: lines of two files are not compared)."""
     owner = qualname.rpartition(".")[0]
     own = [access for access in accesses if access.owner == owner]
     writes = [access for access in own if access.kind == "write"] or own or list(accesses)
-    writes.sort(key=lambda access: (not access.function.endswith(".__init__"), access.line))
-    first = writes[0]
+
+    def place(access: AttributeAccess) -> tuple[bool, str, int]:
+        function = symbols.get(access.function)
+        return (not access.function.endswith(".__init__"), function.path if function is not None else "", access.line)
+
+    first = min(writes, key=place)
     function = symbols.get(first.function)
     return Symbol(
         qualname=qualname,
