@@ -71,6 +71,8 @@ class ProjectIndex:
     # the SHA-256 of each module's records (their MessagePack, which the same records always
     # encode to), in the order of ``modules``: what the model's records key is made of
     digests: tuple[bytes, ...] = field(default=(), compare=False)
+    # each module's cache key (its file's path and bytes: :func:`file_key`), in the same order
+    file_keys: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -203,6 +205,7 @@ def build_index(
     digests: dict[str, bytes] = {}
     pending: list[tuple[Job, str]] = []  # (job, key)
     keys: list[str] = []
+    key_of: dict[str, str] = {}  # path -> its file's key
     large = _source_bytes(files) > COMPACT_BYTES
     compact = _compact if large else _as_is
     if large:
@@ -218,6 +221,7 @@ def build_index(
         library = source.is_companion_path(path)
         key, found = _cached_or_job(cache, (path, library), absolute, enabled, pending, entries)
         keys.append(key)
+        key_of[path] = key
         if found is not None:
             results[path] = compact(found[0])
             digests[path] = found[1]
@@ -260,7 +264,14 @@ def build_index(
         position_fallbacks=sum(module.position_fallback for module in modules),
     )
     project_key = content_key(source.package, *enabled, *keys, *(str(diagnostic) for diagnostic in skipped))
-    return ProjectIndex(modules, project_key, stats, skipped, tuple(digests[path] for path in paths))
+    return ProjectIndex(
+        modules,
+        project_key,
+        stats,
+        skipped,
+        tuple(digests[path] for path in paths),
+        tuple(key_of[path] for path in paths),
+    )
 
 
 def _source_bytes(files: list[Path]) -> int:

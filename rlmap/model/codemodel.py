@@ -53,6 +53,7 @@ MODEL_MODULES = (
     "model.aside",
     "model.assemble",
     "model.codemodel",
+    "model.relabel",
 )
 
 __all__ = [

@@ -47,12 +47,15 @@ from rlmap.model.codemodel import (
     model_sections,
 )
 from rlmap.model.pointsto import CAP
+from rlmap.model.relabel import moved_lines, relabelled
 
 MODELS = "models"
 # A model's key under another key that denotes the same model: a project key whose files differ
 # only where their records do not (see load_model), and the key of the records themselves.
 LINKS = "model-links"
 _KEY = re.compile(r"[0-9a-f]{64}")
+# Per checkout and settings, the model last computed there and its files' keys (see _moved).
+LATEST = "latest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,7 @@ class LoadedModel:
     stats: IndexStats | None  # ``None`` when the whole model came from the cache
     source: SourceTree
     cache: Cache | None = None  # the cache the model came through (what else a run reads may be kept there)
+    moved: tuple[str, ...] = ()  # the files whose lines moved, when the model is the last one, moved (see _moved)
 
 
 # What the resolved model depends on beyond the files: the resolver and the model's own code.
@@ -159,7 +163,15 @@ def load_model(
         if model is not None:  # the files changed, their records did not: the model is the same
             model.source = SourceInfo.of(source)
             cache.put(LINKS, key, _linked(cache, records) or records)
+            _remember(cache, source, enabled, value_cap, _linked(cache, records) or records, index)
             return LoadedModel(model, index.stats, source, cache)
+        found = _moved(cache, source, enabled, value_cap, key, index) if records else None
+        if found is not None:  # lines moved in the changed files, nothing else: the last model, moved
+            model, moved = found
+            model.source = SourceInfo.of(source)
+            cache.put(LINKS, records, key)
+            _remember(cache, source, enabled, value_cap, key, index)
+            return LoadedModel(model, index.stats, source, cache, moved)
         if progress:
             progress("resolve", 0, 0)  # not counted as it goes: said when it starts, and its count when done
         encoded: dict[str, Encoded] | None = {} if cache.directory is not None else None
@@ -167,12 +179,91 @@ def load_model(
         if progress:
             progress("resolve", len(index.modules), len(index.modules))
         stats = index.stats
+        index_files = _Files.of(index)
         del index  # the records are the model's now: not kept while the model is written
         if cache.directory is not None:  # no cache: the model is not encoded at all
             cache.put_sections(MODELS, key, *model_sections(model.state, encoded))
         if records:
             cache.put(LINKS, records, key)
+            _remember(cache, source, enabled, value_cap, key, index_files)
     return LoadedModel(model, stats, source, cache)
+
+
+class _Files(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """The files a model was computed from: each one's path and cache key (:func:`file_key`), in
+    path order, and the entries of the tree that were skipped."""
+
+    paths: list[str]
+    keys: list[str]
+    skipped: list[str]
+
+    @classmethod
+    def of(cls, index: ProjectIndex | _Files) -> _Files:
+        if isinstance(index, _Files):
+            return index
+        return cls([module.path for module in index.modules], list(index.file_keys), [str(d) for d in index.skipped])
+
+
+class _Latest(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    """The model last computed for a checkout under some settings, and its files (see :func:`_moved`)."""
+
+    model: str
+    files: _Files
+
+
+def _latest_key(source: SourceTree, extensions: tuple[str, ...], value_cap: int) -> str:
+    return content_key("latest", *_settings(source, extensions, value_cap), str(source.root.resolve()))
+
+
+def _remember(
+    cache: Cache,
+    source: SourceTree,
+    extensions: tuple[str, ...],
+    value_cap: int,
+    model: str,
+    index: ProjectIndex | _Files,
+) -> None:
+    """Note ``model`` as the last one computed for this checkout, with the files it was computed from."""
+    if cache.directory is not None and _KEY.fullmatch(model):
+        cache.put(LATEST, _latest_key(source, extensions, value_cap), _Latest(model, _Files.of(index)))
+
+
+def _moved(
+    cache: Cache, source: SourceTree, extensions: tuple[str, ...], value_cap: int, key: str, index: ProjectIndex
+) -> tuple[CodeModel, tuple[str, ...]] | None:
+    """The model of ``index`` made from the last model of this checkout (:data:`LATEST`), stored
+    under ``key``, when every file that changed since changed only where its lines are
+    (:mod:`rlmap.model.relabel`), and those files; ``None`` otherwise, and when that model or a
+    changed file's former records are no longer in the cache."""
+    latest = cache.get(LATEST, _latest_key(source, extensions, value_cap), _Latest)
+    if latest is None or not _KEY.fullmatch(latest.model):
+        return None
+    now = _Files.of(index)
+    before = latest.files
+    if before.paths != now.paths or before.skipped != now.skipped or len(before.keys) != len(now.keys):
+        return None
+    changed = [number for number, (old, new) in enumerate(zip(before.keys, now.keys, strict=True)) if old != new]
+    if not changed:
+        return None
+    moved: dict[str, dict[int, int]] = {}
+    for number in changed:
+        old = cache.get(FILES, before.keys[number], ModuleIndex)
+        lines = moved_lines(old, index.modules[number]) if isinstance(old, ModuleIndex) else None
+        if lines is None:
+            return None
+        moved[index.modules[number].path] = lines
+    entry: Sections[ModelHead] | None = cache.get_sections(MODELS, latest.model, ModelHead)
+    if entry is None or not set(entry.head.files) <= set(now.paths):
+        return None
+    made = relabelled(entry, moved, {module.module: module.path for module in index.modules})
+    if made is None:
+        return None
+    head, sections = made
+    info = SourceInfo.of(source)
+    source_row = (info.package, info.version, info.commit, info.repo_url, info.companions, info.companion_links)
+    cache.put_sections(MODELS, key, msgspec.structs.replace(head, source=source_row), sections)
+    stored: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
+    return (CodeModel.from_cache(stored), tuple(moved)) if stored is not None else None
 
 
 def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:

@@ -1,0 +1,200 @@
+"""Files whose lines only moved (a comment line, a docstring line, blank lines added) give the last
+model with those lines moved, without resolving: byte for byte the model a resolve would give."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlmap.index.cache import Cache
+from rlmap.index.extract import extract_module
+from rlmap.index.source import SourceTree, locate_source
+from rlmap.model.codemodel import ModelHead
+from rlmap.model.pointsto import CAP
+from rlmap.model.relabel import moved_lines
+from rlmap.model.session import MODELS, LoadedModel, load_model, project_key
+from tests.conftest import TORCHRL_EXTENSIONS
+
+PACKAGE = {
+    "pkg/__init__.py": "from pkg.core import Engine\n",
+    "pkg/core.py": '''
+        """The engine."""
+        from pkg.parts import Part, make
+
+
+        class Engine:
+            """Runs parts."""
+
+            def __init__(self, parts):
+                self.parts = [Part(p) for p in parts]
+                self.table = {"a": make, "b": lambda: make()}
+
+            def run(self, key):
+                # pick the part maker
+                maker = self.table[key]
+                built = [maker() for _ in self.parts]
+                return self.step(built)
+
+            def step(self, built):
+                total = {n: part.size() for n, part in enumerate(built)}
+                return helper(total)
+
+
+        def helper(total):
+            return sorted(total, key=lambda k: total[k])
+    ''',
+    "pkg/parts.py": """
+        class Part:
+            def __init__(self, size=1):
+                self.amount = size
+
+            def size(self):
+                return self.amount
+
+
+        def make():
+            return Part()
+    """,
+}
+
+
+def _load(
+    source: SourceTree, cache: Cache, value_cap: int = CAP, extensions: tuple[str, ...] = ()
+) -> tuple[LoadedModel, list[str]]:
+    phases: list[str] = []
+    loaded = load_model(
+        source,
+        cache,
+        jobs=1,
+        progress=lambda phase, *_: phases.append(phase),
+        extensions=extensions,
+        value_cap=value_cap,
+    )
+    return loaded, phases
+
+
+def _stored(
+    source: SourceTree, cache: Cache, value_cap: int = CAP, extensions: tuple[str, ...] = ()
+) -> dict[str, bytes]:
+    """The cached model of ``source``, every section's bytes and its head's (as MessagePack)."""
+    entry = cache.get_sections(MODELS, project_key(source, extensions, value_cap), ModelHead)
+    assert entry is not None
+    import msgspec
+
+    found = {name: entry.read(name) or b"" for name in entry.names()}
+    found["<head>"] = msgspec.msgpack.encode(entry.head)
+    return found
+
+
+def _insert(path: Path, before: str, line: str) -> None:
+    """Add ``line`` above the first line holding ``before``, at that line's indentation."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(number for number, text in enumerate(lines) if before in text)
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines.insert(at, f"{indent}{line}\n" if line else "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def test_moved_lines_give_the_model_a_resolve_gives(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    root = make_package(PACKAGE)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    cold, phases = _load(source, cache)
+    assert "resolve" in phases
+    assert cold.moved == ()
+    core, parts = root / "pkg" / "core.py", root / "pkg" / "parts.py"
+    _insert(core, "# pick the part maker", "# and another comment")  # in a method's body
+    _insert(core, "Runs parts.", "")  # in a docstring
+    _insert(core, "def helper", "")  # between two functions
+    _insert(parts, "def make", "# a comment above a function")
+
+    moved, phases = _load(source, cache)
+    assert "resolve" not in phases
+    assert moved.moved == ("pkg/core.py", "pkg/parts.py")
+    engine_run = moved.model.symbol("pkg.core.Engine.run")
+    assert engine_run is not None
+    assert engine_run.line == cold.model.symbol("pkg.core.Engine.run").line + 1
+    helper = moved.model.symbol("pkg.core.helper")
+    assert helper is not None
+    assert helper.line == cold.model.symbol("pkg.core.helper").line + 3
+
+    fresh_cache = Cache.at(tmp_path / "fresh")
+    _, phases = _load(source, fresh_cache)
+    assert "resolve" in phases
+    assert _stored(source, cache) == _stored(source, fresh_cache)
+
+    again, phases = _load(source, cache)  # the moved model is stored under the tree's key
+    assert again.stats is None
+    assert phases == []
+
+
+def test_a_change_beyond_lines_resolves(make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path) -> None:
+    root = make_package(PACKAGE)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    _load(source, cache)
+    core = root / "pkg" / "core.py"
+    _insert(core, "# pick the part maker", "helper({})")  # a line that calls: records change beyond lines
+    changed, phases = _load(source, cache)
+    assert "resolve" in phases
+    assert changed.moved == ()
+    fresh_cache = Cache.at(tmp_path / "fresh")
+    _load(source, fresh_cache)
+    assert _stored(source, cache) == _stored(source, fresh_cache)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda text: text.replace("return self.amount", "return self.amount + 1"), id="an expression"),
+        pytest.param(lambda text: text.replace("def size(self):", "def size(self, n=0):"), id="a signature"),
+        pytest.param(lambda text: text.replace("    return Part()\n", ""), id="a line removed"),
+        pytest.param(lambda text: text, id="nothing"),
+    ],
+)
+def test_moved_lines_is_none_unless_only_lines_moved(edit: Callable[[str], str]) -> None:
+    text = '"""Parts."""\n' + textwrap.dedent(PACKAGE["pkg/parts.py"])
+    before = extract_module(text.encode(), "pkg/parts.py")
+    assert moved_lines(before, extract_module(edit(text).encode(), "pkg/parts.py")) is None
+    moved = moved_lines(before, extract_module(("\n" + text).encode(), "pkg/parts.py"))
+    assert moved is not None
+    assert moved[1] == 1  # the module's own first line stays where it is
+    assert all(new == old + 1 for old, new in moved.items() if old > 1)
+
+
+@pytest.mark.usefixtures("torchrl_model")  # (which fills the session's cache with torchrl's records)
+def test_moved_lines_on_torchrl_give_what_a_resolve_gives(
+    torchrl_source: SourceTree, torchrl_cache: Path, tmp_path: Path
+) -> None:
+    """torchrl with tensordict, under the default cap, at which 168 variables drop values: the
+    order the solve meets values in is part of the result there, and lines moving must not change it."""
+    tree = tmp_path / "src"
+    shutil.copytree(torchrl_source.package_dir, tree / "torchrl", ignore=shutil.ignore_patterns("__pycache__"))
+    source = locate_source(tree / "torchrl")
+    cache_dir = tmp_path / "cache"
+    shutil.copytree(torchrl_cache / "files", cache_dir / "files")  # the files' records: not parsed again
+    cache = Cache.at(cache_dir)
+    cold, _ = _load(source, cache, extensions=TORCHRL_EXTENSIONS)
+    assert cold.model.over_cap > 0
+    package = tree / "torchrl"
+    _insert(package / "collectors" / "_single.py", "self._carrier = env_next_output", "# a comment in rollout's loop")
+    _insert(package / "modules" / "tensordict_module" / "rnn.py", "class LSTMModule", "")
+    _insert(package / "objectives" / "value" / "advantages.py", "class GAE", "# GAE")
+    moved, phases = _load(source, cache, extensions=TORCHRL_EXTENSIONS)
+    assert "resolve" not in phases
+    assert len(moved.moved) == 3
+
+    fresh_dir = tmp_path / "fresh"
+    shutil.copytree(cache_dir / "files", fresh_dir / "files")
+    fresh_cache = Cache.at(fresh_dir)
+    _, phases = _load(source, fresh_cache, extensions=TORCHRL_EXTENSIONS)
+    assert "resolve" in phases
+    assert _stored(source, cache, extensions=TORCHRL_EXTENSIONS) == _stored(
+        source, fresh_cache, extensions=TORCHRL_EXTENSIONS
+    )
