@@ -14,7 +14,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,6 +186,15 @@ def read_file(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diag
         os.close(descriptor)
 
 
+# An early look (see index_unless): the files the caller knows a result for (path -> file key),
+# the entries skipped then (as their diagnostics read), and what decides, given the records and
+# key of each file whose key is not that one, whether that result will do (True: the index is
+# not wanted).
+Early = tuple[Mapping[str, str], Sequence[str], Callable[[dict[str, tuple[ModuleIndex, str]]], bool]]
+# An early look is taken at up to this many changed files (more: a new branch, not an edit).
+EARLY_FILES = 32
+
+
 def build_index(
     source: SourceTree,
     cache: Cache,
@@ -197,6 +206,27 @@ def build_index(
 
     ``extensions`` names the key vocabularies to record (``("tensordict",)``); an unknown name
     raises :class:`~rlmap.errors.ConfigError` before any file is read.
+    """
+    index = index_unless(source, cache, jobs, progress, extensions)
+    assert index is not None  # (no early look: always an index)
+    return index
+
+
+def index_unless(
+    source: SourceTree,
+    cache: Cache,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    extensions: Sequence[str] = (),
+    early: Early | None = None,
+) -> ProjectIndex | None:
+    """:func:`build_index`, unless ``early`` says a result known for other files will do: when
+    at most :data:`EARLY_FILES` files' keys differ from the ones it names (the same files), their
+    records are read first (their cache entries decoded first, their parses awaited while the
+    other entries are decoded), and given to its decision as soon as they are all known; if it
+    says True, ``None`` is returned and the other files' records are not decoded.  Only while
+    files are parsed in workers and entries decoded meanwhile (a second core, a cache, a tree
+    under the compacting size); otherwise nothing is looked at early.
     """
     enabled = enabled_extensions(extensions)
     files, skipped_entries = source.scan_files()
@@ -229,25 +259,52 @@ def build_index(
     decoder = msgspec.msgpack.Decoder(ModuleIndex)
     batches: list[_Parsing] = []
     unusable: list[tuple[Job, str]] = []  # an entry that proves corrupt or foreign: parsed after
+    watched = _watched(early, key_of, skipped) if entries is not None else None
+    first = 0  # how many entries are the changed files' (decoded first)
+    if watched is not None and entries is not None:
+        changed = watched
+        entries.sort(key=lambda entry: entry[0] not in changed)
+        first = sum(1 for entry in entries if entry[0] in changed)
+
+    def parsed_in(done: Done) -> None:
+        payload, digest, write_failed = done
+        parsed = compact(decoder.decode(payload))
+        results[parsed.path] = parsed
+        digests[parsed.path] = digest
+        cache.write_failed |= write_failed
+
+    def enough() -> bool:
+        """The early look, once every watched file's records are known (then never again)."""
+        nonlocal watched
+        assert watched is not None
+        assert early is not None
+        for done in batches[0].take_all():
+            parsed_in(done)
+        changed, watched = watched, None
+        if not changed <= results.keys():  # an unusable entry among them: parsed after, with the rest
+            return False
+        return early[2]({path: (results[path], key_of[path]) for path in sorted(changed)})
+
     try:
         batches.append(_Parsing(pending, jobs, cache.directory, eager=bool(entries)))
-        for path, job, key in entries or ():
+        for number, (path, job, key) in enumerate(entries or ()):
             cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
             if cached is not None and isinstance(cached[0], ModuleIndex):
                 results[path] = compact(cached[0])
                 digests[path] = cached[1]
             else:
                 unusable.append((job, key))
+            if watched is not None and number + 1 >= first and batches[0].ready() and enough():
+                return None
+        if watched is not None and enough():
+            return None
         entries = None  # the files' bytes: only those of the unusable entries are kept
         done = len(results)
         if progress:
             progress("index", done, len(files))
         with paused_gc():  # the records pile up and hold no cycle: collections would only rescan them
-            for payload, digest, write_failed in _parsed_in_turn(batches, unusable, jobs, cache.directory):
-                parsed = compact(decoder.decode(payload))
-                results[parsed.path] = parsed
-                digests[parsed.path] = digest
-                cache.write_failed |= write_failed
+            for parsed in _parsed_in_turn(batches, unusable, jobs, cache.directory):
+                parsed_in(parsed)
                 done += 1
                 if progress:
                     progress("index", done, len(files))
@@ -272,6 +329,16 @@ def build_index(
         tuple(digests[path] for path in paths),
         tuple(key_of[path] for path in paths),
     )
+
+
+def _watched(early: Early | None, key_of: dict[str, str], skipped: tuple[Diagnostic, ...]) -> set[str] | None:
+    """The files an early look waits for: those whose key is not the one ``early`` knows, when
+    it knows the same files (and skipped entries) and at most :data:`EARLY_FILES` of them changed."""
+    if early is None or early[0].keys() != key_of.keys() or list(early[1]) != [str(d) for d in skipped]:
+        return None
+    known = early[0]
+    changed = {path for path, key in key_of.items() if known[path] != key}
+    return changed if 0 < len(changed) <= EARLY_FILES else None
 
 
 def _source_bytes(files: list[Path]) -> int:
@@ -411,6 +478,7 @@ class _Parsing:
         ]
         self.pool: Any = None
         self.futures: list[Future[Done] | None] = []
+        self.taken = False  # every record was read already (take_all): iterating gives none
         workers = worker_count(jobs)
         if workers > 1 and self.ordered and (eager or len(self.ordered) >= _PARALLEL_THRESHOLD):
             self._hand_out(min(workers, len(self.ordered)), prepare=not eager)
@@ -430,7 +498,21 @@ class _Parsing:
             self.close()
             raise
 
+    def ready(self) -> bool:
+        """Whether every file is parsed (by the workers): reading the records will not wait."""
+        if self.pool is None:
+            return not self.ordered or self.taken
+        return all(future is None or future.done() for future in self.futures)
+
+    def take_all(self) -> list[Done]:
+        """Every file's records now (waiting for them); iterating afterwards gives none."""
+        found = [] if self.taken else list(self)
+        self.taken = True
+        return found
+
     def __iter__(self) -> Iterator[Done]:
+        if self.taken:
+            return
         if self.pool is None:
             for work in self.ordered:
                 yield _index_file(work)

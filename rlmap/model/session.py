@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,12 +24,13 @@ import msgspec
 from rlmap.index.cache import Cache, Sections, code_version, content_key
 from rlmap.index.indexer import (
     FILES,
+    Early,
     IndexStats,
     Progress,
     ProjectIndex,
-    build_index,
     file_key,
     give_back_memory,
+    index_unless,
     paused_gc,
     read_file,
     worker_count,
@@ -155,22 +156,38 @@ def load_model(
     if model is not None:
         model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
         return LoadedModel(model, None, source, cache)
+    where = _latest_key(source, enabled, value_cap)
+    latest = _latest(cache, where)
+    early: list[tuple[CodeModel, tuple[str, ...]]] = []
+
+    def from_latest(changed: dict[str, tuple[ModuleIndex, str]]) -> bool:
+        found = _from_latest(cache, source, key, where, latest, changed) if latest is not None else None
+        early.extend([found] if found is not None else [])
+        return found is not None
+
     with paused_gc():  # records and the model are millions of objects without a cycle
-        index = build_index(source, cache, jobs=jobs, progress=progress, extensions=enabled)
+        index = index_unless(
+            source, cache, jobs, progress, enabled, latest.files.early(from_latest) if latest else None
+        )
+        if index is None:  # the changed files' records told: the last model, as it is or moved
+            assert latest is not None
+            model, moved = early[0]
+            model.source = SourceInfo.of(source)
+            return LoadedModel(model, None, source, cache, moved)
         give_back_memory()  # the files' bytes and the workers' payloads, freed: not kept through the solve
         records = _records_key(index, source, enabled, value_cap) if cache.directory is not None else ""
         model = _cached_at(cache, records, paths, refused) if records else None
         if model is not None:  # the files changed, their records did not: the model is the same
             model.source = SourceInfo.of(source)
             cache.put(LINKS, key, _linked(cache, records) or records)
-            _remember(cache, source, enabled, value_cap, _linked(cache, records) or records, index)
+            _remember(cache, where, _linked(cache, records) or records, index)
             return LoadedModel(model, index.stats, source, cache)
-        found = _moved(cache, source, enabled, value_cap, key, index) if records else None
+        changed = latest.files.changed(index) if latest is not None and records else None
+        found = _from_latest(cache, source, key, where, latest, changed) if latest is not None and changed else None
         if found is not None:  # lines moved in the changed files, nothing else: the last model, moved
             model, moved = found
             model.source = SourceInfo.of(source)
             cache.put(LINKS, records, key)
-            _remember(cache, source, enabled, value_cap, key, index)
             return LoadedModel(model, index.stats, source, cache, moved)
         if progress:
             progress("resolve", 0, 0)  # not counted as it goes: said when it starts, and its count when done
@@ -185,15 +202,16 @@ def load_model(
             cache.put_sections(MODELS, key, *model_sections(model.state, encoded))
         if records:
             cache.put(LINKS, records, key)
-            _remember(cache, source, enabled, value_cap, key, index_files)
+            _remember(cache, where, key, index_files)
     return LoadedModel(model, stats, source, cache)
 
 
 class _Files(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """The files a model was computed from: each one's path and cache key (:func:`file_key`), in
-    path order, and the entries of the tree that were skipped."""
+    """The files a model was computed from: each one's path, module and cache key (:func:`file_key`),
+    in path order, and the entries of the tree that were skipped."""
 
     paths: list[str]
+    modules: list[str]
     keys: list[str]
     skipped: list[str]
 
@@ -201,11 +219,31 @@ class _Files(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     def of(cls, index: ProjectIndex | _Files) -> _Files:
         if isinstance(index, _Files):
             return index
-        return cls([module.path for module in index.modules], list(index.file_keys), [str(d) for d in index.skipped])
+        modules = index.modules
+        skipped = [str(diagnostic) for diagnostic in index.skipped]
+        return cls(
+            [module.path for module in modules], [module.module for module in modules], list(index.file_keys), skipped
+        )
+
+    def early(self, decide: Callable[[dict[str, tuple[ModuleIndex, str]]], bool]) -> Early:
+        """An early look for :func:`rlmap.index.indexer.index_unless`: these files' keys, and ``decide``."""
+        return dict(zip(self.paths, self.keys, strict=True)), self.skipped, decide
+
+    def changed(self, index: ProjectIndex) -> dict[str, tuple[ModuleIndex, str]] | None:
+        """The records and key of each file of ``index`` whose key is not the one it had here; ``None``
+        unless ``index`` has the same files (and skipped the same entries)."""
+        now = _Files.of(index)
+        if now.paths != self.paths or now.skipped != self.skipped:
+            return None
+        return {
+            module.path: (module, new)
+            for module, old, new in zip(index.modules, self.keys, now.keys, strict=True)
+            if old != new
+        }
 
 
 class _Latest(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """The model last computed for a checkout under some settings, and its files (see :func:`_moved`)."""
+    """The model last computed for a checkout under some settings, and its files (see :func:`_from_latest`)."""
 
     model: str
     files: _Files
@@ -215,47 +253,56 @@ def _latest_key(source: SourceTree, extensions: tuple[str, ...], value_cap: int)
     return content_key("latest", *_settings(source, extensions, value_cap), str(source.root.resolve()))
 
 
-def _remember(
+def _latest(cache: Cache, where: str) -> _Latest | None:
+    if cache.directory is None:
+        return None
+    latest = cache.get(LATEST, where, _Latest)
+    return latest if latest is not None and _KEY.fullmatch(latest.model) else None
+
+
+def _remember(cache: Cache, where: str, model: str, index: ProjectIndex | _Files) -> None:
+    """Note ``model`` as the last one computed for the checkout whose :func:`_latest_key` is
+    ``where``, with the files it was computed from."""
+    if cache.directory is not None and _KEY.fullmatch(model):
+        cache.put(LATEST, where, _Latest(model, _Files.of(index)))
+
+
+def _from_latest(
     cache: Cache,
     source: SourceTree,
-    extensions: tuple[str, ...],
-    value_cap: int,
-    model: str,
-    index: ProjectIndex | _Files,
-) -> None:
-    """Note ``model`` as the last one computed for this checkout, with the files it was computed from."""
-    if cache.directory is not None and _KEY.fullmatch(model):
-        cache.put(LATEST, _latest_key(source, extensions, value_cap), _Latest(model, _Files.of(index)))
-
-
-def _moved(
-    cache: Cache, source: SourceTree, extensions: tuple[str, ...], value_cap: int, key: str, index: ProjectIndex
+    key: str,
+    where: str,
+    latest: _Latest,
+    changed: dict[str, tuple[ModuleIndex, str]],
 ) -> tuple[CodeModel, tuple[str, ...]] | None:
-    """The model of ``index`` made from the last model of this checkout (:data:`LATEST`), stored
-    under ``key``, when every file that changed since changed only where its lines are
-    (:mod:`rlmap.model.relabel`), and those files; ``None`` otherwise, and when that model or a
-    changed file's former records are no longer in the cache."""
-    latest = cache.get(LATEST, _latest_key(source, extensions, value_cap), _Latest)
-    if latest is None or not _KEY.fullmatch(latest.model):
-        return None
-    now = _Files.of(index)
-    before = latest.files
-    if before.paths != now.paths or before.skipped != now.skipped or len(before.keys) != len(now.keys):
-        return None
-    changed = [number for number, (old, new) in enumerate(zip(before.keys, now.keys, strict=True)) if old != new]
-    if not changed:
-        return None
+    """The model under ``key``, made from the last model of this checkout (:data:`LATEST`), when
+    every file of ``changed`` (path -> its records and key now) has the records it had then
+    (a comment edited within its lines) or those records with their lines moved
+    (:mod:`rlmap.model.relabel`), and the files whose lines moved; ``None`` otherwise, and when
+    that model or a changed file's former records are no longer in the cache.  The model and the
+    checkout's files are noted as the latest (:func:`_remember`, under ``where``)."""
+    before = dict(zip(latest.files.paths, latest.files.keys, strict=True))
     moved: dict[str, dict[int, int]] = {}
-    for number in changed:
-        old = cache.get(FILES, before.keys[number], ModuleIndex)
-        lines = moved_lines(old, index.modules[number]) if isinstance(old, ModuleIndex) else None
+    for path, (module, _) in changed.items():
+        old = cache.get(FILES, before[path], ModuleIndex)
+        if not isinstance(old, ModuleIndex):
+            return None
+        if old == module:  # the same records: nothing of the model changes there
+            continue
+        lines = moved_lines(old, module)
         if lines is None:
             return None
-        moved[index.modules[number].path] = lines
+        moved[path] = lines
     entry: Sections[ModelHead] | None = cache.get_sections(MODELS, latest.model, ModelHead)
-    if entry is None or not set(entry.head.files) <= set(now.paths):
+    if entry is None or not set(entry.head.files) <= set(latest.files.paths):
         return None
-    made = relabelled(entry, moved, {module.module: module.path for module in index.modules})
+    keys = [changed[path][1] if path in changed else known for path, known in before.items()]
+    now = msgspec.structs.replace(latest.files, keys=keys)
+    if not moved:  # every changed file has the records it had: the last model is the answer
+        cache.put(LINKS, key, latest.model)
+        _remember(cache, where, latest.model, now)
+        return CodeModel.from_cache(entry), ()
+    made = relabelled(entry, moved, dict(zip(latest.files.modules, latest.files.paths, strict=True)))
     if made is None:
         return None
     head, sections = made
@@ -263,7 +310,10 @@ def _moved(
     source_row = (info.package, info.version, info.commit, info.repo_url, info.companions, info.companion_links)
     cache.put_sections(MODELS, key, msgspec.structs.replace(head, source=source_row), sections)
     stored: Sections[ModelHead] | None = cache.get_sections(MODELS, key, ModelHead)
-    return (CodeModel.from_cache(stored), tuple(moved)) if stored is not None else None
+    if stored is None:
+        return None
+    _remember(cache, where, key, now)
+    return CodeModel.from_cache(stored), tuple(moved)
 
 
 def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:

@@ -3,6 +3,8 @@ model with those lines moved, without resolving: byte for byte the model a resol
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import textwrap
 from collections.abc import Callable
@@ -17,6 +19,7 @@ from rlmap.model.codemodel import ModelHead
 from rlmap.model.pointsto import CAP
 from rlmap.model.relabel import moved_lines
 from rlmap.model.session import MODELS, LoadedModel, load_model, project_key
+from rlmap.query.graphdump import graph_json
 from tests.conftest import TORCHRL_EXTENSIONS
 
 PACKAGE = {
@@ -63,13 +66,13 @@ PACKAGE = {
 
 
 def _load(
-    source: SourceTree, cache: Cache, value_cap: int = CAP, extensions: tuple[str, ...] = ()
+    source: SourceTree, cache: Cache, value_cap: int = CAP, extensions: tuple[str, ...] = (), jobs: int = 1
 ) -> tuple[LoadedModel, list[str]]:
     phases: list[str] = []
     loaded = load_model(
         source,
         cache,
-        jobs=1,
+        jobs=jobs,
         progress=lambda phase, *_: phases.append(phase),
         extensions=extensions,
         value_cap=value_cap,
@@ -99,13 +102,21 @@ def _insert(path: Path, before: str, line: str) -> None:
     path.write_text("".join(lines), encoding="utf-8")
 
 
+# With a second core the changed file is parsed in a worker while the others' records are decoded,
+# and the look at the changed files' records is taken as soon as they are known: the other
+# files' records are not all decoded (no index is made).  With one, after the index is made.
+TWO_CORES = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the early look needs a second core")
+JOBS = [pytest.param(1, id="one core"), pytest.param(2, id="two cores", marks=TWO_CORES)]
+
+
+@pytest.mark.parametrize("jobs", JOBS)
 def test_moved_lines_give_the_model_a_resolve_gives(
-    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
 ) -> None:
     root = make_package(PACKAGE)
     source = locate_source(root, package="pkg")
     cache = Cache.at(tmp_path / "cache")
-    cold, phases = _load(source, cache)
+    cold, phases = _load(source, cache, jobs=jobs)
     assert "resolve" in phases
     assert cold.moved == ()
     core, parts = root / "pkg" / "core.py", root / "pkg" / "parts.py"
@@ -114,9 +125,10 @@ def test_moved_lines_give_the_model_a_resolve_gives(
     _insert(core, "def helper", "")  # between two functions
     _insert(parts, "def make", "# a comment above a function")
 
-    moved, phases = _load(source, cache)
+    moved, phases = _load(source, cache, jobs=jobs)
     assert "resolve" not in phases
     assert moved.moved == ("pkg/core.py", "pkg/parts.py")
+    assert (moved.stats is None) == (jobs > 1)  # no index made: the early look decided
     engine_run = moved.model.symbol("pkg.core.Engine.run")
     assert engine_run is not None
     assert engine_run.line == cold.model.symbol("pkg.core.Engine.run").line + 1
@@ -129,24 +141,48 @@ def test_moved_lines_give_the_model_a_resolve_gives(
     assert "resolve" in phases
     assert _stored(source, cache) == _stored(source, fresh_cache)
 
-    again, phases = _load(source, cache)  # the moved model is stored under the tree's key
+    again, phases = _load(source, cache, jobs=jobs)  # the moved model is stored under the tree's key
     assert again.stats is None
     assert phases == []
 
 
-def test_a_change_beyond_lines_resolves(make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", JOBS)
+def test_a_change_beyond_lines_resolves(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
+) -> None:
     root = make_package(PACKAGE)
     source = locate_source(root, package="pkg")
     cache = Cache.at(tmp_path / "cache")
-    _load(source, cache)
+    _load(source, cache, jobs=jobs)
     core = root / "pkg" / "core.py"
     _insert(core, "# pick the part maker", "helper({})")  # a line that calls: records change beyond lines
-    changed, phases = _load(source, cache)
+    changed, phases = _load(source, cache, jobs=jobs)
     assert "resolve" in phases
     assert changed.moved == ()
     fresh_cache = Cache.at(tmp_path / "fresh")
     _load(source, fresh_cache)
     assert _stored(source, cache) == _stored(source, fresh_cache)
+
+
+@pytest.mark.parametrize("jobs", JOBS)
+def test_a_comment_edited_in_place_gives_the_last_model(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
+) -> None:
+    root = make_package(PACKAGE)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    cold, _ = _load(source, cache, jobs=jobs)
+    core = root / "pkg" / "core.py"
+    core.write_text(core.read_text().replace("# pick the part maker", "# pick the maker"), encoding="utf-8")
+    edited, phases = _load(source, cache, jobs=jobs)
+    assert "resolve" not in phases
+    assert edited.moved == ()
+    assert (edited.stats is None) == (jobs > 1)
+    assert json.dumps(graph_json(edited.model), sort_keys=True) == json.dumps(graph_json(cold.model), sort_keys=True)
+    _insert(core, "def helper", "")  # and then a line added: moved from that model (the latest now)
+    moved, phases = _load(source, cache, jobs=jobs)
+    assert "resolve" not in phases
+    assert moved.moved == ("pkg/core.py",)
 
 
 @pytest.mark.parametrize(
@@ -180,13 +216,14 @@ def test_moved_lines_on_torchrl_give_what_a_resolve_gives(
     cache_dir = tmp_path / "cache"
     shutil.copytree(torchrl_cache / "files", cache_dir / "files")  # the files' records: not parsed again
     cache = Cache.at(cache_dir)
-    cold, _ = _load(source, cache, extensions=TORCHRL_EXTENSIONS)
+    jobs = min(2, os.cpu_count() or 1)  # (with two: the early look, as a command on a laptop takes it)
+    cold, _ = _load(source, cache, extensions=TORCHRL_EXTENSIONS, jobs=jobs)
     assert cold.model.over_cap > 0
     package = tree / "torchrl"
     _insert(package / "collectors" / "_single.py", "self._carrier = env_next_output", "# a comment in rollout's loop")
     _insert(package / "modules" / "tensordict_module" / "rnn.py", "class LSTMModule", "")
     _insert(package / "objectives" / "value" / "advantages.py", "class GAE", "# GAE")
-    moved, phases = _load(source, cache, extensions=TORCHRL_EXTENSIONS)
+    moved, phases = _load(source, cache, extensions=TORCHRL_EXTENSIONS, jobs=jobs)
     assert "resolve" not in phases
     assert len(moved.moved) == 3
 

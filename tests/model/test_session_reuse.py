@@ -4,12 +4,13 @@ model; any change to the records resolves again; a link in the cache is a key or
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from rlmap.index.cache import Cache, encode_entry
 from rlmap.index.source import locate_source
-from rlmap.model.session import LINKS, LoadedModel, load_model
+from rlmap.model.session import LATEST, LINKS, LoadedModel, load_model
 from rlmap.query.graphdump import graph_json
 
 PACKAGE = {
@@ -91,6 +92,7 @@ def test_a_link_that_is_not_a_key_is_ignored(
     assert links  # the records' key links to the model
     for link in links:  # a hostile cache points it out of the cache directory
         link.write_bytes(encode_entry("../" * 8 + "etc/passwd"))
+    shutil.rmtree(directory / LATEST)  # (the last model of the checkout would be the answer without the link)
     core = root / "pkg" / "core.py"
     core.write_text(core.read_text().replace("# start the engine", "# start it"))
     cache = Cache.at(directory)
