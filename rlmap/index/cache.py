@@ -22,6 +22,7 @@ import contextlib
 import gc
 import hashlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -43,6 +44,7 @@ _DIGEST = 32  # SHA-256 of the payload, stored right after the magic line
 # of ``(value, {section: (offset, length, SHA-256)})``), then the sections, offsets counted from
 # the end of the head.
 _SECTIONED = b"rlmap-sections 1\n"
+_ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # what content_key gives: every entry's name
 _HEAD_LIMIT = 16 << 20
 # A file's records are a fraction of its source (sources over 16 MB are not indexed); a resolved
 # torchrl model is ~25 MB, torch's a few hundred.  A larger entry is rejected unread.
@@ -314,8 +316,13 @@ class Cache:
             )
         return cls(directory)
 
-    def _path(self, namespace: str, key: str) -> Path:
+    def _path(self, namespace: str, key: str) -> Path | None:
+        """Where the entry under ``key`` is; ``None`` for a key that is not a content key (64 hex
+        digits: :func:`content_key`), such as one read from a cached entry naming another that
+        is not one (``../../x``): no entry is looked for outside the cache directory."""
         assert self.directory is not None
+        if not _ENTRY_KEY.fullmatch(key):
+            return None
         return self.directory / namespace / key[:2] / f"{key}.msgpack"
 
     def get(self, namespace: str, key: str, kind: type[T] | Any) -> T | None:
@@ -327,7 +334,11 @@ class Cache:
         """:meth:`get`'s value and the SHA-256 of its MessagePack payload, or ``None``."""
         if self.directory is None:
             return None
-        data = _read_regular_file(self._path(namespace, key), MAX_ENTRY_BYTES.get(namespace, 32 << 20))
+        path = self._path(namespace, key)
+        if path is None:
+            self.rejected += 1
+            return None
+        data = _read_regular_file(path, MAX_ENTRY_BYTES.get(namespace, 32 << 20))
         if data is None:
             return None
         decoder = self._decoders.get(kind)
@@ -351,8 +362,9 @@ class Cache:
         it would be."""
         if self.directory is None:
             return False
+        path = self._path(namespace, key)
         try:
-            regular = stat.S_ISREG(os.lstat(self._path(namespace, key)).st_mode)
+            regular = path is not None and stat.S_ISREG(os.lstat(path).st_mode)
         except FileNotFoundError:
             return False
         except OSError:
@@ -367,6 +379,9 @@ class Cache:
         if self.directory is None:
             return None
         path = self._path(namespace, key)
+        if path is None:
+            self.rejected += 1
+            return None
         handle = _open_regular_file(path, MAX_ENTRY_BYTES.get(namespace, 32 << 20))
         if handle is None:
             return None
@@ -396,6 +411,9 @@ class Cache:
     def _write(self, namespace: str, key: str, parts: Iterable[bytes]) -> None:
         assert self.directory is not None
         target = self._path(namespace, key)
+        if target is None:  # (every key rlmap writes under is a content key)
+            self.write_failed = True
+            return
         try:
             _make_real_directories(self.directory, target.parent)
             handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")

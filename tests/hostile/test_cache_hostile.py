@@ -14,10 +14,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from rlmap.index.cache import Cache, decode_sections, encode_entry, encode_sections
-from rlmap.index.indexer import build_index
+from rlmap.index.cache import Cache, decode_entry, decode_sections, encode_entry, encode_sections
+from rlmap.index.indexer import build_index, file_key
 from rlmap.index.source import locate_source
-from rlmap.model.session import load_model
+from rlmap.model.session import LATEST, load_model
 from rlmap.query.graphdump import graph_json
 from tests.conftest import FIXTURES, Run
 
@@ -249,3 +249,30 @@ def test_a_damaged_model_met_while_building_pages_is_rebuilt(tmp_path: Path, run
     assert code == 0, err
     assert "rlmap: note: removed a damaged cache entry" in err
     assert "another version" not in err
+
+
+def test_the_last_model_naming_a_file_entry_out_of_the_cache_is_not_followed(tmp_path: Path) -> None:
+    """The cache keeps each checkout's last model with its files' keys (to move its lines instead
+    of resolving): a key read back from it that is not a content key (``../planted``) names no
+    entry, though a valid one waits where it would lead."""
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    source = locate_source(root, package="pkg")
+    load_model(source, Cache.at(cache_dir), jobs=1)
+    advantages = root / "pkg" / "advantages.py"
+    key = file_key("pkg/advantages.py", advantages.read_bytes(), ())
+    entry = cache_dir / "files" / key[:2] / f"{key}.msgpack"
+    shutil.copyfile(entry, tmp_path / "planted.msgpack")  # where cache/files/../../planted.msgpack leads
+    [latest] = (cache_dir / LATEST).rglob("*.msgpack")
+    found = decode_entry(latest.read_bytes(), msgspec.msgpack.Decoder(tuple[str, tuple[list[str], ...]]))
+    assert found is not None
+    model, (paths, modules, keys, skipped) = found
+    keys[paths.index("pkg/advantages.py")] = "../planted"
+    latest.write_bytes(encode_entry([model, [paths, modules, keys, skipped]]))
+    advantages.write_text(advantages.read_text().replace("class GAE:", "# a line added\nclass GAE:"))
+
+    cache = Cache.at(cache_dir)
+    phases: list[str] = []
+    load_model(source, cache, jobs=1, progress=lambda phase, *_: phases.append(phase))
+    assert "resolve" in phases  # the planted records were not read: the edit was resolved
+    assert cache.rejected >= 1
