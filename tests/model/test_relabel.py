@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import textwrap
 from collections.abc import Callable
@@ -223,9 +224,11 @@ def test_moved_lines_on_torchrl_give_what_a_resolve_gives(
     _insert(package / "collectors" / "_single.py", "self._carrier = env_next_output", "# a comment in rollout's loop")
     _insert(package / "modules" / "tensordict_module" / "rnn.py", "class LSTMModule", "")
     _insert(package / "objectives" / "value" / "advantages.py", "class GAE", "# GAE")
+    edited = {"collectors/_single.py", "modules/tensordict_module/rnn.py", "objectives/value/advantages.py"}
+    shuffled = _moved_at_random(package, random.Random(15), 20, edited)  # and lines added anywhere in more
     moved, phases = _load(source, cache, extensions=TORCHRL_EXTENSIONS, jobs=jobs)
     assert "resolve" not in phases
-    assert len(moved.moved) == 3
+    assert len(moved.moved) == 3 + shuffled
 
     fresh_dir = tmp_path / "fresh"
     shutil.copytree(cache_dir / "files", fresh_dir / "files")
@@ -235,3 +238,32 @@ def test_moved_lines_on_torchrl_give_what_a_resolve_gives(
     assert _stored(source, cache, extensions=TORCHRL_EXTENSIONS) == _stored(
         source, fresh_cache, extensions=TORCHRL_EXTENSIONS
     )
+
+
+def _moved_at_random(package: Path, rng: random.Random, files: int, besides: set[str]) -> int:
+    """Add comment lines at random places of ``files`` files of ``package`` other than ``besides``
+    (a place inside a string or a bracket is given up for another: only edits that move lines are
+    kept, as the tests' profile indexes them); how many files were edited."""
+    edited = 0
+    candidates = [
+        path
+        for path in sorted(package.rglob("*.py"))
+        if path.relative_to(package).as_posix() not in besides and path.read_text(encoding="utf-8").strip()
+    ]
+    for path in rng.sample(candidates, files):
+        text = path.read_text(encoding="utf-8")
+        relative = path.relative_to(package.parent).as_posix()
+        before = extract_module(text.encode(), relative, extensions=TORCHRL_EXTENSIONS)
+        for _ in range(20):
+            lines = text.splitlines(keepends=True)
+            for _ in range(3):
+                at = rng.randrange(1, len(lines) + 1)
+                following = lines[at] if at < len(lines) else ""
+                indent = following[: len(following) - len(following.lstrip())] if following.strip() else ""
+                lines.insert(at, f"{indent}# a line added\n")
+            after = extract_module("".join(lines).encode(), relative, extensions=TORCHRL_EXTENSIONS)
+            if moved_lines(before, after) is not None:
+                path.write_text("".join(lines), encoding="utf-8")
+                edited += 1
+                break
+    return edited
