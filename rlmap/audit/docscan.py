@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +29,10 @@ from rlmap.audit.pagecache import parse_page
 from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
 from rlmap.index.cache import Cache
 from rlmap.index.records import Diagnostic
-from rlmap.pages.docstree import DocsReader, DocsTree, scan_rst
+from rlmap.pages.docstree import MAX_DOC_BYTES, DocsReader, DocsTree, scan_rst, unread_doc
+from rlmap.readfile import read_regular
 from rlmap.terminal import has_control
 
-MAX_DOC_BYTES = 4 * 1024 * 1024
 ROOT_MARKERS = (".git", "pyproject.toml")
 
 # A path starts where a run of path characters starts: without the look-behind every position
@@ -102,36 +101,12 @@ def _beside(text: str, start: int, end: int, is_rst: bool) -> str:
 
 
 def read_bounded(path: Path, shown: str, limit: int = MAX_DOC_BYTES) -> tuple[bytes | None, Diagnostic | None]:
-    """The bytes of a regular file of at most ``limit`` bytes, or why it is skipped.
-
-    Never blocks on a FIFO or reads a device: the file is opened non-blocking and must be a
-    regular file once open; at most ``limit + 1`` bytes are read.
-    """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        return None, Diagnostic(shown, 1, f"cannot read file: {error.strerror}; file skipped")
-    info = os.fstat(descriptor)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(descriptor)
-        return None, Diagnostic(shown, 1, "not a regular file; skipped")
-    with os.fdopen(descriptor, "rb") as handle:
-        if info.st_size > limit:
-            return None, Diagnostic(shown, 1, _too_large(info.st_size, limit))
-        try:
-            data = handle.read(limit + 1)
-        except OSError as error:
-            return None, Diagnostic(shown, 1, f"cannot read file: {error.strerror}; file skipped")
-    if len(data) > limit:
-        return None, Diagnostic(shown, 1, _too_large(len(data), limit))
-    return data, None
-
-
-def _too_large(size: int, limit: int) -> str:
-    return (
-        f"{size} bytes, over the {limit // (1024 * 1024)} MiB limit for a docs file; file skipped "
-        "(split it, or leave it out of --docs)"
-    )
+    """The bytes of a regular file of at most ``limit`` bytes, or why it is skipped
+    (:func:`rlmap.readfile.read_regular`: never a FIFO or a device)."""
+    found = read_regular(path, limit)
+    if isinstance(found, bytes):
+        return found, None
+    return None, Diagnostic(shown, 1, unread_doc(found, limit))
 
 
 def scan_file(

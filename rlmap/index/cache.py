@@ -35,6 +35,7 @@ import msgspec
 
 from rlmap import __version__
 from rlmap.errors import CacheError
+from rlmap.readfile import MISSING, read_regular
 
 T = TypeVar("T")
 
@@ -486,23 +487,10 @@ def _read_regular_file(path: Path, limit: int) -> bytes | None:
 
     ``None`` when it does not exist; ``b""`` (an unusable entry) when it is anything else.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        handle = os.open(path, flags)
-    except FileNotFoundError:
-        return None
-    except OSError:  # a symlink (ELOOP), no permission, ...
-        return b""
-    try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return b""
-        with os.fdopen(handle, "rb", closefd=False) as stream:
-            return stream.read(info.st_size)
-    except OSError:
-        return b""
-    finally:
-        os.close(handle)
+    found = read_regular(path, limit, follow=False)
+    if isinstance(found, bytes):
+        return found
+    return None if found.reason == MISSING else b""
 
 
 def _make_real_directories(base: Path, directory: Path) -> None:

@@ -12,7 +12,6 @@ import gc
 import hashlib
 import os
 import signal
-import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from rlmap.index.cache import Cache, content_key
 from rlmap.index.records import Diagnostic, ModuleIndex
 from rlmap.index.source import SourceTree
 from rlmap.index.vocabulary import enabled_extensions
+from rlmap.readfile import GREW, IRREGULAR, LARGE, read_regular
 
 if TYPE_CHECKING:  # the process pool is imported by the runs that parse, only
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -157,33 +157,18 @@ _M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 
 def read_file(path: str, absolute: os.PathLike[str]) -> tuple[bytes | None, Diagnostic | None]:
     """The bytes of a regular file; never blocks on a FIFO, never reads a device or a huge file."""
-    try:
-        descriptor = os.open(absolute, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as error:
-        return None, Diagnostic(path, 1, f"cannot read file: {error.strerror or error}; file skipped")
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):  # it changed since the tree was listed
-            return None, Diagnostic(path, 1, "not a regular file; file skipped")
-        if status.st_size > MAX_FILE_BYTES:
-            size = status.st_size / (1024 * 1024)
-            limit = MAX_FILE_BYTES // (1024 * 1024)
-            return None, Diagnostic(path, 1, f"file too large ({size:.0f} MB, limit {limit} MB); file skipped")
-        chunks: list[bytes] = []
-        remaining = MAX_FILE_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(descriptor, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        if remaining <= 0:
-            return None, Diagnostic(path, 1, "file grew while read; file skipped")
-        return b"".join(chunks), None
-    except OSError as error:
-        return None, Diagnostic(path, 1, f"cannot read file: {error.strerror or error}; file skipped")
-    finally:
-        os.close(descriptor)
+    found = read_regular(absolute, MAX_FILE_BYTES)
+    if isinstance(found, bytes):
+        return found, None
+    if found.reason == IRREGULAR:  # (it changed since the tree was listed)
+        why = "not a regular file"
+    elif found.reason == LARGE:
+        why = f"file too large ({found.size / (1024 * 1024):.0f} MB, limit {MAX_FILE_BYTES // (1024 * 1024)} MB)"
+    elif found.reason == GREW:
+        why = "file grew while read"
+    else:
+        why = f"cannot read file: {found.detail}"
+    return None, Diagnostic(path, 1, f"{why}; file skipped")
 
 
 # An early look (see index_unless): the files the caller knows a result for (path -> file key),

@@ -37,6 +37,7 @@ from pathlib import Path
 import msgspec
 
 from rlmap.errors import RlmapError, WriteFailed, device_failed
+from rlmap.readfile import read_regular
 
 MANIFEST = ".rlmap-manifest.json"
 _NEW = ".rlmap-new-"
@@ -145,7 +146,6 @@ def plan(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes], previo
 
 _MAX_READ = 64 << 20  # bytes of a file of the output directory rlmap reads back (pages are well under 1 MB)
 _DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @contextlib.contextmanager
@@ -183,21 +183,8 @@ def read_inside(out: Path, relative: str, limit: int = _MAX_READ) -> bytes | Non
         if found is None:
             return None
         folder, name = found
-        try:
-            descriptor = os.open(name, _FILE, dir_fd=folder)
-        except OSError:
-            return None
-        try:
-            info = os.fstat(descriptor)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-                return None
-            with os.fdopen(descriptor, "rb", closefd=False) as handle:
-                data = handle.read(limit + 1)  # one byte more than allowed tells a file that grew past it
-            return data if len(data) <= limit else None
-        except OSError:
-            return None
-        finally:
-            os.close(descriptor)
+        data = read_regular(name, limit, follow=False, folder=folder)
+        return data if isinstance(data, bytes) else None
 
 
 def is_file_inside(out: Path, relative: str) -> bool:

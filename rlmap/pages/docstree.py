@@ -22,9 +22,7 @@ decompressed to at most :data:`MAX_INVENTORY_BYTES`.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +30,7 @@ from pathlib import Path
 from rlmap.errors import RlmapError
 from rlmap.index.records import Diagnostic
 from rlmap.output.write import MANIFEST, read_manifest
+from rlmap.readfile import GREW, IRREGULAR, LARGE, Unread, read_regular
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
@@ -288,20 +287,21 @@ def _read(path: Path, root: Path, shown: str, limit: int, diagnostics: list[Diag
     except (ValueError, OSError, RuntimeError):
         diagnostics.append(Diagnostic(shown, 1, "a symlink out of the docs tree; file skipped"))
         return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        diagnostics.append(Diagnostic(shown, 1, f"cannot read file: {error.strerror}; file skipped"))
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # (before fdopen, which refuses a folder)
-            diagnostics.append(Diagnostic(shown, 1, "not a regular file; skipped"))
-            return None
-        with os.fdopen(os.dup(descriptor), "rb") as handle:
-            data = handle.read(limit + 1)
-    finally:
-        os.close(descriptor)
-    if len(data) > limit:
-        diagnostics.append(Diagnostic(shown, 1, f"over {limit >> 20} MiB; file skipped"))
-        return None
-    return data
+    found = read_regular(path, limit)
+    if isinstance(found, bytes):
+        return found
+    diagnostics.append(Diagnostic(shown, 1, unread_doc(found, limit)))
+    return None
+
+
+def unread_doc(found: Unread, limit: int) -> str:
+    """Why a docs file (a page, an inventory) is skipped, in the words the audit and ``generate
+    --docs`` both use."""
+    if found.reason == IRREGULAR:
+        return "not a regular file; skipped"
+    if found.reason in (LARGE, GREW):
+        return (
+            f"{found.size} bytes, over the {limit // (1024 * 1024)} MiB limit for a docs file; file skipped "
+            "(split it, or leave it out of --docs)"
+        )
+    return f"cannot read file: {found.detail}; file skipped"
