@@ -103,13 +103,14 @@ def relabelled(
 ) -> tuple[ModelHead, dict[str, bytes]] | None:
     """The head and sections of the model ``entry`` with the lines of each file of ``moved``
     (path -> old line -> new line) moved, ``modules`` naming each module's file (module -> path);
-    ``None`` when a line of one of those files is not one
-    its mapping names (the model holds something the records did not say: resolve instead).
+    ``None`` when a line of one of those files is not one its mapping names (the model holds
+    something the records did not say: resolve instead).  The caller has checked that names tell
+    the files apart (:func:`told_apart`).
 
     Only the sections holding a row of a moved file are decoded and encoded again; the others
-    are the entry's own bytes.  A table keyed by function (calls, sites, returns, symbols) holds
-    a moved row only under a name of a moved file's modules, read from its names; the attribute
-    and key tables gather accesses from every file under one name, and are read whole."""
+    are the entry's own bytes.  A table keyed by function (calls, sites, returns) holds a moved
+    row only under a name of a moved file's modules, read from its names; the symbols, and the
+    attribute and key tables (accesses from every file under one name), are read whole."""
     head = entry.head
     file_of = _file_finder(modules)
     try:
@@ -127,7 +128,7 @@ def relabelled(
                 rows = _decode(entry, section, kind, table)
                 sections[section] = msgspec.msgpack.encode({key: move_row(key, row) for key, row in rows.items()})
         diagnostics = tuple((path, _at(moved, path, line), message) for path, line, message in head.diagnostics)
-    except (_Unmoved, CacheError):
+    except (_Unmoved, CacheError, IndexError):  # (IndexError: a symbol's file is not one the head names)
         return None
     return msgspec.structs.replace(head, diagnostics=diagnostics), sections
 
@@ -147,6 +148,45 @@ def _at(moved: Mapping[str, Mapping[int, int]], path: str, line: int) -> int:
     if found is None:
         raise _Unmoved(path, line)
     return found
+
+
+def told_apart(
+    moved: Iterable[str], records_of: Callable[[str], ModuleIndex | None], modules: Mapping[str, str]
+) -> bool:
+    """Whether the rows of each file of ``moved`` are found by their names alone (``records_of``:
+    a file's records; ``modules``: module -> its file).
+
+    A row's file is the module its function's name starts with (the longest such).  A function
+    ``utils`` of ``pkg/__init__.py`` beside a module ``pkg/utils.py`` breaks that: its name is the
+    module's, and the rows under that name (its own and the module's body) come from two files.
+    So every name a moved file's records write rows under must lead back to that file, and no
+    package above it (the only files whose names can start with its module's) may write one
+    that starts with its module's name."""
+    file_of = _file_finder(modules)
+    for path in moved:
+        module = records_of(path)
+        if module is None or any(file_of(name) != path for name in _written(module)):
+            return False
+        name = module.module
+        above = name.rpartition(".")[0]
+        while above:
+            parent = modules.get(above)
+            if parent is not None and parent != path:
+                found = records_of(parent)
+                if found is None or any(each == name or each.startswith(name + ".") for each in _written(found)):
+                    return False
+            above = above.rpartition(".")[0]
+    return True
+
+
+def _written(module: ModuleIndex) -> set[str]:
+    """The names a file's records write the model's rows under: its symbols, callers and functions."""
+    names = {symbol.qualname for symbol in module.symbols}
+    names.update(site.caller for site in module.calls)
+    names.update(access.function for access in module.attributes)
+    names.update(access.function for access in module.keys)
+    names.update(site.function for site in module.returns)
+    return names
 
 
 def _names(entry: Sections[ModelHead], table: str) -> list[Any]:

@@ -48,7 +48,7 @@ from rlmap.model.codemodel import (
     model_sections,
 )
 from rlmap.model.pointsto import CAP
-from rlmap.model.relabel import moved_lines, relabelled
+from rlmap.model.relabel import moved_lines, relabelled, told_apart
 
 MODELS = "models"
 # A model's key under another key that denotes the same model: a project key whose files differ
@@ -158,11 +158,11 @@ def load_model(
         return LoadedModel(model, None, source, cache)
     where = _latest_key(source, enabled, value_cap)
     latest = _latest(cache, where)
-    early: list[tuple[CodeModel, tuple[str, ...]]] = []
+    early: list[tuple[CodeModel, tuple[str, ...]] | None] = []  # what the early look found, once it looked
 
     def from_latest(changed: dict[str, tuple[ModuleIndex, str]]) -> bool:
         found = _from_latest(cache, source, key, where, latest, changed) if latest is not None else None
-        early.extend([found] if found is not None else [])
+        early.append(found)
         return found is not None
 
     with paused_gc():  # records and the model are millions of objects without a cycle
@@ -170,7 +170,7 @@ def load_model(
             source, cache, jobs, progress, enabled, latest.files.early(from_latest) if latest else None
         )
         if index is None:  # the changed files' records told: the last model, as it is or moved
-            assert latest is not None
+            assert early[0] is not None
             model, moved = early[0]
             model.source = SourceInfo.of(source)
             return LoadedModel(model, None, source, cache, moved)
@@ -182,7 +182,8 @@ def load_model(
             cache.put(LINKS, key, _linked(cache, records) or records)
             _remember(cache, where, _linked(cache, records) or records, index)
             return LoadedModel(model, index.stats, source, cache)
-        changed = latest.files.changed(index) if latest is not None and records else None
+        # (when the early look was taken and said no, the same look is not taken again)
+        changed = latest.files.changed(index) if latest is not None and records and not early else None
         found = _from_latest(cache, source, key, where, latest, changed) if latest is not None and changed else None
         if found is not None:  # lines moved in the changed files, nothing else: the last model, moved
             model, moved = found
@@ -254,10 +255,25 @@ def _latest_key(source: SourceTree, extensions: tuple[str, ...], value_cap: int)
 
 
 def _latest(cache: Cache, where: str) -> _Latest | None:
+    """The checkout's last model and its files; ``None`` when there is none, or when the entry
+    does not hold what rlmap writes there (one module and one key per file, each file once)."""
     if cache.directory is None:
         return None
     latest = cache.get(LATEST, where, _Latest)
-    return latest if latest is not None and _KEY.fullmatch(latest.model) else None
+    if latest is None:
+        return None
+    files = latest.files
+    count = len(files.paths)
+    if (
+        not _KEY.fullmatch(latest.model)
+        or len(files.modules) != count
+        or len(files.keys) != count
+        or len(set(files.paths)) != count
+        or not all(_KEY.fullmatch(key) for key in files.keys)
+    ):
+        cache.rejected += 1
+        return None
+    return latest
 
 
 def _remember(cache: Cache, where: str, model: str, index: ProjectIndex | _Files) -> None:
@@ -302,7 +318,20 @@ def _from_latest(
         cache.put(LINKS, key, latest.model)
         _remember(cache, where, latest.model, now)
         return CodeModel.from_cache(entry), ()
-    made = relabelled(entry, moved, dict(zip(latest.files.modules, latest.files.paths, strict=True)))
+    modules = latest.files.modules
+    if len(set(modules)) != len(modules):  # two files of one module (``a.py`` beside ``a/``): names tell no file
+        return None
+    owners = dict(zip(modules, latest.files.paths, strict=True))
+
+    def records_of(path: str) -> ModuleIndex | None:
+        if path in changed:
+            return changed[path][0]
+        found = cache.get(FILES, before[path], ModuleIndex)
+        return found if isinstance(found, ModuleIndex) else None
+
+    if not told_apart(moved, records_of, owners):
+        return None
+    made = relabelled(entry, moved, owners)
     if made is None:
         return None
     head, sections = made

@@ -17,6 +17,7 @@ import pytest
 from rlmap.index.cache import Cache, decode_entry, decode_sections, encode_entry, encode_sections
 from rlmap.index.indexer import build_index, file_key
 from rlmap.index.source import locate_source
+from rlmap.model.codemodel import ModelHead
 from rlmap.model.session import LATEST, load_model
 from rlmap.query.graphdump import graph_json
 from tests.conftest import FIXTURES, Run
@@ -276,3 +277,68 @@ def test_the_last_model_naming_a_file_entry_out_of_the_cache_is_not_followed(tmp
     load_model(source, cache, jobs=1, progress=lambda phase, *_: phases.append(phase))
     assert "resolve" in phases  # the planted records were not read: the edit was resolved
     assert cache.rejected >= 1
+
+
+def _latest_entry(cache_dir: Path) -> tuple[Path, str, list[list[str]]]:
+    """The one entry of the checkouts' last models: its file, its model key and its files' lists
+    (paths, modules, keys, skipped)."""
+    [latest] = (cache_dir / LATEST).rglob("*.msgpack")
+    found = decode_entry(latest.read_bytes(), msgspec.msgpack.Decoder(tuple[str, tuple[list[str], ...]]))
+    assert found is not None
+    model, lists = found
+    return latest, model, list(lists)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("damage", ["a module short", "a key short", "a path twice"])
+def test_a_last_model_entry_that_does_not_add_up_is_ignored(tmp_path: Path, damage: str, jobs: int) -> None:
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    source = locate_source(root, package="pkg")
+    load_model(source, Cache.at(cache_dir), jobs=jobs)
+    latest, model, (paths, modules, keys, skipped) = _latest_entry(cache_dir)
+    if damage == "a module short":
+        modules = modules[1:]
+    elif damage == "a key short":
+        keys = keys[1:]
+    else:
+        paths, modules, keys = [*paths, paths[0]], [*modules, modules[0]], [*keys, keys[0]]
+    latest.write_bytes(encode_entry([model, [paths, modules, keys, skipped]]))
+    advantages = root / "pkg" / "advantages.py"
+    advantages.write_text(advantages.read_text().replace("class GAE:", "# a line added\nclass GAE:"))
+
+    cache = Cache.at(cache_dir)
+    phases: list[str] = []
+    loaded = load_model(source, cache, jobs=jobs, progress=lambda phase, *_: phases.append(phase))
+    assert "resolve" in phases
+    assert cache.rejected >= 1
+    assert json.dumps(graph_json(loaded.model), sort_keys=True) == _expected(root)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_last_model_whose_symbols_name_no_file_is_resolved_again(tmp_path: Path, run: Run, jobs: str) -> None:
+    """An intact entry whose symbol rows name a file the head does not list: moving its lines
+    gives up, and the edited tree is resolved (as a query of that entry reports it malformed)."""
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    command = ("graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q", "-j", jobs)
+    code, _, err = run(*command)
+    assert code == 0, err
+    _, model, _ = _latest_entry(cache_dir)
+    cache = Cache.at(cache_dir)
+    entry = cache.get_sections("models", model, ModelHead)
+    assert entry is not None
+    sections = {name: entry.read(name) or b"" for name in entry.names()}
+    for name, data in list(sections.items()):
+        if name.startswith("symbols:") and name[len("symbols:") :].isdigit():
+            rows = msgspec.msgpack.decode(data)
+            sections[name] = msgspec.msgpack.encode({key: [*row[:2], 99, *row[3:]] for key, row in rows.items()})
+    cache.put_sections("models", model, entry.head, sections)
+    advantages = root / "pkg" / "advantages.py"
+    advantages.write_text(advantages.read_text().replace("class GAE:", "# a line added\nclass GAE:"))
+
+    code, out, err = run(*command)
+    assert code == 0, err
+    fresh, fresh_out, _ = run("graph", "--source", str(root), "--package", "pkg", "--no-cache", "-q", "-j", jobs)
+    assert fresh == 0
+    assert out == fresh_out

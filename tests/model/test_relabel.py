@@ -267,3 +267,49 @@ def _moved_at_random(package: Path, rng: random.Random, files: int, besides: set
                 edited += 1
                 break
     return edited
+
+
+# Names that do not tell one file's rows from another's: a function named like a module beside it
+# (its name is the module's), a module written twice (``a.py`` beside ``a/__init__.py``).
+COLLIDING = {
+    "a function named like a module beside it, moved": (
+        {
+            "pkg/__init__.py": "from pkg.helpers import work\n\n\ndef utils(x):\n    work(x)\n    return len(x)\n",
+            "pkg/utils.py": "import sys\n\n\n\n\n\nsys.exit(0)\n",
+            "pkg/helpers.py": "def work(x):\n    return x\n",
+        },
+        ("pkg/__init__.py", "def utils", "# a line added"),
+    ),
+    "the module a function is named like, moved": (
+        {
+            "pkg/__init__.py": "import os\n\n\ndef utils():\n    return os.getcwd()\n",
+            "pkg/utils.py": "import sys\n\n\ndef f():\n    return sys.exit(0)\n\n\nf()\n",
+        },
+        ("pkg/utils.py", "def f", "# a line added"),
+    ),
+    "a module written twice": (
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "import os\n\n\ndef f():\n    return os.getcwd()\n",
+            "pkg/a/__init__.py": "import sys\n\n\ndef g():\n    return sys.exit(0)\n",
+        },
+        ("pkg/a.py", "def f", "# a line added"),
+    ),
+}
+
+
+@pytest.mark.parametrize("jobs", JOBS)
+@pytest.mark.parametrize("case", sorted(COLLIDING))
+def test_names_that_do_not_tell_files_apart_resolve(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, case: str, jobs: int
+) -> None:
+    files, (edited, before, line) = COLLIDING[case]
+    root = make_package(files)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    _load(source, cache, jobs=jobs)
+    _insert(root / edited, before, line)
+    _load(source, cache, jobs=jobs)
+    fresh_cache = Cache.at(tmp_path / "fresh")
+    _load(source, fresh_cache, jobs=jobs)
+    assert _stored(source, cache) == _stored(source, fresh_cache)
