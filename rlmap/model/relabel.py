@@ -14,6 +14,8 @@ replaced by ``moved[n]`` (the same records, in the same order), :func:`relabelle
 new model from the cached one by moving those files' lines, and nothing is resolved.  The mapping
 is the only one possible: the records' distinct line numbers, old and new, paired in sorted order;
 it is checked by moving the old records and comparing them with the new ones, field by field.
+A row of the model is told to its file by its function's name (the longest module name it starts
+with); where names do not tell files apart (:func:`told_apart`), nothing is moved.
 Tests compare the model made this way with one resolved from scratch, byte for byte
 (``tests/model/test_relabel.py``).
 """
