@@ -63,6 +63,7 @@ def generate(
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
     from rlmap.config import load_config, validate_formats
     from rlmap.output.generate import Job, build_output_isolated, find_dot
+    from rlmap.output.write import refuse_unmakeable
     from rlmap.pages.docstree import load_docs_tree
 
     settings = load_config(config).override(
@@ -83,6 +84,8 @@ def generate(
             f"no built-in profile for '{settings.package}'",
             "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
+    if not check:
+        refuse_unmakeable(settings.out)
     dot = find_dot() if render_svg and not check else None
     docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
     with common.progress_display(quiet) as progress:

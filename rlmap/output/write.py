@@ -212,8 +212,26 @@ def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | 
         ) from None
 
 
+def refuse_unmakeable(out: Path) -> None:
+    """Refuse an output directory that cannot be one: a file, or a path below a file (said
+    before anything is computed, rather than as the system's "File exists" once it is)."""
+    out = Path(os.path.abspath(out))
+    for place in (out, *out.parents):
+        if not os.path.lexists(place):
+            continue
+        if place.is_dir():
+            return
+        if place == out:
+            raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")
+        raise OutputError(
+            f"cannot make the output directory '{out}': '{place}' is a file, not a directory",
+            "pass --out a path whose existing parents are directories",
+        )
+
+
 def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
     out = Path(os.path.abspath(out))
+    refuse_unmakeable(out)
     _refuse_linked_parents(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with _locked(out):

@@ -234,6 +234,23 @@ def test_bad_options(run: Run, tmp_path: Path, args: list[str], message: str) ->
     assert message in err
 
 
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_an_output_directory_that_cannot_be_made_is_refused_before_anything_runs(
+    run: Run, tmp_path: Path, below: str
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    out = afile / below if below else afile
+    code, _, err = run(*fixture_generate(out, "--source", str(tmp_path / "no-such-source")))
+    assert code == 2
+    # said before the source is looked at (the source given does not exist), in words that say why
+    if below:
+        assert f"'{afile}' is a file, not a directory" in err
+    else:
+        assert f"'{afile}' exists and is not a directory" in err
+    assert afile.read_text() == "not a folder\n"
+
+
 def test_bad_config_file(run: Run, tmp_path: Path) -> None:
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.rlmap]\noutput = "docs"\n')
