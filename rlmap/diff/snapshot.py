@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 from rlmap.errors import UsageError
 from rlmap.gitread import GIT_MISSING, find_checkout, run_git
+from rlmap.index.indexer import MAX_FILE_BYTES, read_file
 from rlmap.index.records import Diagnostic
+from rlmap.index.source import SourceTree
 from rlmap.terminal import has_control
 
 if TYPE_CHECKING:
     from rlmap.index.indexer import Progress
-
-MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +50,23 @@ def from_directory(package_dir: Path, label: str, progress: Progress | None = No
     """The package in ``package_dir`` (its folder name is the package's name)."""
     if not package_dir.is_dir():
         raise UsageError(f"'{package_dir}' is not a directory", "pass a package directory, a checkout, or a revision")
+    # walked as the indexer walks a package: links inside it followed, none out of it nor around
+    # a loop, no FIFO or device read, names with a control character left out; each entry
+    # skipped (and each file that cannot be read) is a diagnostic
+    tree = SourceTree(package_dir.parent, package_dir.name, "", "", "")
+    files, skipped = tree.scan_files()
+    diagnostics = [Diagnostic(path, 1, why) for path, why in skipped]
     sources: dict[str, bytes] = {}
-    for path in sorted(package_dir.rglob("*.py")):
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-            continue
-        relative = (Path(package_dir.name) / path.relative_to(package_dir)).as_posix()
-        if not has_control(relative):  # (a module named with a newline would print a line of its own)
-            sources[relative] = path.read_bytes()
+    for path in files:
+        relative = tree.relpath(path)
+        data, problem = read_file(relative, path)
+        if data is not None:
+            sources[relative] = data
+        elif problem is not None:
+            diagnostics.append(problem)
     if not sources:  # compared with it, every symbol would read as removed
         raise UsageError(f"no Python file under '{label}'", "pass a package directory or a checkout holding it")
-    return build(sources, label, progress)
+    return build(sources, label, progress, diagnostics)
 
 
 def from_git(
@@ -146,11 +153,13 @@ def _git(top: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def build(sources: dict[str, bytes], label: str, progress: Progress | None = None) -> Snapshot:
-    """The snapshot of ``sources`` (path -> bytes); ``progress`` is told of each file read, as
-    phase ``read``."""
+def build(
+    sources: dict[str, bytes], label: str, progress: Progress | None = None, skipped: list[Diagnostic] | None = None
+) -> Snapshot:
+    """The snapshot of ``sources`` (path -> bytes), with the ``skipped`` entries' diagnostics;
+    ``progress`` is told of each file read, as phase ``read``."""
     symbols: dict[str, SymbolFacts] = {}
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Diagnostic] = list(skipped or ())
     for done, (path, data) in enumerate(sorted(sources.items())):
         if progress:
             progress("read", done, len(sources))

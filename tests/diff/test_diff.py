@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import textwrap
 from pathlib import Path
@@ -191,3 +192,23 @@ def test_a_profile_limits_calls_and_guards_to_its_documented_flows(run: Run, tmp
     )
     assert code == 0
     assert "(calls and guards compared in the 1 documented flow(s) only)" in text
+
+
+def test_entries_a_directory_cannot_give_are_diagnostics(run: Run, tmp_path: Path) -> None:
+    """A package directory is walked as indexing walks it: a FIFO, a link out of the package and
+    a link around a loop are each a diagnostic (exit 3), never a silent gap in the comparison nor a
+    hang; a link to a file inside the package is read."""
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    package = tmp_path / "v2" / "pk"
+    os.mkfifo(package / "pipe.py")
+    (package / "outside.py").symlink_to(tmp_path / "v1" / "pk" / "collect.py")
+    (package / "loop").symlink_to(package)
+    (package / "same.py").symlink_to(package / "buffers.py")
+    code, out, err = run("diff", str(tmp_path / "v1" / "pk"), str(package), "--package", "pk", "--format", "json")
+    assert code == 3, err
+    assert "pk/pipe.py:1: not a regular file (a FIFO); file skipped" in err
+    assert "pk/outside.py:1: symbolic link to outside the package; not followed, skipped" in err
+    assert "pk/loop:1: symbolic link loop; directory skipped" in err
+    added = {c["old"] for c in json.loads(out)["changes"] if c["what"] == "added"}
+    assert "pk.same" in added  # (read through the link, as indexing reads it)
