@@ -178,7 +178,7 @@ class Renderer:
             where = _template_location(error, template.filename or template_name)
             if isinstance(error, AttributeError) and _is_shipped(where):
                 raise  # a shipped template's call went wrong: a bug in rlmap
-            raise TemplateError(f"{where}: {type(error).__name__}: {error}", "fix the template") from None
+            raise TemplateError(f"{where}: {_described(error)}", "fix the template") from None
         self._check_prose_shown(template_name, prose, shown or set())
         return _tidy(text)
 
@@ -203,6 +203,17 @@ class Renderer:
 # ``AttributeError`` (a formatter given a value of the wrong kind: ``f.sym(1)``) is the user's
 # too when it comes from a user's template; from a shipped one it is a bug.
 _RUNTIME_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError, RecursionError, MemoryError)
+
+
+def _described(error: BaseException) -> str:
+    """What went wrong in a template, in a few words: the error's own, or, for one that has none
+    (a ``MemoryError``), what it means."""
+    text = str(error)
+    if text:
+        return f"{type(error).__name__}: {text}"
+    if isinstance(error, MemoryError):
+        return "MemoryError: it ran out of memory (a loop or a repeat builds values too large)"
+    return type(error).__name__
 
 
 def _name_argument(function: str, name: Any, origin: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rlmap.render.renderer import _described
 from tests.conftest import FIXTURES, Run
 
 TOUCH = "touch {marker}"
@@ -183,8 +184,9 @@ def test_templates_cannot_exhaust_time_or_memory(
     profile = _profile(tmp_path, payload)
     code, _, err = _generate(run, tmp_path / "out", "--profile", str(profile))
     assert code == 2, err
-    assert "rendering the pages stopped" in err or "MemoryError" in err or "out of memory" in err
+    assert "rendering the pages stopped" in err or "ran out of memory" in err
     assert "internal error" not in err
+    assert ": -" not in err  # (a reason, never an empty one before the hint)
     assert not (tmp_path / "out").exists()
 
 
@@ -269,3 +271,18 @@ def test_a_broken_profile_template_is_bad_input_naming_file_and_line(
     assert "bug in rlmap" not in err
     assert "Traceback" not in stdout + err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        (MemoryError(), "MemoryError: it ran out of memory"),
+        (ZeroDivisionError("division by zero"), "ZeroDivisionError: division by zero"),
+        (KeyError(), "KeyError"),
+    ],
+)
+def test_a_template_error_is_said_with_a_reason(error: BaseException, says: str) -> None:
+    """What a template raised, as the error message words it: never ``MemoryError: `` and nothing after."""
+    described = _described(error)
+    assert described.startswith(says)
+    assert not described.endswith(": ")
