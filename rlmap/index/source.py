@@ -410,10 +410,25 @@ def _installed_root(package: str) -> Path:
                 return base.resolve()
         except OSError:  # an unreadable path entry is no place to look
             continue
-    raise SourceError(
-        f"no installed package '{package}' was found on this Python's path",
-        f"install it (pip install {parts[0]}) or pass --source PATH to a checkout; "
-        "an editable install is found through --source",
+    raise SourceError(f"no installed package '{package}' was found on this Python's path", _not_installed_hint(parts))
+
+
+def _not_installed_hint(parts: list[str]) -> str:
+    """What to do about a package not found: its top-level name may be a module (``os``), or a
+    package installed without that subpackage, else not installed at all."""
+    top = parts[0]
+    for entry in sys.path:
+        base = Path(entry or ".")
+        try:
+            if (base / f"{top}.py").is_file():
+                return f"'{top}' is a module, not a package directory: pass --package a package, or --source PATH"
+            if len(parts) > 1 and (base / top / "__init__.py").is_file():
+                return f"'{top}' is installed, but holds no package '{'.'.join(parts)}': check the name"
+        except OSError:
+            continue
+    return (
+        f"install it (pip install {top}) or pass --source PATH to a checkout; "
+        "an editable install is found through --source"
     )
 
 

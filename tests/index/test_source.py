@@ -83,9 +83,18 @@ def test_missing_source_names_what_was_looked_for(tmp_path: Path) -> None:
         locate_source(tmp_path)
 
 
-def test_not_installed_package() -> None:
-    with pytest.raises(SourceError, match="no installed package 'surely_not_a_package_name'"):
-        locate_source(None, package="surely_not_a_package_name")
+@pytest.mark.parametrize(
+    ("package", "hint"),
+    [
+        ("surely_not_a_package_name", "install it (pip install surely_not_a_package_name)"),
+        ("os.path", "'os' is a module, not a package directory"),  # (not: pip install os)
+        ("torchrl.surely_not_a_subpackage", "'torchrl' is installed, but holds no package 'torchrl.surely_not_a"),
+    ],
+)
+def test_not_installed_package(package: str, hint: str) -> None:
+    with pytest.raises(SourceError, match=f"no installed package '{package}'") as raised:
+        locate_source(None, package=package)
+    assert raised.value.hint.startswith(hint)
 
 
 def test_a_directory_of_modules_is_a_source(tmp_path: Path) -> None:
