@@ -274,8 +274,9 @@ def _terms(reader: DocsReader, body: list[str], document: str) -> None:
 
 
 def _shown(path: Path, root: Path) -> str:
+    """The page's name as listed under ``root`` (a link's own name, not its target's)."""
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return path.relative_to(root).as_posix()
     except ValueError:
         return path.name
 

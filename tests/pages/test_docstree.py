@@ -298,3 +298,15 @@ def test_a_page_that_is_not_utf8_is_skipped_with_a_diagnostic(tmp_path: Path) ->
         "latin.rst:6: not valid UTF-8 (invalid continuation byte); file skipped"
     ]
     assert not any(term.startswith("caf") for term in tree.terms)
+
+
+def test_a_broken_link_is_named_by_its_own_name(tmp_path: Path) -> None:
+    """A page that is a link to nothing is said as the audit says it: by the page's name, not
+    by the name of the file it points to."""
+    docs = write_tree(tmp_path / "docs", FIXTURE_TREE)
+    (docs / "moved.rst").symlink_to("gone.rst")
+    tree = load_docs_tree([docs])
+    assert tree is not None
+    assert [str(d) for d in tree.diagnostics] == [
+        "moved.rst:1: cannot read file: No such file or directory; file skipped"
+    ]
