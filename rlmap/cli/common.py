@@ -410,9 +410,10 @@ def report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
     for diagnostic in diagnostics:
         say_warning(str(diagnostic))
     files = len({diagnostic.path for diagnostic in diagnostics})
+    # (a file may be skipped whole, or read with a part left out: a reference too long to be a name)
     say_error(
-        f"{files} file(s) could not be read or indexed and were skipped - "
-        "fix them (each warning above says why); everything else was processed"
+        f"{files} file(s) could not be read or indexed in full - "
+        "fix them (each warning above says what was left out and why); everything else was processed"
     )
     return ExitCode.INCOMPLETE_INPUT
 

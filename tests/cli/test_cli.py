@@ -143,7 +143,7 @@ def test_show_unknown_name_says_which_files_were_skipped(run: Run, make_package:
     assert (code, out) == (2, "")
     lines = err.splitlines()
     assert lines[0].startswith("rlmap: warning: bp/bad.py:1: syntax error")
-    assert lines[1].startswith("rlmap: error: 1 file(s) could not be read or indexed and were skipped - fix them")
+    assert lines[1].startswith("rlmap: error: 1 file(s) could not be read or indexed in full - fix them")
     assert lines[2].startswith("rlmap: error: 'broken' is neither a symbol")
     assert "Collector" not in lines[2]  # no example taken from torchrl for another package
 
@@ -279,7 +279,7 @@ def test_unreadable_files_are_reported_and_the_rest_indexed(run: Run, make_packa
     assert "rlmap: warning: bad/broken.py:1: syntax error" in err
     assert "rlmap: warning: bad/latin1.py:2: not valid UTF-8" in err
     assert "empty.py" not in err
-    assert "2 file(s) could not be read or indexed" in err
+    assert "2 file(s) could not be read or indexed in full" in err
 
 
 def test_version(run: Run) -> None:
