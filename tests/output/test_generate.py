@@ -137,6 +137,32 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     assert (tmp_path / "out" / "md" / "collectors_internals.md").read_bytes() == before  # check writes nothing
 
 
+def test_a_check_after_lines_moved_says_what_a_fresh_check_says(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cache, lines moved in a file (a comment line added) give the last model moved
+    rather than resolved (rlmap.model.relabel): the check reports the same stale lines, word for
+    word, as one that resolves from nothing."""
+    source, args = _fixture_copy(tmp_path)
+    cached = [*[arg for arg in args if arg not in ("--no-cache", "-q")], "--cache-dir", str(tmp_path / "cache")]
+    cached += ["--out", str(tmp_path / "out")]
+    assert run("generate", *cached)[0] == 0
+    buffers = source / "pkg" / "buffers.py"
+    buffers.write_text(buffers.read_text().replace("class Buffer:", "# the buffer\nclass Buffer:"))
+    with monkeypatch.context() as patched:  # nothing is resolved: the last model is moved
+        patched.setattr("rlmap.model.session.build_model", _not_called)
+        code, out, err = run("generate", "--check", *cached)
+    assert code == 1, err
+    fresh, fresh_out, _ = run("generate", "--check", *args, "--out", str(tmp_path / "out"))
+    assert fresh == 1
+    assert out == fresh_out
+    assert "`Buffer.add` (`pkg/buffers.py:9`)" in out
+
+
+def _not_called(*_: object, **__: object) -> None:
+    raise AssertionError("the model was resolved")
+
+
 def test_a_check_of_the_working_directory_names_files_git_apply_takes(tmp_path: Path) -> None:
     """``generate --check --out .`` (checked from the output directory): the diff names
     ``md/x.md``, not ``./md/x.md`` (which ``git apply`` refuses), and applies there."""
