@@ -12,7 +12,8 @@ cls:C         the class ``C``
 i:C           an instance of ``C``
 b:R|Q         method ``Q`` bound to receiver ``R`` (an ``i:`` or ``cls:`` value)
 mod:M         the module ``M``
-new:ID        a container (list, tuple, dict, set, generator, ``*args``) made at ``ID``
+new:ID        a container (list, tuple, dict, set, generator, ``*args``) made at ``ID`` (a
+              literal's or comprehension's position, numbered in its module: ``M:N``)
 cm:ID|m       the method ``m`` of container ``ID`` (``d.get``, ``l.append``)
 super:C|R     ``super()`` in a method of ``C``, for receiver ``R``
 attrs:C       ``obj.__dict__`` of an instance of ``C`` (its keys are attributes)
