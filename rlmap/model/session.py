@@ -55,8 +55,10 @@ MODELS = "models"
 # only where their records do not (see load_model), and the key of the records themselves.
 LINKS = "model-links"
 _KEY = re.compile(r"[0-9a-f]{64}")
-# Per checkout and settings, the model last computed there and its files' keys (see _moved).
+# Per checkout and settings, the key of the model last computed or loaded there; per model, the
+# files it was computed from (their paths, modules and keys): see _from_latest.
 LATEST = "latest"
+MODEL_FILES = "model-files"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +154,13 @@ def load_model(
     enabled = enabled_extensions(extensions)
     key, paths = _project_key(source, enabled, value_cap, cache)
     refused: set[str] = set()
-    model = _cached_at(cache, key, paths, refused)
-    if model is not None:
-        model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
-        return LoadedModel(model, None, source, cache)
     where = _latest_key(source, enabled, value_cap)
+    found_at = _found_at(cache, key, paths, refused)
+    if found_at is not None:
+        model, at = found_at
+        model.source = SourceInfo.of(source)  # this checkout's commit, not the one it was cached at
+        _back_to(cache, where, at)
+        return LoadedModel(model, None, source, cache)
     latest = _latest(cache, where)
     early: list[tuple[CodeModel, tuple[str, ...]] | None] = []  # what the early look found, once it looked
 
@@ -176,11 +180,12 @@ def load_model(
             return LoadedModel(model, None, source, cache, moved)
         give_back_memory()  # the files' bytes and the workers' payloads, freed: not kept through the solve
         records = _records_key(index, source, enabled, value_cap) if cache.directory is not None else ""
-        model = _cached_at(cache, records, paths, refused) if records else None
-        if model is not None:  # the files changed, their records did not: the model is the same
+        same = _found_at(cache, records, paths, refused) if records else None
+        if same is not None:  # the files changed, their records did not: the model is the same
+            model, at = same
             model.source = SourceInfo.of(source)
-            cache.put(LINKS, key, _linked(cache, records) or records)
-            _remember(cache, where, _linked(cache, records) or records, index)
+            cache.put(LINKS, key, at)
+            _remember(cache, where, at, index)
             return LoadedModel(model, index.stats, source, cache)
         # (when the early look was taken and said no, the same look is not taken again)
         changed = latest.files.changed(index) if latest is not None and records and not early else None
@@ -243,8 +248,11 @@ class _Files(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
         }
 
 
-class _Latest(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """The model last computed for a checkout under some settings, and its files (see :func:`_from_latest`)."""
+@dataclass(frozen=True, slots=True)
+class _Latest:
+    """The model last computed or loaded for a checkout under some settings, and the files it was
+    computed from (see :func:`_from_latest`): kept as the model's key (:data:`LATEST`, per
+    checkout) and its files (:data:`MODEL_FILES`, per model)."""
 
     model: str
     files: _Files
@@ -259,28 +267,40 @@ def _latest(cache: Cache, where: str) -> _Latest | None:
     does not hold what rlmap writes there (one module and one key per file, each file once)."""
     if cache.directory is None:
         return None
-    latest = cache.get(LATEST, where, _Latest)
-    if latest is None:
+    model = cache.get(LATEST, where, str)
+    files = cache.get(MODEL_FILES, model, _Files) if model is not None and _KEY.fullmatch(model) else None
+    if model is None or files is None:
         return None
-    files = latest.files
     count = len(files.paths)
     if (
-        not _KEY.fullmatch(latest.model)
-        or len(files.modules) != count
+        len(files.modules) != count
         or len(files.keys) != count
         or len(set(files.paths)) != count
         or not all(_KEY.fullmatch(key) for key in files.keys)
     ):
         cache.rejected += 1
         return None
-    return latest
+    return _Latest(model, files)
 
 
 def _remember(cache: Cache, where: str, model: str, index: ProjectIndex | _Files) -> None:
     """Note ``model`` as the last one computed for the checkout whose :func:`_latest_key` is
     ``where``, with the files it was computed from."""
     if cache.directory is not None and _KEY.fullmatch(model):
-        cache.put(LATEST, where, _Latest(model, _Files.of(index)))
+        cache.put(MODEL_FILES, model, _Files.of(index))
+        cache.put(LATEST, where, model)
+
+
+def _back_to(cache: Cache, where: str, model: str) -> None:
+    """Note ``model``, found whole in the cache, as the checkout's last one (a branch checked out
+    again: its next edit is compared with it), when the files it was computed from are known."""
+    if cache.directory is None:
+        return
+    counted = cache.rejected
+    current = cache.get(LATEST, where, str)
+    cache.rejected = counted  # (an unusable entry here is replaced, not reported: the warm path stays quiet)
+    if current != model and cache.has(MODEL_FILES, model):
+        cache.put(LATEST, where, model)
 
 
 def _from_latest(
@@ -348,6 +368,12 @@ def _from_latest(
 def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> CodeModel | None:
     """The cached model under ``key``, itself or linked (see :data:`LINKS`), if it names only
     files of ``paths``; a model refused is added to ``refused`` (and not looked at again)."""
+    found = _found_at(cache, key, paths, refused)
+    return found[0] if found is not None else None
+
+
+def _found_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None = None) -> tuple[CodeModel, str] | None:
+    """:func:`_cached_at`'s model, and the key of the entry it is (``key``, or the one it links to)."""
     refused = set() if refused is None else refused
     for candidate in (key, _linked(cache, key)):
         if not candidate or candidate in refused:
@@ -358,7 +384,7 @@ def _cached_at(cache: Cache, key: str, paths: set[str], refused: set[str] | None
         # Later stages read the files a model names: an entry (valid checksum or not) that names
         # anything but the files just hashed is not ours.
         if set(cached.head.files) <= paths:
-            return CodeModel.from_cache(cached)
+            return CodeModel.from_cache(cached), candidate
         cache.rejected += 1
         refused.add(candidate)
     return None

@@ -18,7 +18,7 @@ from rlmap.index.cache import Cache, decode_entry, decode_sections, encode_entry
 from rlmap.index.indexer import build_index, file_key
 from rlmap.index.source import locate_source
 from rlmap.model.codemodel import ModelHead
-from rlmap.model.session import LATEST, load_model
+from rlmap.model.session import LATEST, MODEL_FILES, load_model
 from rlmap.query.graphdump import graph_json
 from tests.conftest import FIXTURES, Run
 
@@ -89,7 +89,7 @@ def test_a_crafted_or_damaged_entry_is_ignored_and_rebuilt(tmp_path: Path, run: 
     assert not marker.exists()
     assert code == 0, err
     assert again == expected
-    assert err.count("rlmap: note: ignored") == 1
+    assert err.count("rlmap: note: ignored") == 1, err
     assert "rebuilt them" in err
     if kind == "flipped-bit":  # found when the command read it: removed, and the command ran again
         assert "rlmap: note: removed a damaged cache entry" in err
@@ -264,12 +264,9 @@ def test_the_last_model_naming_a_file_entry_out_of_the_cache_is_not_followed(tmp
     key = file_key("pkg/advantages.py", advantages.read_bytes(), ())
     entry = cache_dir / "files" / key[:2] / f"{key}.msgpack"
     shutil.copyfile(entry, tmp_path / "planted.msgpack")  # where cache/files/../../planted.msgpack leads
-    [latest] = (cache_dir / LATEST).rglob("*.msgpack")
-    found = decode_entry(latest.read_bytes(), msgspec.msgpack.Decoder(tuple[str, tuple[list[str], ...]]))
-    assert found is not None
-    model, (paths, modules, keys, skipped) = found
+    files, _, (paths, modules, keys, skipped) = _latest_entry(cache_dir)
     keys[paths.index("pkg/advantages.py")] = "../planted"
-    latest.write_bytes(encode_entry([model, [paths, modules, keys, skipped]]))
+    files.write_bytes(encode_entry([paths, modules, keys, skipped]))
     advantages.write_text(advantages.read_text().replace("class GAE:", "# a line added\nclass GAE:"))
 
     cache = Cache.at(cache_dir)
@@ -280,13 +277,15 @@ def test_the_last_model_naming_a_file_entry_out_of_the_cache_is_not_followed(tmp
 
 
 def _latest_entry(cache_dir: Path) -> tuple[Path, str, list[list[str]]]:
-    """The one entry of the checkouts' last models: its file, its model key and its files' lists
-    (paths, modules, keys, skipped)."""
+    """The checkout's last model: the entry of the files it was computed from, its key, and
+    those files' lists (paths, modules, keys, skipped)."""
     [latest] = (cache_dir / LATEST).rglob("*.msgpack")
-    found = decode_entry(latest.read_bytes(), msgspec.msgpack.Decoder(tuple[str, tuple[list[str], ...]]))
-    assert found is not None
-    model, lists = found
-    return latest, model, list(lists)
+    model = decode_entry(latest.read_bytes(), msgspec.msgpack.Decoder(str))
+    assert model is not None
+    files = cache_dir / MODEL_FILES / model[:2] / f"{model}.msgpack"
+    lists = decode_entry(files.read_bytes(), msgspec.msgpack.Decoder(list[list[str]]))
+    assert lists is not None
+    return files, model, lists
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -296,14 +295,14 @@ def test_a_last_model_entry_that_does_not_add_up_is_ignored(tmp_path: Path, dama
     cache_dir = tmp_path / "cache"
     source = locate_source(root, package="pkg")
     load_model(source, Cache.at(cache_dir), jobs=jobs)
-    latest, model, (paths, modules, keys, skipped) = _latest_entry(cache_dir)
+    files, _, (paths, modules, keys, skipped) = _latest_entry(cache_dir)
     if damage == "a module short":
         modules = modules[1:]
     elif damage == "a key short":
         keys = keys[1:]
     else:
         paths, modules, keys = [*paths, paths[0]], [*modules, modules[0]], [*keys, keys[0]]
-    latest.write_bytes(encode_entry([model, [paths, modules, keys, skipped]]))
+    files.write_bytes(encode_entry([paths, modules, keys, skipped]))
     advantages = root / "pkg" / "advantages.py"
     advantages.write_text(advantages.read_text().replace("class GAE:", "# a line added\nclass GAE:"))
 

@@ -313,3 +313,27 @@ def test_names_that_do_not_tell_files_apart_resolve(
     fresh_cache = Cache.at(tmp_path / "fresh")
     _load(source, fresh_cache, jobs=jobs)
     assert _stored(source, cache) == _stored(source, fresh_cache)
+
+
+@pytest.mark.parametrize("jobs", JOBS)
+def test_a_tree_found_whole_in_the_cache_is_the_last_model_again(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
+) -> None:
+    """Back on a branch whose model the cache holds (a code edit made, then undone), a comment line
+    added next is a move from that model, not from the one of the edit undone."""
+    root = make_package(PACKAGE)
+    source = locate_source(root, package="pkg")
+    cache = Cache.at(tmp_path / "cache")
+    _load(source, cache, jobs=jobs)
+    core = root / "pkg" / "core.py"
+    before = core.read_text(encoding="utf-8")
+    _insert(core, "# pick the part maker", "helper({})")  # another branch: a code edit
+    _, phases = _load(source, cache, jobs=jobs)
+    assert "resolve" in phases
+    core.write_text(before, encoding="utf-8")  # back
+    back, phases = _load(source, cache, jobs=jobs)
+    assert back.stats is None  # found whole
+    _insert(core, "def helper", "# a comment line")
+    moved, phases = _load(source, cache, jobs=jobs)
+    assert "resolve" not in phases
+    assert moved.moved == ("pkg/core.py",)
