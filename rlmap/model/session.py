@@ -5,9 +5,11 @@ under the hash of all of them (and of the enabled extensions) and loads it; noth
 A run after a change re-parses only the changed files.  The model is a function of the files'
 records, not of their bytes: when the records of every file are those a cached model was
 resolved from (an edit to a comment, to blank lines at the end of a file), that model is the
-answer, and the run resolves nothing.  Any other change re-resolves the model: the value flow
-is one whole-program solve, and where a variable drops values past its cap, which it keeps
-depends on the order the solve meets them.
+answer, and the run resolves nothing.  When the changed files' records are the former ones
+with their lines moved (a comment or docstring line added), the checkout's last model is moved
+the same way (:mod:`rlmap.model.relabel`), and nothing is resolved either.  Any other change
+re-resolves the model: the value flow is one whole-program solve, and where a variable drops
+values past its cap, which it keeps depends on the order the solve meets them.
 """
 
 from __future__ import annotations
