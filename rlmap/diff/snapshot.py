@@ -87,6 +87,11 @@ def from_git(
     prefix = f"{name or top.name}/" if folder in ("", ".") else ""
     listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
     wanted: list[tuple[str, bytes, int]] = []  # (path, blob id, size)
+    skipped: list[tuple[str, str]] = []  # (path, why): each a diagnostic, as indexing says it
+
+    def shown(path: str) -> str:
+        return prefix + (path[len(above) + 1 :] if above else path)
+
     for entry in filter(None, listing.split(b"\0")):
         head, _, listed = entry.partition(b"\t")
         mode, kind, blob, length = head.split()
@@ -95,10 +100,15 @@ def from_git(
             raise UsageError(
                 f"git cannot read {path} at '{revision}' (no size for its object)", "check the repository with git fsck"
             )
-        if has_control(path):  # (as in a directory)
+        if kind != b"blob" or not path.endswith(".py"):
             continue
-        # a symbolic link (mode 120000) is not followed, as in a directory
-        if kind == b"blob" and mode != b"120000" and path.endswith(".py") and int(length) <= MAX_FILE_BYTES:
+        if has_control(path):  # (a module named with a newline would print a line of its own)
+            skipped.append((path, "name holds a control character; skipped"))
+        elif mode == b"120000":  # a symbolic link: its text is a path, which a revision does not follow
+            skipped.append((path, "symbolic link; not followed at a revision, skipped"))
+        elif int(length) > MAX_FILE_BYTES:
+            skipped.append((path, f"file too large ({int(length) / (1024 * 1024):.0f} MB); file skipped"))
+        else:
             wanted.append((path, blob, int(length)))
     if not wanted:
         raise UsageError(
@@ -112,9 +122,9 @@ def from_git(
         end = batch.index(b"\n", at)
         if batch[at:end] != b"%s blob %d" % (blob, size):
             raise UsageError(f"git cat-file gave something else for {path}", "check the repository with git fsck")
-        sources[prefix + (path[len(above) + 1 :] if above else path)] = batch[end + 1 : end + 1 + size]
+        sources[shown(path)] = batch[end + 1 : end + 1 + size]
         at = end + 1 + size + 1  # the content, then a newline
-    return build(sources, revision, progress)
+    return build(sources, revision, progress, [Diagnostic(shown(path), 1, why) for path, why in skipped])
 
 
 def package_in_repository(package_dir: Path) -> tuple[Path, str]:

@@ -114,14 +114,15 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     git("commit", "-q", "-m", "v1")
     (tmp_path / "pk" / "collect.py").unlink()
     write(tmp_path, V2)
-    (tmp_path / "pk" / "elsewhere.py").symlink_to("../outside.py")  # a link is not followed, as in a directory
+    (tmp_path / "pk" / "elsewhere.py").symlink_to("../outside.py")  # a link is not followed at a revision: said
     (tmp_path / "outside.py").write_text("class Outside:\n    pass\n")
     (tmp_path / "pk" / "notes.txt").write_text("not python")
     git("add", "-A")
     git("commit", "-q", "-m", "v2")
     (tmp_path / "pk" / "collect.py").write_text("garbage (the working tree is not read)")
-    code, out, _ = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--package", "pk", "--format", "json")
-    assert code == 0
+    code, out, err = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--package", "pk", "--format", "json")
+    assert code == 3
+    assert "pk/elsewhere.py:1: symbolic link; not followed at a revision, skipped" in err
     check(json.loads(out))  # every file of each revision read whole (one git process for them all)
     code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
     assert code == 2

@@ -143,10 +143,12 @@ def test_a_name_holding_a_newline_never_reaches_a_report(run: Run, tmp_path: Pat
     (root / "pk" / "y\n::error file=b,line=2::INJECTED.py").write_text("def f():\n    pass\n")
     _commit_all(root, "v2")
     code, out, err = run("diff", "HEAD~1", "HEAD", "--repo", str(root), "--package", "pk")
-    code_dir, out_dir, _ = run("diff", "HEAD~1", str(root / "pk"), "--repo", str(root), "--package", "pk")
-    assert (code, code_dir) == (0, 0), err
-    for text in (out, out_dir):
+    code_dir, out_dir, err_dir = run("diff", "HEAD~1", str(root / "pk"), "--repo", str(root), "--package", "pk")
+    assert (code, code_dir) == (3, 3), err  # the file skipped is said, escaped, as indexing says it
+    for text in (out, err, out_dir, err_dir):
         assert not any(line.startswith("::") for line in text.splitlines())
+    assert "name holds a control character; skipped" in err
+    assert "name holds a control character; skipped" in err_dir
     docs = root / "docs"
     docs.mkdir()
     (docs / "x\n::error file=a,line=1::INJECTED.rst").write_text(":class:`pk.collect.Gone`\n")
