@@ -14,11 +14,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rlmap.gitread import find_checkout, run_git
+from rlmap.gitread import GIT_MISSING, find_checkout, run_git
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _TIMEOUT = 60  # seconds for one git command; torchrl's whole history takes about one
@@ -35,17 +34,17 @@ class Pins:
 
 def pin_files(root: Path, files: dict[str, bytes]) -> Pins:
     """Pins for ``files`` (repo-relative path -> worktree bytes) of the checkout at ``root``."""
-    if shutil.which("git") is None:
-        return Pins(problem="git is not installed")
     if not files:
         return Pins()
     checkout = find_checkout(root)
     if checkout is None:
         return Pins(problem="not inside a git checkout")
-    prefix_out = _run(checkout, root, "rev-parse", "--show-prefix")
-    if prefix_out is None:
+    asked = run_git(checkout, "rev-parse", "--show-prefix", cwd=root, timeout=_TIMEOUT)
+    if not asked.ok:
+        if asked.problem == GIT_MISSING:
+            return Pins(problem=GIT_MISSING)
         return Pins(problem="git cannot read this checkout (not a git repository, or no commit yet)")
-    prefix = prefix_out.decode("utf-8", "replace").strip()  # where ``root`` is inside the repository
+    prefix = asked.stdout.decode("utf-8", "replace").strip()  # where ``root`` is inside the repository
     top = os.path.commonpath([path.split("/", 1)[0] for path in files]) or "."
     listed = _run(checkout, root, "ls-tree", "-r", "-z", "--full-name", "HEAD", "--", top)
     if listed is None:

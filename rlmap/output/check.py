@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlmap.gitread import find_checkout
 from rlmap.output.generate import Output
 from rlmap.output.write import MANIFEST, is_file_inside, manifest_bytes, manifest_of, read_inside, read_manifest
 
@@ -86,10 +87,10 @@ def _named(shown: str, relative: str) -> str:
 
 
 def _shown(out: Path) -> str:
-    """``out`` relative to the repository holding it (the nearest parent with ``.git``), else to the
-    working directory, so that the diff applies with ``git apply`` from there."""
+    """``out`` relative to the checkout holding it (:func:`rlmap.gitread.find_checkout`), else to
+    the working directory, so that the diff applies with ``git apply`` from there."""
     target = out.resolve()
-    base = next((folder for folder in (target, *target.parents) if (folder / ".git").exists()), None)
+    base = find_checkout(target)
     if base is None or base == target:
         base = Path.cwd().resolve()
     try:
