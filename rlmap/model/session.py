@@ -98,16 +98,20 @@ class _StatsSeen(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
 
 
 def _project_key(
-    source: SourceTree, extensions: tuple[str, ...], value_cap: int, cache: Cache | None = None
+    source: SourceTree,
+    extensions: tuple[str, ...],
+    value_cap: int,
+    cache: Cache | None = None,
+    settings: list[bytes | str] | None = None,
 ) -> tuple[str, set[str]]:
     """:func:`project_key` and the repo-relative paths of the files it hashed.
 
     With a cache, a tree whose every file has the stat (size, mtime, ctime, inode) it had when
     the key was last computed here gets that key without a file being read (what git's index
     does); any difference, and any file changed in the last two seconds, means reading and
-    hashing them all.
+    hashing them all.  ``settings``: :func:`_settings`, when the caller has them.
     """
-    parts: list[bytes | str] = _settings(source, extensions, value_cap)
+    parts: list[bytes | str] = list(settings) if settings is not None else _settings(source, extensions, value_cap)
     files, skipped = source.scan_files()
     relatives = [source.relpath(path) for path in files]
     stats_key = stats = None
@@ -154,9 +158,10 @@ def load_model(
     """The resolved model of ``source``, with key accesses under the enabled ``extensions``, and
     at most ``value_cap`` values per variable of the value flow."""
     enabled = enabled_extensions(extensions)
-    key, paths = _project_key(source, enabled, value_cap, cache)
+    settings = _settings(source, enabled, value_cap)  # (read once: the companions' versions are files)
+    key, paths = _project_key(source, enabled, value_cap, cache, settings)
     refused: set[str] = set()
-    where = _latest_key(source, enabled, value_cap)
+    where = _latest_key(source, settings)
     found_at = _found_at(cache, key, paths, refused)
     if found_at is not None:
         model, at = found_at
@@ -181,7 +186,7 @@ def load_model(
             model.source = SourceInfo.of(source)
             return LoadedModel(model, None, source, cache, moved)
         give_back_memory()  # the files' bytes and the workers' payloads, freed: not kept through the solve
-        records = _records_key(index, source, enabled, value_cap) if cache.directory is not None else ""
+        records = _records_key(index, source, settings) if cache.directory is not None else ""
         same = _found_at(cache, records, paths, refused) if records else None
         if same is not None:  # the files changed, their records did not: the model is the same
             model, at = same
@@ -260,8 +265,9 @@ class _Latest:
     files: _Files
 
 
-def _latest_key(source: SourceTree, extensions: tuple[str, ...], value_cap: int) -> str:
-    return content_key("latest", *_settings(source, extensions, value_cap), str(source.root.resolve()))
+def _latest_key(source: SourceTree, settings: list[bytes | str]) -> str:
+    """Where a checkout's last model is noted: its :func:`_settings` and its folder."""
+    return content_key("latest", *settings, str(source.root.resolve()))
 
 
 def _latest(cache: Cache, where: str) -> _Latest | None:
@@ -421,11 +427,11 @@ def _settings(source: SourceTree, extensions: tuple[str, ...], value_cap: int) -
     ]
 
 
-def _records_key(index: ProjectIndex, source: SourceTree, extensions: tuple[str, ...], value_cap: int) -> str:
+def _records_key(index: ProjectIndex, source: SourceTree, settings: list[bytes | str]) -> str:
     """A hash of everything the resolved model is computed from: every file's records (the
     SHA-256 of their MessagePack, which the indexer has from the cache entry or the worker), the
-    entries that were skipped, and :func:`_settings`."""
-    parts = ["records", *_settings(source, extensions, value_cap), "names:" + ",".join(source.companion_names)]
+    entries that were skipped, and ``settings`` (:func:`_settings`)."""
+    parts = ["records", *settings, "names:" + ",".join(source.companion_names)]
     parts.extend(index.digests)
     parts.extend(str(diagnostic) for diagnostic in index.skipped)
     return content_key(*parts)
