@@ -11,9 +11,10 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from rlmap.index.cache import Cache
+from rlmap.index.cache import Cache, Sections
 from rlmap.index.extract import extract_module
 from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import ModelHead
@@ -81,14 +82,31 @@ def _load(
     return loaded, phases
 
 
+def _checkout(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, files: dict[str, str] = PACKAGE
+) -> tuple[Path, SourceTree, Cache]:
+    """A synthetic package ``pkg`` of ``files``, its source tree, and a cache for it."""
+    root = make_package(dict(files))
+    return root, locate_source(root, package="pkg"), Cache.at(tmp_path / "cache")
+
+
+def _resolved_alike(source: SourceTree, cache: Cache, tmp_path: Path, jobs: int = 1) -> list[str]:
+    """Resolve ``source`` afresh in a cache of its own, check that ``cache`` holds the same model
+    byte for byte, and give the fresh run's phases."""
+    fresh_cache = Cache.at(tmp_path / "fresh")
+    _, phases = _load(source, fresh_cache, jobs=jobs)
+    assert _stored(source, cache) == _stored(source, fresh_cache)
+    return phases
+
+
 def _stored(
     source: SourceTree, cache: Cache, value_cap: int = CAP, extensions: tuple[str, ...] = ()
 ) -> dict[str, bytes]:
     """The cached model of ``source``, every section's bytes and its head's (as MessagePack)."""
-    entry = cache.get_sections(MODELS, project_key(source, extensions, value_cap), ModelHead)
+    entry: Sections[ModelHead] | None = cache.get_sections(
+        MODELS, project_key(source, extensions, value_cap), ModelHead
+    )
     assert entry is not None
-    import msgspec
-
     found = {name: entry.read(name) or b"" for name in entry.names()}
     found["<head>"] = msgspec.msgpack.encode(entry.head)
     return found
@@ -114,9 +132,7 @@ JOBS = [pytest.param(1, id="one core"), pytest.param(2, id="two cores", marks=TW
 def test_moved_lines_give_the_model_a_resolve_gives(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
 ) -> None:
-    root = make_package(PACKAGE)
-    source = locate_source(root, package="pkg")
-    cache = Cache.at(tmp_path / "cache")
+    root, source, cache = _checkout(make_package, tmp_path)
     cold, phases = _load(source, cache, jobs=jobs)
     assert "resolve" in phases
     assert cold.moved == ()
@@ -132,15 +148,12 @@ def test_moved_lines_give_the_model_a_resolve_gives(
     assert (moved.stats is None) == (jobs > 1)  # no index made: the early look decided
     engine_run = moved.model.symbol("pkg.core.Engine.run")
     assert engine_run is not None
-    assert engine_run.line == cold.model.symbol("pkg.core.Engine.run").line + 1
+    assert engine_run.line == cold.model.symbol("pkg.core.Engine.run").line + 1  # type: ignore[union-attr]
     helper = moved.model.symbol("pkg.core.helper")
     assert helper is not None
-    assert helper.line == cold.model.symbol("pkg.core.helper").line + 3
+    assert helper.line == cold.model.symbol("pkg.core.helper").line + 3  # type: ignore[union-attr]
 
-    fresh_cache = Cache.at(tmp_path / "fresh")
-    _, phases = _load(source, fresh_cache)
-    assert "resolve" in phases
-    assert _stored(source, cache) == _stored(source, fresh_cache)
+    assert "resolve" in _resolved_alike(source, cache, tmp_path)
 
     again, phases = _load(source, cache, jobs=jobs)  # the moved model is stored under the tree's key
     assert again.stats is None
@@ -151,27 +164,21 @@ def test_moved_lines_give_the_model_a_resolve_gives(
 def test_a_change_beyond_lines_resolves(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
 ) -> None:
-    root = make_package(PACKAGE)
-    source = locate_source(root, package="pkg")
-    cache = Cache.at(tmp_path / "cache")
+    root, source, cache = _checkout(make_package, tmp_path)
     _load(source, cache, jobs=jobs)
     core = root / "pkg" / "core.py"
     _insert(core, "# pick the part maker", "helper({})")  # a line that calls: records change beyond lines
     changed, phases = _load(source, cache, jobs=jobs)
     assert "resolve" in phases
     assert changed.moved == ()
-    fresh_cache = Cache.at(tmp_path / "fresh")
-    _load(source, fresh_cache)
-    assert _stored(source, cache) == _stored(source, fresh_cache)
+    _resolved_alike(source, cache, tmp_path)
 
 
 @pytest.mark.parametrize("jobs", JOBS)
 def test_a_comment_edited_in_place_gives_the_last_model(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, jobs: int
 ) -> None:
-    root = make_package(PACKAGE)
-    source = locate_source(root, package="pkg")
-    cache = Cache.at(tmp_path / "cache")
+    root, source, cache = _checkout(make_package, tmp_path)
     cold, _ = _load(source, cache, jobs=jobs)
     core = root / "pkg" / "core.py"
     core.write_text(core.read_text().replace("# pick the part maker", "# pick the maker"), encoding="utf-8")
@@ -304,15 +311,11 @@ def test_names_that_do_not_tell_files_apart_resolve(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, case: str, jobs: int
 ) -> None:
     files, (edited, before, line) = COLLIDING[case]
-    root = make_package(files)
-    source = locate_source(root, package="pkg")
-    cache = Cache.at(tmp_path / "cache")
+    root, source, cache = _checkout(make_package, tmp_path, files)
     _load(source, cache, jobs=jobs)
     _insert(root / edited, before, line)
     _load(source, cache, jobs=jobs)
-    fresh_cache = Cache.at(tmp_path / "fresh")
-    _load(source, fresh_cache, jobs=jobs)
-    assert _stored(source, cache) == _stored(source, fresh_cache)
+    _resolved_alike(source, cache, tmp_path, jobs)
 
 
 @pytest.mark.parametrize("jobs", JOBS)
@@ -321,9 +324,7 @@ def test_a_tree_found_whole_in_the_cache_is_the_last_model_again(
 ) -> None:
     """Back on a branch whose model the cache holds (a code edit made, then undone), a comment line
     added next is a move from that model, not from the one of the edit undone."""
-    root = make_package(PACKAGE)
-    source = locate_source(root, package="pkg")
-    cache = Cache.at(tmp_path / "cache")
+    root, source, cache = _checkout(make_package, tmp_path)
     _load(source, cache, jobs=jobs)
     core = root / "pkg" / "core.py"
     before = core.read_text(encoding="utf-8")
