@@ -16,7 +16,7 @@ from pathlib import Path
 from rlmap.audit.docscan import DocsScan, printable_path
 from rlmap.audit.spelling import SPELLING_BUDGET, Speller
 from rlmap.index.cache import Cache
-from rlmap.index.records import CLASS, FUNCTION, MODULE, Symbol
+from rlmap.index.records import CLASS, MODULE, Symbol
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
@@ -51,7 +51,6 @@ class AuditContext:
     code_prefix: str = ""  # the source root relative to the report root ("" when it is outside)
     spelling_budget: int = SPELLING_BUDGET
     _exported_as: dict[str, list[str]] = field(default_factory=dict)
-    _outside: dict[tuple[str, str], str] = field(default_factory=dict)
     _public: dict[str, str] = field(default_factory=dict)
     _names: dict[str, list[str]] = field(default_factory=dict)
     _sources: dict[str, bytes | None] = field(default_factory=dict)
@@ -78,8 +77,6 @@ class AuditContext:
         for module, name, target in self.model.exports():
             if self.model.bound(module, name) == target:  # (the first binding of the name)
                 self._exported_as.setdefault(target, []).append(f"{module}.{name}")
-        for module, name, target in self.model.external_exports():
-            self._outside.setdefault((module, name), target)
         for qualname in self.model.qualnames():
             self._names.setdefault(qualname.rsplit(".", 1)[-1], []).append(qualname)
         self._budget.append(self.spelling_budget)
@@ -97,46 +94,24 @@ class AuditContext:
 
     # -- resolution ------------------------------------------------------------------------
     def resolve(self, dotted: str) -> str | None:
+        """The symbol a reference names (:meth:`CodeModel.follow`: through imports and
+        inheritance), or another package's object a module re-exports (``external:...``), or a
+        name a module's ``__getattr__`` imports lazily; ``None``: it names nothing."""
         if self.model.has_symbol(dotted):
             return dotted
-        parts = dotted.split(".")
-        if len(parts) > _MAX_PARTS:
+        if dotted.count(".") >= _MAX_PARTS:
             return None
-        for cut in range(len(parts) - 1, 0, -1):
-            module = ".".join(parts[:cut])
-            if self.model.node_kind(module) == MODULE:
-                current = module
-                for part in parts[cut:]:
-                    if current.startswith(EXTERNAL_PREFIX):
-                        return current  # a member of another package's object: it is not ours to check
-                    found = self.member(current, part)
-                    if found is None:
-                        return None
-                    current = found
-                return current
-        return None
+        return self.model.follow(dotted, self.member)
 
     def member(self, owner: str, name: str) -> str | None:
-        kind = self.model.node_kind(owner)
-        if kind == MODULE:
-            if self.model.has_symbol(f"{owner}.{name}"):
-                return f"{owner}.{name}"
-            target = self.model.bound(owner, name)
-            if target is not None and self.model.has_symbol(target):
-                return target
-            outside = self._outside.get((owner, name))
-            if outside:
-                return f"{EXTERNAL_PREFIX}{outside}"
-            if self.model.has_symbol(f"{owner}.__getattr__"):
-                # a module-level __getattr__ imports names lazily: take a definition below the module
-                # (else anywhere in the package: TorchRL's lazy exports also reach into sibling packages)
-                defined = [q for q in self.named(name) if self.model.node_kind(q) in (CLASS, FUNCTION)]
-                lazy = [q for q in defined if q.startswith(owner + ".")] or defined
-                return lazy[0] if lazy else None
-            return None
-        if kind == CLASS:
-            return self.model.find_member(owner, name)
-        return None
+        """:meth:`CodeModel.member_of`, or another package's object a module binds ``name`` to."""
+        if owner.startswith(EXTERNAL_PREFIX):
+            return owner  # a member of another package's object: it is not ours to check
+        found = self.model.member_of(owner, name)
+        if found is None and self.model.node_kind(owner) == MODULE:
+            outside = self.model.bound_outside(owner, name)
+            return f"{EXTERNAL_PREFIX}{outside}" if outside else None
+        return found
 
     def named(self, name: str) -> list[str]:
         found = self._sorted_names.get(name)

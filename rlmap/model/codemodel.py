@@ -18,14 +18,14 @@ import typing
 import zlib
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
 from rlmap.errors import CacheError
-from rlmap.index.records import AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
+from rlmap.index.records import CLASS, FUNCTION, MODULE, AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
 from rlmap.index.source import SourceTree, companion_path, git_ref, permalink_url, source_stamp
 from rlmap.model.mro import descendants, nearest_in_bases
 from rlmap.model.pointsto import CAP
@@ -406,6 +406,9 @@ class _LazyPlain(Mapping[K, V], Generic[K, V]):
         return len(self.value)
 
 
+_DEFINED = (CLASS, FUNCTION)  # what a module's lazy ``__getattr__`` is taken to import (see CodeModel.member_of)
+
+
 class CodeModel:
     """Queries over one resolved package."""
 
@@ -435,6 +438,7 @@ class CodeModel:
         self._documented: list[Symbol] | None = None  # see symbols
         self._by_last: dict[str, list[str]] | None = None  # see qualnames_ending
         self._bound: dict[tuple[str, str], str] | None = None  # see bound
+        self._bound_outside: dict[tuple[str, str], str] | None = None  # see bound_outside
         self._scanned = False
         self._accesses: dict[str, tuple[AttributeAccess, ...]] = {}  # see attribute_accesses
         self._call_sites: dict[str, tuple[ResolvedCall, ...]] = {}  # see call_sites
@@ -591,6 +595,15 @@ class CodeModel:
                 self._bound.setdefault((owner, bound_name), target)
         return self._bound.get((module, name))
 
+    def bound_outside(self, module: str, name: str) -> str | None:
+        """The dotted name of another package's object ``module`` binds ``name`` to by an import
+        (the first it binds), or ``None`` (a table of :meth:`external_exports`)."""
+        if self._bound_outside is None:
+            self._bound_outside = {}
+            for owner, bound_name, target in self.external_exports():
+                self._bound_outside.setdefault((owner, bound_name), target)
+        return self._bound_outside.get((module, name))
+
     def external_exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, dotted): names modules bind by import to other packages' objects."""
         if isinstance(self._external_exports, _LazyPlain):
@@ -610,6 +623,50 @@ class CodeModel:
         return nearest_in_bases(
             self.bases, cls, self._nearest[name], lambda node: f"{node}.{name}" if f"{node}.{name}" in symbols else None
         )
+
+    def member_of(self, owner: str, name: str) -> str | None:
+        """The symbol ``owner.name`` reaches as Python's attribute lookup would: one defined in
+        ``owner``; in a module, the package symbol an import binds the name to, or, when the
+        module defines ``__getattr__`` (a lazy import) and binds no other package's object to the
+        name (:meth:`bound_outside`), the class or function of that name below
+        the module (else anywhere in the package: TorchRL's lazy exports also reach into sibling
+        packages; the first, sorted); in a class, the member of the nearest base that defines it.
+        ``None`` when none of the package's does."""
+        own = f"{owner}.{name}"
+        if own in self._symbols:
+            return own
+        kind = self.node_kind(owner)
+        if kind == MODULE:
+            target = self.bound(owner, name)
+            if target is not None and target in self._symbols:
+                return target
+            if f"{owner}.__getattr__" not in self._symbols or self.bound_outside(owner, name) is not None:
+                return None  # (a name bound to another package's object is not looked up lazily)
+            defined = [found for found in self.qualnames_ending("." + name) if self.node_kind(found) in _DEFINED]
+            return next((found for found in defined if found.startswith(owner + ".")), defined[0] if defined else None)
+        if kind == CLASS:
+            return self.find_member(owner, name)
+        return None
+
+    def follow(self, dotted: str, member: Callable[[str, str], str | None] | None = None) -> str | None:
+        """The symbol the import path ``dotted`` names: from its longest prefix that is a module,
+        each further part looked up in what the one before reaches (``member``: default
+        :meth:`member_of`), through imports (``torchrl.envs.TransformedEnv``) and inheritance
+        (``torchrl.envs.TransformedEnv.rollout`` is ``EnvBase.rollout``); ``None`` when a part
+        reaches nothing, or no prefix is a module."""
+        step = member or self.member_of
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            current = ".".join(parts[:cut])
+            if self.node_kind(current) != MODULE:
+                continue
+            for part in parts[cut:]:
+                reached = step(current, part)
+                if reached is None:
+                    return None
+                current = reached
+            return current
+        return None
 
     def subclasses_of(self, cls: str) -> list[str]:
         """Every direct and indirect subclass, sorted."""

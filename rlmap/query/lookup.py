@@ -23,38 +23,36 @@ if TYPE_CHECKING:
 
 
 def find_symbols(model: CodeModel, query: str) -> list[str]:
-    """The qualname ``query`` is, or reaches through a module that imports it (a package's
-    ``__init__``: ``torchrl.collectors.Collector``); else the qualnames ending with ``.query``, sorted."""
+    """The qualname ``query`` is, or the symbol it reaches as an import path
+    (:meth:`CodeModel.follow`: ``torchrl.collectors.Collector``, and an inherited member,
+    ``torchrl.envs.TransformedEnv.rollout``); else the qualnames ending with ``.query``; else,
+    for ``Owner.member``, the definitions of ``member`` the classes ending with ``.Owner``
+    inherit (``TransformedEnv.rollout`` is ``EnvBase.rollout``); sorted."""
     query = query.strip()
     if model.has_symbol(query):
         return [query]
-    exported = through_imports(model, query)
-    if exported is not None:
-        return [exported]
-    return model.qualnames_ending("." + query)
+    followed = model.follow(query)
+    if followed is not None:
+        return [followed]
+    found = model.qualnames_ending("." + query)
+    if found:
+        return found
+    return sorted({reached for _, reached in inherited(model, query)})
 
 
-def through_imports(model: CodeModel, dotted: str) -> str | None:
-    """The qualname ``dotted`` names when a module on its path binds the next part by an import
-    (``torchrl.envs.TransformedEnv`` -> ``torchrl.envs.transforms._base.TransformedEnv``, and a
-    member of it, ``torchrl.envs.TransformedEnv.rand_action``); ``None`` when it names none."""
-    parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        current = ".".join(parts[:cut])
-        if model.node_kind(current) != MODULE:
-            continue
-        for part in parts[cut:]:
-            if model.has_symbol(f"{current}.{part}"):
-                current = f"{current}.{part}"
-                continue
-            if model.node_kind(current) != MODULE:
-                return None
-            target = model.bound(current, part)
-            if target is None or not model.has_symbol(target):
-                return None
-            current = target
-        return current
-    return None
+def inherited(model: CodeModel, query: str) -> list[tuple[str, str]]:
+    """For ``Owner.member`` (``Owner`` as :func:`find_symbols` finds it, a class), each class
+    and the definition of ``member`` it inherits from its nearest base (none: defined in it)."""
+    owner_query, _, name = query.strip().rpartition(".")
+    if not owner_query or not name:
+        return []
+    found = []
+    for owner in find_symbols(model, owner_query):
+        if model.node_kind(owner) == CLASS and not model.has_symbol(f"{owner}.{name}"):
+            reached = model.find_member(owner, name)
+            if reached is not None:
+                found.append((owner, reached))
+    return found
 
 
 def parse_key(query: str) -> tuple[str, ...] | None:
@@ -149,8 +147,8 @@ def completions(
     # a glossary term (one word: a shell would split the others into two arguments)
     found.update(name for term in terms for name in term.names() if name.startswith(incomplete) and " " not in name)
     head, _, last = incomplete.rpartition(".")
-    owner = through_imports(model, head) if head and not model.has_symbol(head) else None
-    if owner is not None:  # a member through a path a module's import makes
+    owner = _owner(model, head)
+    if owner is not None:  # a member, inherited ones too, also through a path a module's import makes
         found.update(f"{head}.{member}" for member in _members(model, owner) if member.startswith(last))
     for name in model.qualnames():
         suffix = ".".join(name.split(".")[-depth:])
@@ -174,8 +172,8 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
     if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``), whole
         suffixes.update(f"{module}.{name}" for module, name, _ in model.exports())
         head, _, last = query.rpartition(".")
-        # a member through one (``torchrl.envs.TransformedEnv.rand_actoin``)
-        owner = through_imports(model, head) if not model.has_symbol(head) else None
+        # a member, inherited ones too, also through an import path (``torchrl.envs.TransformedEnv.rand_actoin``)
+        owner = _owner(model, head)
         if owner is not None:
             close = difflib.get_close_matches(last, _members(model, owner), n=count, cutoff=0.8)
             if close:
@@ -183,12 +181,27 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
     return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
 
 
+def _owner(model: CodeModel, head: str) -> str | None:
+    """The one symbol ``head`` names (:func:`find_symbols`), or ``None``."""
+    found = find_symbols(model, head) if head else []
+    return found[0] if len(found) == 1 else None
+
+
 def _members(model: CodeModel, owner: str) -> list[str]:
-    """The names defined directly in ``owner`` (a class's members, a module's), sorted."""
-    prefix = owner + "."
-    return sorted(
-        name[len(prefix) :] for name in model.qualnames() if name.startswith(prefix) and "." not in name[len(prefix) :]
-    )
+    """The names defined in ``owner`` (a module's, a class's), and those a class inherits from its
+    bases in the package, sorted."""
+    owners, stack = {owner}, [owner]
+    while stack:
+        for base in model.bases.get(stack.pop(), ()):
+            if base not in owners and model.node_kind(base) == CLASS:
+                owners.add(base)
+                stack.append(base)
+    found = set()
+    for name in model.qualnames():
+        head, _, last = name.rpartition(".")
+        if head in owners:
+            found.add(last)
+    return sorted(found)
 
 
 def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
@@ -218,6 +231,9 @@ def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
     if matches:
         result = describe_symbol(model, matches[0])
         result["query"] = query
+        owner = _inheriting(model, query, matches[0])
+        if owner:
+            result["inherited_by"] = owner
         if key:
             result["also_key"] = format_key(key)
         return result
@@ -226,6 +242,22 @@ def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
         result["query"] = query
         return result
     return None
+
+
+def _inheriting(model: CodeModel, query: str, qualname: str) -> str:
+    """The class ``query`` (``TransformedEnv.rollout``) named, when ``qualname`` is the member it
+    inherits rather than defines (``EnvBase.rollout``); ``""`` otherwise (several such classes:
+    the first, sorted)."""
+    query = query.strip()
+    if qualname == query or qualname.endswith("." + query):
+        return ""
+    head, _, name = query.rpartition(".")
+    owners = [
+        owner
+        for owner in (find_symbols(model, head) if head else ())
+        if model.node_kind(owner) == CLASS and model.find_member(owner, name) == qualname != f"{owner}.{name}"
+    ]
+    return owners[0] if owners else ""
 
 
 def _candidate(model: CodeModel, qualname: str) -> dict[str, Any]:
@@ -502,6 +534,8 @@ class _Report:
         if definition["permalink"]:
             location = self.link(location, definition["permalink"])
         lines = [f"{result['qualname']}  ({kind})", f"  defined at  {location}"]
+        if result.get("inherited_by"):
+            lines.append(f"  inherited   by {self.name(result['inherited_by'])} (asked as {_echoed(result['query'])})")
         if definition["permalink"] and self.link is _plain_link:
             lines.append(f"  permalink   {definition['permalink']}")
         if "signature" in result:

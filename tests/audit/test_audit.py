@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -531,3 +532,32 @@ def test_github_annotations_errors_first_within_limits_and_a_step_summary(
         "--rule", "unlinkable-ref", "--format", "github", "--no-cache", "-q",
     )  # fmt: skip
     assert out.splitlines()[-1].endswith("rlmap audit --format text lists them all")
+
+
+@pytest.mark.torchrl
+def test_show_finds_what_the_audit_resolves_in_torchrls_docs(torchrl_model: Any) -> None:
+    """One walk of a dotted path (imports, inheritance) for the audit and for ``show``: every
+    reference of TorchRL's docs the audit resolves to a symbol of the package, ``show`` finds."""
+    from rlmap.audit.context import EXTERNAL_PREFIX, AuditContext
+    from rlmap.audit.docscan import report_root, scan_docs
+    from rlmap.query.lookup import find_symbols
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"TorchRL's docs are not here: expected {CORPUS} (../shared beside the repository)")
+    docs = [CORPUS / "docs" / "source"]
+    context = AuditContext(
+        model=torchrl_model, docs=scan_docs(docs, report_root(docs)), root=CORPUS, package="torchrl", focus=()
+    )
+    resolved = {
+        reference: found
+        for reference in set(context.code_references())
+        if (found := context.resolve(reference)) is not None and not found.startswith(EXTERNAL_PREFIX)
+    }
+    inherited = {
+        reference for reference, found in resolved.items() if not found.startswith(reference.rpartition(".")[0])
+    }
+    assert len(resolved) > 500
+    assert inherited
+    assert {reference: find_symbols(torchrl_model, reference) for reference in resolved} == {
+        reference: [found] for reference, found in resolved.items()
+    }

@@ -522,6 +522,11 @@ def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> Non
     assert " Collector._update_traj_ids " in out
     assert "torchrl.collectors._single.Collector._update_traj_ids" not in out  # relative to its module
     assert "not (not " not in out
+    # a member TransformedEnv inherits: the debugger's question, answered where it is defined
+    code, out, err = run("show", "TransformedEnv.rollout", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0, err
+    assert out.startswith("torchrl.envs.common.EnvBase.rollout  (method in torchrl.envs.common)\n")
+    assert "  inherited   by torchrl.envs.transforms._base.TransformedEnv (asked as TransformedEnv.rollout)" in out
 
 
 def test_show_suggests_a_name_spelled_alike(run: Run) -> None:
@@ -549,7 +554,46 @@ def test_show_finds_a_name_through_the_package_that_imports_it(run: Run) -> None
     assert "did you mean 'pkg.Env.step'" in err
 
 
-@pytest.mark.parametrize("query", ["envs.TransformedEnv", "pkg.envs.TransformdEnv", "Colector.rollout", "pkg.Env.stp"])
+@pytest.mark.parametrize(
+    "query", ["TransformedEnv.step", "pkg.envs.TransformedEnv.step", "pkg.envs.base.TransformedEnv.step"]
+)
+def test_show_finds_a_member_a_class_inherits(run: Run, query: str) -> None:
+    # TransformedEnv defines _step only: its step is Env.step, as Python's lookup finds it
+    code, out, err = run("show", *fixture_args(query))
+    assert code == 0, err
+    assert out.startswith("pkg.envs.base.Env.step  (method in pkg.envs.base)\n")
+    assert f"  inherited   by TransformedEnv (asked as {query})\n" in out
+    code, out, err = run("show", *fixture_args(query, "--json"))
+    assert json.loads(out)["inherited_by"] == "pkg.envs.base.TransformedEnv"
+    # a member the class defines itself is not said to be inherited
+    code, out, err = run("show", *fixture_args(query.replace(".step", "._step")))
+    assert out.startswith("pkg.envs.base.TransformedEnv._step  (method")
+    assert "inherited" not in out
+    # a misspelt inherited member is suggested, and completed
+    code, _, err = run("show", *fixture_args(query.replace(".step", ".step_and_maybe_rest")))
+    assert code == 2
+    assert f"did you mean '{query}_and_maybe_reset'?" in err
+
+
+def test_completion_offers_inherited_members() -> None:
+    from rlmap.query.lookup import completions
+    from tests.conftest import model_of
+
+    model = model_of(FIXTURES, "pkg")
+    assert "TransformedEnv.step_and_maybe_reset" in completions(model, "TransformedEnv.st")
+    assert "pkg.envs.TransformedEnv.reset" in completions(model, "pkg.envs.TransformedEnv.re")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "envs.TransformedEnv",
+        "pkg.envs.TransformdEnv",
+        "Colector.rollout",
+        "pkg.Env.stp",
+        "TransformedEnv.step_and_maybe_rest",
+    ],
+)
 def test_show_suggests_only_names_it_takes(run: Run, query: str) -> None:
     import re
 
