@@ -127,7 +127,7 @@ def audit(
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
-    topic_profile = common.profile_of(settings.profile, settings.package)
+    topic_profile = common.profile_of(settings.profile, common.documented_package(settings))
     if coverage:
         if output_format not in ("text", "json"):  # a table of files: no findings to annotate
             raise UsageError(f"--coverage has no {output_format} report", "pass --format text or --format json")

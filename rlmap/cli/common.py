@@ -418,6 +418,17 @@ def report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:
     return ExitCode.INCOMPLETE_INPUT
 
 
+def documented_package(settings: Any) -> str:
+    """The package the configured source holds, whose built-in profile applies: ``--package`` (or
+    ``[tool.rlmap] package``), unless ``--source`` is a package directory, or a folder of modules,
+    that names its own (a project's code is not given TorchRL's profile)."""
+    if settings.source is None:
+        return str(settings.package)
+    from rlmap.index.source import locate_source
+
+    return locate_source(settings.source, package=settings.package, packages=settings.packages).package
+
+
 def profile_of(profile: Path | None, package: str) -> Any:
     """The profile to use: the one configured or passed, else rlmap's own for ``package``, else None."""
     from rlmap.pages.profile import builtin_profile_path, load_profile

@@ -61,6 +61,7 @@ def diff(
             "old": result.old,
             "new": result.new,
             "flows": list(result.flows),
+            "missing_flows": list(result.missing_flows),
             "changes": [c.as_json() for c in result.changes],
         }
         common.say(json.dumps(payload, indent=2, sort_keys=True))

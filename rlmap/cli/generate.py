@@ -78,10 +78,11 @@ def generate(
     if settings.templates is not None and not settings.templates.is_dir():
         what = "is not a directory" if settings.templates.exists() else "does not exist"
         raise UsageError(f"templates directory '{settings.templates}' {what}", "pass --templates a directory")
-    topic_profile = common.profile_of(settings.profile, settings.package)
+    documented = common.documented_package(settings)
+    topic_profile = common.profile_of(settings.profile, documented)
     if topic_profile is None:
         raise UsageError(
-            f"no built-in profile for '{settings.package}'",
+            f"no built-in profile for '{documented}': the pages are declared in a profile",
             "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
     if not check:

@@ -31,10 +31,10 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
 
     try:
         settings = common.settings_of(path("config"), path("source"), params.get("package"))
-        chosen = common.profile_basics_of(path("profile") or settings.profile, settings.package)
         tree = locate_source(
             settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
         )
+        chosen = common.profile_basics_of(path("profile") or settings.profile, tree.package)
         cache_dir = path("cache_dir") or default_cache_dir()
         model = cached_model(tree, Cache(cache_dir), *analysis_of(chosen))
     except Exception:  # completion must never print a traceback into the shell
@@ -71,8 +71,7 @@ def show(
     from rlmap.query.lookup import describe, describe_key, find_key, similar_keys
 
     settings = common.settings_of(config, source, package, profile)
-    package = settings.package
-    chosen = common.profile_basics_of(settings.profile, package)
+    chosen = common.profile_basics_of(settings.profile, common.documented_package(settings))
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     model = loaded.model
     try:
@@ -209,7 +208,7 @@ def graph(
     from rlmap.query.graphdump import graph_dot, graph_json_chunks, graph_pycg
 
     settings = common.settings_of(config, source, package, profile)
-    chosen = common.profile_basics_of(settings.profile, settings.package)
+    chosen = common.profile_basics_of(settings.profile, common.documented_package(settings))
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
     scopes = tuple(scope or ())
     _check_scopes(loaded.model, scopes)

@@ -34,6 +34,8 @@ class PackageDiff:
     new: str
     changes: tuple[Change, ...]
     flows: tuple[str, ...] = ()  # calls and guards were compared in these functions only ("": in all)
+    # the documented flows neither version defines (all of them: no calls or guards were compared)
+    missing_flows: tuple[str, ...] = ()
 
     def renames(self) -> dict[str, str]:
         """Old qualified name -> new one, for every symbol renamed or moved and every attribute
@@ -80,13 +82,22 @@ def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = (), flows: tu
                 changes.append(Change("guards", new_name, new_name, tuple(added), tuple(removed)))
     order = {"renamed": 0, "moved": 1, "removed": 2, "attribute renamed": 3, "added": 4, "calls": 5, "guards": 6}
     changes.sort(key=lambda c: (order[c.what], c.old, c.new))
-    return PackageDiff(old.label, new.label, tuple(changes), tuple(sorted(set(flows))))
+    functions = [q for snapshot in (old, new) for q, facts in snapshot.symbols.items() if facts.kind == "function"]
+    present = {f for f in flows if any(_is_flow(name, f) for name in functions)}
+    return PackageDiff(
+        old.label, new.label, tuple(changes), tuple(sorted(present)), tuple(sorted(set(flows) - present))
+    )
+
+
+def _is_flow(name: str, flow: str) -> bool:
+    """Whether function ``name`` is the documented flow ``flow`` (its qualified name, or trailing parts)."""
+    return name == flow or name.endswith("." + flow)
 
 
 def _compared(old_name: str, new_name: str, scope: tuple[str, ...], flows: tuple[str, ...]) -> bool:
     if scope and not new_name.startswith(scope):
         return False
-    return not flows or any(name == f or name.endswith("." + f) for f in flows for name in (old_name, new_name))
+    return not flows or any(_is_flow(name, f) for f in flows for name in (old_name, new_name))
 
 
 def _moved(facts: SymbolFacts, name: str, fresh: set[str], new: Snapshot) -> str | None:
@@ -128,6 +139,11 @@ def render_text(diff: PackageDiff) -> str:
     lines = [f"{diff.old} -> {diff.new}: {len(diff.changes)} change(s)"]
     if diff.flows:
         lines.append(f"  (calls and guards compared in the {len(diff.flows)} documented flow(s) only)")
+    elif diff.missing_flows:
+        lines.append(
+            f"  (calls and guards not compared: none of the profile's {len(diff.missing_flows)} documented flow(s)"
+            " is a function of either version; pass --all-functions to compare every function)"
+        )
     for change in diff.changes:
         if change.what in ("calls", "guards"):
             lines.append(f"  {change.what:<17} {change.old}")

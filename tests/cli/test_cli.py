@@ -825,3 +825,20 @@ def test_show_fits_rows_to_a_narrow_terminal_and_keeps_every_word(run: Run, name
     fitting = [line for line in narrow.splitlines() if "://" not in line and " " in line.strip()]
     assert all(len(line) <= 48 for line in fitting), narrow
     assert narrow.split() == whole.split()  # the same words in the same order, only the layout differs
+
+
+def test_a_project_passed_as_source_is_not_given_torchrls_profile(run: Run, make_package: Any, tmp_path: Path) -> None:
+    """``--source`` a package directory or a folder of modules names its own package: TorchRL's
+    built-in profile (its pages, claims, glossary) is not applied to it."""
+    root = make_package({"proj/main.py": "def carrier():\n    return 1\n", "proj/pkg/__init__.py": ""})
+    out = tmp_path / "pages"
+    code, _, err = run("generate", "--source", str(root / "proj"), "--out", str(out), "--no-cache", "-q")
+    assert code == 2
+    assert err.startswith("rlmap: error: no built-in profile for 'proj'")
+    assert "claims.toml" not in err
+    assert not out.exists()
+    # show answers from the code alone: 'carrier' is the function, not TorchRL's glossary term
+    code, text, err = run("show", "carrier", "--source", str(root / "proj"), "--no-cache", "-q")
+    assert code == 0, err
+    assert text.startswith("main.carrier  (function")
+    assert "glossary" not in text

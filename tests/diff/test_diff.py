@@ -193,6 +193,27 @@ def test_a_profile_limits_calls_and_guards_to_its_documented_flows(run: Run, tmp
     )
     assert code == 0
     assert "(calls and guards compared in the 1 documented flow(s) only)" in text
+    # a profile written for other code (TorchRL's, on a project's): its flows are in neither
+    # version, and the report says nothing was compared rather than "compared in 1 flow"
+    assert changed("Trainer.train") == {}
+    code, text, _ = run(
+        "diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk", "--profile", str(profile)
+    )
+    assert code == 0
+    assert "documented flow(s) only" not in text
+    assert "(calls and guards not compared: none of the profile's 1 documented flow(s) is a function" in text
+    code, out, _ = run(
+        "diff",
+        str(tmp_path / "v1"),
+        str(tmp_path / "v2"),
+        "--package",
+        "pk",
+        "--profile",
+        str(profile),
+        "--format",
+        "json",
+    )
+    assert (json.loads(out)["flows"], json.loads(out)["missing_flows"]) == ([], ["Trainer.train"])
 
 
 def test_entries_a_directory_cannot_give_are_diagnostics(run: Run, tmp_path: Path) -> None:
