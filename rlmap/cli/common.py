@@ -305,8 +305,64 @@ def progress_display(quiet: bool, first: str = "index") -> Iterator[Progress | N
     if console.is_dumb_terminal:  # TERM=dumb: no bar can be drawn there, the lines can
         yield _PlainProgress()
         return
-    with progress_bar(console) as bar:
-        yield _BarProgress(bar, first)
+    bar = _DelayedBar(console, first)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+BAR_DELAY = 1.0  # seconds before a terminal's bar appears: a run done sooner draws none (as a log says nothing)
+
+
+class _DelayedBar:
+    """The terminal's bar, drawn once the run has taken ``delay`` seconds: a warm answer draws
+    nothing (it hid the cursor and drew a bar for a tenth of a second).  A timer starts it, so that
+    a phase not reported as it goes (resolve) shows too; it opens on the last phase reported, its
+    clock from that phase's start."""
+
+    def __init__(self, console: Any, first: str, delay: float = BAR_DELAY) -> None:
+        import threading
+
+        self._console = console
+        self._clock = console.get_time  # (the clock rich's bar reads: monotonic)
+        self._lock = threading.Lock()
+        self._last = (first, 0, 0)
+        self._since = self._clock()  # when the last phase reported started
+        self._bar: Any = None
+        self._report: _BarProgress | None = None
+        self._closed = False
+        self._timer = threading.Timer(delay, self.show)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        with self._lock:
+            if self._report is not None:
+                self._report(phase, done, total)
+                return
+            if phase != self._last[0] or done < self._last[1]:  # a phase starts (again)
+                self._since = self._clock()
+            self._last = (phase, done, total)
+
+    def show(self) -> None:
+        """Draw the bar (the timer calls it), unless the run has ended."""
+        with self._lock:
+            if self._closed or self._bar is not None:
+                return
+            phase, done, total = self._last
+            self._bar = progress_bar(self._console)
+            self._report = _BarProgress(self._bar, phase)
+            self._report(phase, done, total)
+            self._bar.tasks[-1].start_time = self._since  # (the phase's clock, not the bar's)
+            self._bar.start()
+
+    def close(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._closed = True
+            if self._bar is not None:
+                self._bar.stop()
 
 
 def progress_bar(console: Any, refresh: bool = True) -> Any:

@@ -744,7 +744,45 @@ def test_progress_on_a_dumb_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPa
         assert isinstance(progress, common._PlainProgress)
     monkeypatch.setenv("TERM", "xterm-256color")
     with common.progress_display(quiet=False) as progress:
-        assert isinstance(progress, common._BarProgress)
+        assert isinstance(progress, common._DelayedBar)
+
+
+def test_a_terminals_bar_is_drawn_only_for_a_run_longer_than_a_second() -> None:
+    """A warm answer draws nothing (no hidden cursor, no bar flashing for a tenth of a second); a
+    longer run gets the bar, opened on the phase it is in, its clock from that phase's start."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from rlmap.cli import common
+
+    assert common.BAR_DELAY == 1.0
+    terminal = io.StringIO()
+    bar = common._DelayedBar(Console(file=terminal, force_terminal=True), "index")
+    bar("index", 5, 10)
+    bar.close()
+    assert terminal.getvalue() == ""
+    time.sleep(0.1)  # (had the timer not been stopped, it would draw now)
+    assert terminal.getvalue() == ""
+
+    terminal = io.StringIO()
+    console = Console(file=terminal, force_terminal=True, width=80)
+    bar = common._DelayedBar(console, "index", delay=0.2)
+    bar("index", 10, 10)
+    bar("resolve", 0, 0)  # a phase not counted as it goes: the timer draws it
+    started = console.get_time()
+    deadline = time.monotonic() + 10
+    while bar._bar is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (task,) = bar._bar.tasks
+    assert (task.description, task.total) == ("resolve", None)
+    assert task.start_time is not None
+    assert task.start_time <= started
+    bar("resolve", 7, 7)
+    assert bar._bar.tasks[-1].fields["count"] == "7/7"
+    bar.close()
+    assert "resolve" in terminal.getvalue()
 
 
 def test_progress_bar_has_a_task_per_phase() -> None:
