@@ -196,9 +196,10 @@ def _summary(findings: Sequence[Finding], known: frozenset[str]) -> dict[str, An
     return {"total": len(findings), "new": new, "known": len(findings) - new, "by_rule": dict(sorted(by_rule.items()))}
 
 
-def render_text(findings: Sequence[Finding], known: frozenset[str]) -> str:
+def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line: bool = True) -> str:
     """A table per file; the occurrences of one rule, name, message and suggestion are one entry
-    (at its first line) with a count and their other lines."""
+    (at its first line) with a count and their other lines; then, with ``summary_line``, the
+    counts (``--quiet`` leaves them out)."""
     lines: list[str] = []
     current = None
     for group in _grouped(findings):
@@ -216,6 +217,8 @@ def render_text(findings: Sequence[Finding], known: frozenset[str]) -> str:
         if finding.suggestion:
             certain = " (certain)" if finding.certain else ""
             lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}{certain}")
+    if not summary_line:
+        return "".join(f"{line}\n" for line in lines)
     summary = _summary(findings, known)
     if lines:
         lines.append("")

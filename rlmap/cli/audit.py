@@ -146,11 +146,12 @@ def audit(
     incomplete = common.report_diagnostics(notes)
     # the step summary first: the annotations say where the findings they leave out are listed
     summarized = _write_step_summary(findings, known) if output_format == "github" else False
-    report = _report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes, summarized)
+    report = _report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes, summarized, quiet)
     common.say(report, nl=False)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
-        common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
+        if not quiet:
+            common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
         raise typer.Exit(int(incomplete))
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or not f.known_in(known))]
     if fail_on != "none" and failing:
@@ -308,6 +309,7 @@ def _report(
     complete: bool,
     notes: tuple[Any, ...],
     summarized: bool = False,
+    quiet: bool = False,
 ) -> str:
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
@@ -317,4 +319,4 @@ def _report(
         return render_sarif(findings, known, complete, notes)
     if output_format == "github":
         return render_github(findings, known, summarized)
-    return render_text(findings, known)
+    return render_text(findings, known, summary_line=not quiet)

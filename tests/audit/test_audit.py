@@ -18,9 +18,10 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "torchrl-docs"
 
 
-def fixture_run(run: Run, docs: Path, *extra: str) -> tuple[int, str, str]:
+def fixture_run(run: Run, docs: Path, *extra: str, quiet: bool = True) -> tuple[int, str, str]:
     """``rlmap audit`` of the fixture package with ``docs`` (no cache, quiet): code, stdout, stderr."""
-    return run("audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--no-cache", "-q", *extra)
+    args = ("audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--no-cache")
+    return run(*args, *(("-q",) if quiet else ()), *extra)
 
 
 def fixture_audit(run: Run, docs: Path, *extra: str) -> tuple[int, list[dict[str, object]], str]:
@@ -142,9 +143,11 @@ def test_stale_docstring_ref(run: Run, make_package) -> None:  # type: ignore[no
 def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
     docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
     baseline = tmp_path / "baseline.json"
-    code, _, err = fixture_audit(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline))
+    code, _, err = fixture_run(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline), quiet=False)
     assert code == 0  # writing a baseline records the findings: it does not fail on them
     assert "recorded 1 finding(s)" in err
+    code, _, err = fixture_audit(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline))
+    assert (code, err) == (0, "")  # --quiet: no summary line
     (docs / "page.rst").write_text("Intro\n\nMore text.\n\nSee :ref:`missing_label`.\n")  # moved down four lines
     code, findings, _ = fixture_audit(
         run, docs, "--rule", "broken-label", "--baseline", str(baseline), "--fail-on", "new"
@@ -161,11 +164,14 @@ def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
 
 def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
-    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none")
+    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none", quiet=False)
     assert code == 0
     assert out.splitlines()[0] == "page.rst"  # relative to the report root (here: the docs directory)
     assert "broken-label        :ref:`missing_label` names no label in the docs" in out
     assert out.rstrip().endswith("1 findings (1 new, 0 known): 1 broken-label")
+    code, quiet, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none")
+    assert code == 0
+    assert quiet == out[: out.rindex("\n\n") + 1]  # --quiet: the findings, without the summary line
 
 
 def test_github_annotations(run: Run, tmp_path: Path) -> None:
@@ -438,7 +444,7 @@ def test_every_occurrence_is_a_finding_with_its_own_fingerprint(run: Run, tmp_pa
     # the text output groups the occurrences of one name with a count
     code, out, _ = run(
         "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
-        "--no-cache", "-q",
+        "--no-cache",
     )  # fmt: skip
     assert "x4 (also line 5, 7, 9)" in out
     assert out.rstrip().endswith("4 findings (4 new, 0 known): 4 stale-ref")
