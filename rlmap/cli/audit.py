@@ -187,7 +187,9 @@ def _history(source_root: Path, package: str, since: str) -> dict[str, str]:
     from rlmap.diff.snapshot import from_directory, from_git, package_in_repository
 
     package_dir = source_root / package if (source_root / package).is_dir() else source_root
-    top, folder = package_in_repository(package_dir)
+    top, folder = package_in_repository(
+        package_dir, "--since reads the older version from git: audit a source inside a checkout, or leave out --since"
+    )
     before = from_git(top, since, folder, name=package_dir.name)  # (named as the working tree names it)
     return compare(before, from_directory(package_dir, "working tree")).renames()
 

@@ -127,18 +127,23 @@ def from_git(
     return build(sources, revision, progress, [Diagnostic(shown(path), 1, why) for path, why in skipped])
 
 
-def package_in_repository(package_dir: Path) -> tuple[Path, str]:
-    """The checkout holding ``package_dir`` and the package's folder relative to its top."""
-    top = checkout_of(package_dir)
+_NO_CHECKOUT = "pass --repo a checkout, or two package directories"  # (diff's options)
+
+
+def package_in_repository(package_dir: Path, hint: str = _NO_CHECKOUT) -> tuple[Path, str]:
+    """The checkout holding ``package_dir`` and the package's folder relative to its top
+    (``hint``: what to do when there is none)."""
+    top = checkout_of(package_dir, hint=hint)
     return top, package_dir.resolve().relative_to(top).as_posix()
 
 
-def checkout_of(path: Path) -> Path:
+def checkout_of(path: Path, problem: str = "", hint: str = _NO_CHECKOUT) -> Path:
     """The top of the git checkout holding ``path`` (found by rlmap, not by git: see
-    :mod:`rlmap.gitread`)."""
+    :mod:`rlmap.gitread`); a :class:`UsageError` saying ``problem`` (default: that ``path`` is in
+    no checkout) and ``hint`` when there is none."""
     top = find_checkout(path)
     if top is None:
-        raise UsageError(f"'{path}' is not inside a git checkout", "pass --repo a checkout, or two package directories")
+        raise UsageError(problem or f"'{path}' is not inside a git checkout", hint)
     return top
 
 

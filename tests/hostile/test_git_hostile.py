@@ -121,6 +121,20 @@ def test_a_folder_outside_any_checkout_is_said(run: Run, tmp_path: Path) -> None
     code, _, err = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path / "pk"), "--package", "pk")
     assert code == 2
     assert f"'{tmp_path / 'pk'}' is not inside a git checkout" in err
+    # a mistyped directory is named first: it is what the user meant
+    write(tmp_path / "v1", V1)
+    code, _, err = run("diff", str(tmp_path / "v1"), "nope2", "--repo", str(tmp_path / "pk"), "--package", "pk")
+    assert code == 2
+    assert err.startswith(f"rlmap: error: 'nope2' is not a directory, and '{tmp_path / 'pk'}' is not inside a git")
+    # audit --since: what it needs, in the audit's own options (it has no --repo)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.rst").write_text("Nothing.\n")
+    args = ("audit", "--source", str(tmp_path / "v1"), "--package", "pk", "--docs", str(docs), "--no-cache", "-q")
+    code, _, err = run(*args, "--since", "HEAD~1")
+    assert code == 2
+    assert "is not inside a git checkout - --since reads the older version from git" in err
+    assert "--repo" not in err
 
 
 def test_a_damaged_repository_is_said_to_be_damaged(run: Run, tmp_path: Path) -> None:
