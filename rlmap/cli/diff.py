@@ -18,9 +18,7 @@ DiffFormat = Literal["text", "json"]
 def diff(
     old: Annotated[str, typer.Argument(metavar="A", help="A package directory, a checkout, or a git revision.")],
     new: Annotated[str, typer.Argument(metavar="B", help="The same, for the newer version.")],
-    package: Annotated[
-        str, typer.Option("--package", metavar="NAME", help="The package's name (its folder).")
-    ] = "torchrl",
+    package: common.PackageOption = None,
     repository: Annotated[
         Path,
         typer.Option("--repo", metavar="DIR", help="The checkout whose revisions A and B name.", show_default=False),
@@ -41,16 +39,19 @@ def diff(
         ),
     ] = False,
     profile: common.ProfileOption = None,
+    config: common.ConfigOption = None,
     output_format: Annotated[DiffFormat, typer.Option("--format", help="The report's format.")] = "text",
     quiet: common.QuietOption = False,
 ) -> None:
     """What changed in the internals between two versions (read statically; nothing is checked out).
 
-    With a profile (--profile, or rlmap's own for the package), calls and guards are compared in
-    the functions its flow sections document."""
+    With a profile (--profile, [tool.rlmap] profile, or rlmap's own for the package), calls and
+    guards are compared in the functions its flow sections document."""
     from rlmap.diff.compare import compare, render_text
 
-    flows = () if all_functions else documented_flows(common.profile_of(profile, package))
+    settings = common.settings_of(config, None, package, profile)
+    package = settings.package
+    flows = () if all_functions else documented_flows(common.profile_of(settings.profile, package))
     with common.progress_display(quiet, first="read") as progress:
         before = _snapshot(old, package, repository, _labelled(progress, old))
         after = _snapshot(new, package, repository, _labelled(progress, new))

@@ -216,6 +216,26 @@ def test_a_profile_limits_calls_and_guards_to_its_documented_flows(run: Run, tmp
     assert (json.loads(out)["flows"], json.loads(out)["missing_flows"]) == ([], ["Trainer.train"])
 
 
+def test_diff_reads_the_profile_and_package_of_tool_rlmap(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As every command: ``[tool.rlmap]`` gives the package and the profile (its help said so)."""
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    profile = tmp_path / "flows.toml"
+    page = '[pages.flows]\ntitle = "Flows"\nslug = "flows"\nsummary = "flows"\n'
+    profile.write_text(page + '[[pages.flows.sections]]\nkind = "flow"\nfunction = "Collector.rollout"\n')
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.rlmap]\npackage = "pk"\nprofile = "flows.toml"\n')
+    code, text, err = run("diff", "v1", "v2")
+    assert code == 0, err
+    assert "(calls and guards compared in the 1 documented flow(s) only)" in text
+    (tmp_path / "pyproject.toml").write_text('[tool.rlmap]\npackage = "pk"\nprofile = "nope/"\n')
+    code, _, err = run("diff", "v1", "v2")
+    assert code == 2
+    assert "nope" in err
+
+
 def test_entries_a_directory_cannot_give_are_diagnostics(run: Run, tmp_path: Path) -> None:
     """A package directory is walked as indexing walks it: a FIFO, a link out of the package and
     a link around a loop are each a diagnostic (exit 3), never a silent gap in the comparison nor a
