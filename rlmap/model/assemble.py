@@ -603,6 +603,11 @@ def _introducing_class(resolver: Resolver, access: AttributeAccess, member: str 
     return resolver.attribute_owner(access.owner, access.attribute) or access.owner
 
 
+# What Python gives every object (``self.__class__.__name__``, ``self.__dict__.get(...)``): read
+# through ``self``, they are no member of the class, and get no symbol (their accesses are kept).
+EVERY_OBJECTS = frozenset({"__class__", "__dict__", "__doc__", "__module__", "__weakref__"})
+
+
 def attribute_symbol(qualname: str, accesses: tuple[AttributeAccess, ...], symbols: dict[str, Symbol]) -> Symbol:
     """A symbol for ``self.<attr>``, placed at its first write (in ``__init__`` if any; of writes
     in several files, the first in the first file by path: lines of two files are not compared)."""

@@ -749,7 +749,7 @@ def build_model(
         attributes, reads = assemble.group_attributes(resolver, index)
         property_reads.extend(reads)
         for qualname, accesses in attributes.items():
-            if qualname not in symbols:
+            if qualname not in symbols and qualname.rpartition(".")[2] not in assemble.EVERY_OBJECTS:
                 symbols[qualname] = assemble.attribute_symbol(qualname, accesses, symbols)
         keys = assemble.group_keys(resolver, index, info.companions)
         tables["symbols"] = {name: as_tuple(symbols[name]) for name in sorted(symbols)}

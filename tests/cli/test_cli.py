@@ -880,3 +880,28 @@ def test_a_project_passed_as_source_is_not_given_torchrls_profile(run: Run, make
     assert code == 0, err
     assert text.startswith("main.carrier  (function")
     assert "glossary" not in text
+
+
+def test_show_lists_no_attribute_every_object_has_as_a_member(run: Run, make_package: Any) -> None:
+    """``self.__class__.__name__`` and ``self.__dict__.get(...)`` read what Python gives every
+    object: no member of the class (show listed ``__class__ [attribute]``)."""
+    root = make_package(
+        {
+            "pk/__init__.py": "",
+            "pk/env.py": """
+                class Env:
+                    def __init__(self):
+                        self.batch = 1
+
+                    def __repr__(self):
+                        return self.__class__.__name__ + str(self.__dict__.get("batch")) + str(self.__doc__)
+            """,
+        }
+    )
+    code, out, err = run("show", "Env", "--source", str(root), "--package", "pk", "--no-cache", "-q")
+    assert code == 0, err
+    members = out.split("members", 1)[1]
+    assert "batch" in members
+    assert "__repr__" in members
+    for every_objects in ("__class__", "__dict__", "__doc__"):
+        assert every_objects not in members
