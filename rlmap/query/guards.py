@@ -1,8 +1,10 @@
-"""Guards as a person reads them: ``not (not x)`` is ``x``, ``not (a is None)`` is ``a is not None``.
+"""Guards as a person reads them: ``not (not x)`` is ``x``, ``not (a is None)`` is ``a is not None``,
+``not (a is None and not b)`` is ``a is not None or b``.
 
 The index records each guard as written, with ``not (...)`` around the test of the branch not
 taken (``else``, the code after an ``if`` that returns).  :func:`readable_guard` undoes the
-double negations and folds a negated comparison into its operator, for ``rlmap show``'s text
+double negations, folds a negated comparison into its operator, and a negated ``and``/``or`` of
+such operands into its dual (De Morgan), for ``rlmap show``'s text
 only (JSON keeps the guards as recorded).  Anything it cannot parse is left as it is.
 """
 
@@ -50,9 +52,28 @@ def negated(text: str) -> str:
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPERATOR:
         left, right = _segment(text, node.left), _segment(text, node.comparators[0])
         return f"{left} {_NEGATED[_OPERATOR[type(node.ops[0])]]} {right}"
+    if isinstance(node, ast.BoolOp) and all(_folds(value) for value in node.values):
+        # ``not (a is None and not b)`` -> ``a is not None or b``: each operand negates without a ``not``
+        dual = " or " if isinstance(node.op, ast.And) else " and "
+        return dual.join(_grouped(negated(_segment(text, value))) for value in node.values)
     if isinstance(node, _ATOMS):
         return f"not {text}"
     return f"not ({text})"
+
+
+def _folds(node: ast.expr) -> bool:
+    """Whether ``not node`` reads without a ``not``: a comparison :data:`_NEGATED` turns round, or a
+    negation (``is``/``in``/``==`` and their inverses are exact opposites; ``<`` is not: a set's)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPERATOR
+
+
+def _grouped(text: str) -> str:
+    """``text`` as an operand of ``and``/``or``: in parentheses when it is itself one, or looser."""
+    node = _parse(text)
+    loose = isinstance(node, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr))
+    return f"({text})" if loose else text
 
 
 def readable_guard(guard: str) -> str:

@@ -616,6 +616,11 @@ def test_show_suggests_only_names_it_takes(run: Run, query: str) -> None:
         ("else (not (self._cast_to_env_device))", "else: not self._cast_to_env_device"),
         ("if not (not x)", "if x"),
         ("not (a and b)", "not (a and b)"),
+        ("not (next_params is not None and next_params is not params)", "next_params is None or next_params is params"),
+        ("not (not x or a in b)", "x and a not in b"),
+        ("not (not (a or b) or c == d)", "(a or b) and c != d"),
+        ("not (a is None and b)", "not (a is None and b)"),  # ``not b`` would read no better
+        ("not (storage.max_size < self.slice_len)", "not (storage.max_size < self.slice_len)"),  # (not >= for a set)
         ("for t in range(3)", "for t in range(3)"),
         ("not (cut off...", "not (cut off..."),
     ],
