@@ -121,13 +121,15 @@ def generate(
     )
     command += "".join(f" --docs {shlex.quote(str(path))}" for path in docs or ())
     if check:
-        _check(settings.out, output, command, quiet)
+        _check(settings.out, output, command + (" --render-svg" if render_svg else ""), quiet, render_svg)
         raise typer.Exit(int(incomplete))
     if not quiet and written is not None:
         changed, removed = written
         gone = f", removed {removed} obsolete" if removed else ""
+        drawn = f" and {len(output.diagrams)} SVG diagram(s)" if dot is not None else ""
         common.echo_safe(
-            f"rlmap: wrote {changed} of {len(output.files)} files{gone} in {settings.out} ({loaded.source.stamp()})",
+            f"rlmap: wrote {changed} of {len(output.files)} files{drawn}{gone} in {settings.out} "
+            f"({loaded.source.stamp()})",
             err=True,
         )
     raise typer.Exit(int(incomplete))
@@ -150,11 +152,21 @@ def _write(out: Path, output: Any, dot: str | None, progress: common.Progress | 
     return pages, removed
 
 
-def _check(out: Path, output: Any, command: str, quiet: bool) -> None:
-    """``--check``: exit 1 with a diff when what the pages say is stale; a note when only links are."""
+def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False) -> None:
+    """``--check``: exit 1 with a diff when what the pages say is stale; a note when only links are.
+    With ``svgs`` (``--render-svg``), exit 1 too when a diagram has no SVG (their layouts, which
+    depend on graphviz's version, are not compared)."""
     from rlmap.output.check import check_output
+    from rlmap.output.generate import svg_names
 
     result = check_output(out, output)
+    missing = [name for name in svg_names(output) if not (out / name).is_file()] if svgs else []
+    if missing and not result.diff:
+        common.say_error(
+            f"{len(missing)} diagram(s) have no SVG in {_shown(out)} ({missing[0]}...) - run '{command}' "
+            "and commit the result"
+        )
+        raise typer.Exit(int(ExitCode.FINDINGS))
     if result.diff:
         # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
         # the files on disk made inert on a terminal

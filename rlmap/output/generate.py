@@ -120,6 +120,11 @@ def find_dot() -> str:
 DOT_SECONDS = 60  # one diagram's layout (TorchRL's largest takes well under a second)
 
 
+def svg_names(output: Output) -> list[str]:
+    """The SVG file of each diagram, as :func:`render_svgs` names it: ``fmt/name.svg``."""
+    return [f"{fmt}/{diagram.name}.svg" for fmt, diagram in output.diagrams]
+
+
 def render_svgs(output: Output, dot: str) -> dict[str, bytes]:
     """Lay out each diagram with graphviz's ``dot`` (the program :func:`find_dot` found):
     ``fmt/name.svg`` -> SVG bytes, written with the pages (listed in the manifest as artefacts,
@@ -151,7 +156,7 @@ def render_svgs(output: Output, dot: str) -> dict[str, bytes]:
                 f"dot failed on {diagram.name}.dot: {reason}",
                 "report this with the .dot file, or leave out --render-svg",
             )
-        svgs[f"{fmt}/{diagram.name}.svg"] = done.stdout
+        svgs[f"{fmt}/{diagram.name}.svg"] = done.stdout  # (as svg_names names it)
     return svgs
 
 

@@ -296,12 +296,23 @@ def test_render_svg_without_dot_says_so(run: Run, tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
-def test_render_svg_with_dot(tmp_path: Path) -> None:
+def test_render_svg_with_dot(run: Run, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert main(fixture_generate(out, "--render-svg")) == 0
+    code, _, err = run(*[arg for arg in fixture_generate(out, "--render-svg") if arg != "-q"])
+    assert code == 0, err
     svg = (out / "rst" / "collectors_rollout_flow.svg").read_text()
     assert svg.lstrip().startswith("<?xml")
     assert "Collector.rollout" in svg
+    drawn = sorted(path.relative_to(out).as_posix() for path in out.rglob("*.svg"))
+    assert f"and {len(drawn)} SVG diagram(s)" in err  # the SVGs are said, with the pages
+    # --check --render-svg: a diagram without its SVG is stale (its layout is not compared)
+    assert run(*fixture_generate(out, "--render-svg", "--check"))[0] == 0
+    (out / drawn[0]).unlink()
+    code, _, err = run(*fixture_generate(out, "--render-svg", "--check"))
+    assert code == 1
+    assert f"1 diagram(s) have no SVG in {out} ({drawn[0]}...)" in err
+    assert "--render-svg' and commit" in err
+    assert run(*fixture_generate(out, "--check"))[0] == 0  # without it, the SVGs are not asked for
 
 
 @pytest.mark.parametrize("behaviour", ["hangs", "fails"])
