@@ -78,6 +78,8 @@ def generate(
     if settings.templates is not None and not settings.templates.is_dir():
         what = "is not a directory" if settings.templates.exists() else "does not exist"
         raise UsageError(f"templates directory '{settings.templates}' {what}", "pass --templates a directory")
+    if not check:  # (said before the source is looked at: the source may not exist either)
+        refuse_unmakeable(settings.out)
     documented = common.documented_package(settings)
     topic_profile = common.profile_of(settings.profile, documented)
     if topic_profile is None:
@@ -85,8 +87,6 @@ def generate(
             f"no built-in profile for '{documented}': the pages are declared in a profile",
             "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
         )
-    if not check:
-        refuse_unmakeable(settings.out)
     dot = find_dot() if render_svg and not check else None
     docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
     with common.progress_display(quiet) as progress:
