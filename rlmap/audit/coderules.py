@@ -228,7 +228,8 @@ def _unmentioned_attribute(ctx: AuditContext, symbol: Symbol, name: str, mention
         ctx,
         "orphaned-symbol",
         symbol,
-        f"self.{name} is read or written {len(accesses)} times ({writers} writing methods) and no doc page mentions it",
+        f"self.{name} is read or written {len(accesses)} times ({writers} writing method{'' if writers == 1 else 's'}) "
+        "and no doc page mentions it",
         "document what it holds and who sets it (a glossary entry or an internals page)",
     )
 

@@ -221,7 +221,7 @@ def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
 
 def page(text: str) -> None:
     """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links);
-    printed as it is when no pager runs."""
+    printed as it is when no pager runs, or the pager fails (``PAGER=false`` lost the report)."""
     import shlex
     import shutil
     import subprocess
@@ -231,8 +231,10 @@ def page(text: str) -> None:
         say(text)
         return
     try:
-        subprocess.run(command, input=text + "\n", text=True, check=False)
+        shown = subprocess.run(command, input=text + "\n", text=True, check=False).returncode == 0
     except OSError:
+        shown = False
+    if not shown:
         say(text)
 
 

@@ -541,7 +541,7 @@ class _Report:
         if "signature" in result:
             lines.append(f"  signature   {result['signature']}")
         if result["kind"] not in (ATTRIBUTE, VARIABLE):
-            doc = f"yes - {result['docstring']}" if result["documented"] else "no docstring"
+            doc = f"yes - {result['docstring']}" if result["documented"] else "none"
             lines.append(f"  docstring   {doc}")
         if "value" in result:
             lines.append(f"  value       {result['value']}")

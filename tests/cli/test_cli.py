@@ -910,3 +910,17 @@ def test_show_lists_no_attribute_every_object_has_as_a_member(run: Run, make_pac
     assert "__repr__" in members
     for every_objects in ("__class__", "__dict__", "__doc__"):
         assert every_objects not in members
+
+
+def test_a_pager_that_fails_leaves_the_report_printed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``PAGER=false`` ran, failed, and the report was lost (exit 0, nothing shown)."""
+    from rlmap.cli import common
+
+    monkeypatch.setenv("PAGER", "false")
+    common.page("the report")
+    assert capsys.readouterr().out == "the report\n"
+    monkeypatch.setenv("PAGER", "true")  # a pager that took it (as less does, quitting with 0)
+    common.page("the report")
+    assert capsys.readouterr().out == ""
