@@ -179,23 +179,33 @@ class Renderer:
             if isinstance(error, AttributeError) and _is_shipped(where):
                 raise  # a shipped template's call went wrong: a bug in rlmap
             raise TemplateError(f"{where}: {_described(error)}", "fix the template") from None
-        self._check_prose_shown(template_name, prose, shown or set())
+        self._check_prose_shown(template_name, prose, shown or set(), _shown_template(template.filename or ""))
         return _tidy(text)
 
-    def _check_prose_shown(self, template_name: str, prose: dict[str, Prose], shown: set[str]) -> None:
+    def _check_prose_shown(
+        self, template_name: str, prose: dict[str, Prose], shown: set[str], rendered: str = ""
+    ) -> None:
         """A prose entry that neither a section nor a template of the page shows would vanish
         silently: an error instead (checked once the page rendered, so that a broken template
-        reports itself first)."""
+        reports itself first).  ``rendered``: the page's template, named when it is a user's
+        (``--templates``, a profile's): the one that may have left the entry out."""
         used = self._prose_names(template_name)
         if used is not None:
             used |= shown
         for name, entry in sorted(prose.items()):
-            if used is not None and name not in used:
+            if used is None or name in used:
+                continue
+            listed = ", ".join(sorted(used)) or "no prose"
+            if rendered and not _is_shipped(rendered):
                 raise TemplateError(
-                    f"{entry.origin}: [prose.{entry.page}] {name} is shown by no template of the page "
-                    f"(it shows: {', '.join(sorted(used)) or 'no prose'})",
-                    "fix the key in your profile, or show it from the page's template",
+                    f"{entry.origin}: [prose.{entry.page}] {name} is shown neither by a section nor by the "
+                    f"page's template {rendered}, which overrides rlmap's (they show: {listed})",
+                    f"show it from {rendered} ({{{{ prose.{name} }}}}), or remove the key from the profile",
                 )
+            raise TemplateError(
+                f"{entry.origin}: [prose.{entry.page}] {name} is shown by no template of the page (it shows: {listed})",
+                "fix the key in your profile, or show it from the page's template",
+            )
 
 
 # What a template or prose entry can raise at run time from Python itself (a division by zero,

@@ -4,6 +4,7 @@ a loader confined to its template directories (a user's, the profile's, then rlm
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable
 from importlib import resources
@@ -47,6 +48,16 @@ class _ConfinedLoader(jinja2.FileSystemLoader):
     """
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        for base in self.searchpath:  # a name that is no file would be passed over for the next folder's
+            path = Path(base, *template.split("/"))
+            if path.is_file():
+                break
+            if os.path.lexists(path):
+                what = "a directory" if path.is_dir() else "a broken link" if path.is_symlink() else "not a file"
+                raise TemplateError(
+                    f"template '{path}' is {what}: it would be passed over for rlmap's own",
+                    "put the template there as a file, or remove it to use rlmap's",
+                )
         try:
             source, filename, uptodate = super().get_source(environment, template)
         except UnicodeDecodeError as error:

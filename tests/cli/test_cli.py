@@ -237,10 +237,11 @@ def test_a_path_of_the_wrong_kind_is_named_as_given_and_said_to_be_so(run: Run, 
 
 
 def test_a_name_not_found_is_echoed_on_one_bounded_line(run: Run) -> None:
-    code, _, err = run("show", "Coll\nector.rollout", "--source", str(FIXTURES), "--package", "pkg", "--no-cache")
+    # (-q: a loaded machine may take a second, and a progress line would come first)
+    code, _, err = run("show", "Coll\nector.rollout", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q")
     assert code == 2
     assert err.startswith("rlmap: error: 'Coll\\x0aector.rollout' is neither a symbol")
-    code, _, err = run("show", "x" * 100_000, "--source", str(FIXTURES), "--package", "pkg", "--no-cache")
+    code, _, err = run("show", "x" * 100_000, "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q")
     assert code == 2
     assert len(err) < 1000
 

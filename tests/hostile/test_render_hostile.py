@@ -286,3 +286,41 @@ def test_a_template_error_is_said_with_a_reason(error: BaseException, says: str)
     described = _described(error)
     assert described.startswith(says)
     assert not described.endswith(": ")
+
+
+def test_a_page_template_override_that_leaves_prose_out_is_named(run: Run, tmp_path: Path) -> None:
+    """The error blamed the profile (which the user may not have written) and never named the
+    user's template that left ``prose.intro`` out."""
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    shipped = (Path(__file__).parent.parent.parent / "templates" / "page.j2").read_text(encoding="utf-8")
+    (templates / "page.j2").write_text(shipped.replace("{{ prose.intro }}", ""), encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = _generate(run, out, "--profile", str(FIXTURES / "profile.toml"), "--templates", str(templates))
+    assert code == 2, err
+    assert f"intro is shown neither by a section nor by the page's template {templates / 'page.j2'}" in err
+    assert "{{ prose.intro }}" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "broken link"])
+def test_a_template_name_that_is_no_file_is_refused(run: Run, tmp_path: Path, kind: str) -> None:
+    """A directory, FIFO or broken link named ``page.j2`` in --templates was passed over in
+    silence for rlmap's own template: the user's override did not apply, and nothing said so."""
+    import os
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    entry = templates / "page.j2"
+    if kind == "directory":
+        entry.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to(tmp_path / "gone.j2")
+    out = tmp_path / "out"
+    code, _, err = _generate(run, out, "--profile", str(FIXTURES / "profile.toml"), "--templates", str(templates))
+    assert code == 2, err
+    assert f"template '{entry}' is " in err
+    assert "passed over for rlmap's own" in err
+    assert not out.exists()
