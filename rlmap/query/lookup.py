@@ -315,6 +315,7 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
         {
             "callee": edge.callee,
             "lines": list(edge.lines),
+            "permalink": model.source.permalink(symbol.path, edge.lines[0]) if edge.lines else "",
             "how": list(edge.how),
             "certain": all(how in CERTAIN for how in edge.how),
             "kind": model.node_kind(edge.callee),
@@ -329,6 +330,7 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
                 "function": access.function,
                 "line": access.line,
                 "location": f"{model.path_of(access.function)}:{access.line}",
+                "permalink": model.source.permalink(model.path_of(access.function), access.line),
                 "guards": list(access.guards),
                 "value": access.value,
             }
@@ -339,7 +341,14 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
 
 def _caller(model: CodeModel, edge: Any) -> dict[str, Any]:
     """A caller of the symbol: where (its file, the call lines there) and how."""
-    return {"caller": edge.caller, "path": model.path_of(edge.caller), "lines": list(edge.lines), "how": list(edge.how)}
+    path = model.path_of(edge.caller)
+    return {
+        "caller": edge.caller,
+        "path": path,
+        "lines": list(edge.lines),
+        "permalink": model.source.permalink(path, edge.lines[0]) if edge.lines and path else "",
+        "how": list(edge.how),
+    }
 
 
 def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
@@ -354,6 +363,7 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
                 "function": access.function,
                 "line": access.line,
                 "location": f"{model.path_of(access.function)}:{access.line}",
+                "permalink": model.source.permalink(model.path_of(access.function), access.line),
                 "guards": list(access.guards),
                 "via": access.expression,
                 "receiver": access.receiver,
@@ -415,7 +425,7 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
     if "ambiguous" in result:
         return _format_ambiguous(result, width)
     if result.get("kind") == "tensordict key":
-        return _format_key(result, width)
+        return _format_key(result, width, link)
     report = _Report(result, link or _plain_link, width)
     lines = report.header()
     for section in (report.accesses, report.members, report.constructed_by, report.callers, report.callees):
@@ -496,6 +506,23 @@ def _fitted(cells: list[str], width: int, indent: str) -> list[str]:
     return lines
 
 
+def _linked(lines: list[str], places: Sequence[tuple[str, str]], link: Link) -> list[str]:
+    """``lines`` of a table with each row's location (``places``: its text and permalink, in row
+    order) made a terminal hyperlink, once the columns are laid out (a link's escape sequences
+    take no room on screen: counted, they would push the columns apart)."""
+    if link is _plain_link:
+        return lines
+    out, at = list(lines), 0
+    for text, url in places:
+        for number in range(at, len(out)):
+            found = out[number].find(text) if text and url else -1
+            if found >= 0:
+                out[number] = out[number][:found] + link(text, url) + out[number][found + len(text) :]
+                at = number + 1
+                break
+    return out
+
+
 class _Report:
     """The text of a symbol's :func:`describe_symbol` result."""
 
@@ -568,6 +595,7 @@ class _Report:
             return []
         rows: list[tuple[str, ...]] = []
         counts: dict[tuple[str, ...], int] = {}
+        links: dict[tuple[str, ...], str] = {}
         for access in self.result["accesses"]:
             value = f"= {access['value']}" if access["value"] and access["kind"] in ("write", "augmented") else ""
             guards = " / ".join(readable_guards(access["guards"]))
@@ -580,9 +608,12 @@ class _Report:
             )
             if row not in counts:
                 rows.append(row)
+                links[row] = access.get("permalink", "")
             counts[row] = counts.get(row, 0) + 1
         shown = [self._counted(row, counts[row]) for row in rows]
-        return [f"accesses ({len(self.result['accesses'])}):", *_table(shown, caps=(9, 16, 40), width=self.width)]
+        table = _table(shown, caps=(9, 16, 40), width=self.width)
+        places = [(row[1], links[row]) for row in rows]
+        return [f"accesses ({len(self.result['accesses'])}):", *_linked(table, places, self.link)]
 
     @staticmethod
     def _counted(row: tuple[str, ...], count: int) -> tuple[str, ...]:
@@ -611,7 +642,8 @@ class _Report:
         if not edges:
             return []
         rows = [(self.name(edge["caller"]), self.lines_in(edge)) for edge in edges]
-        return [f"constructed by ({len(edges)}):", *_table(rows, width=self.width)]
+        places = [(row[1], edge.get("permalink", "")) for row, edge in zip(rows, edges, strict=True)]
+        return [f"constructed by ({len(edges)}):", *_linked(_table(rows, width=self.width), places, self.link)]
 
     def callers(self) -> list[str]:
         """Callers of a function or method, even none; of an attribute or variable, only when some."""
@@ -622,7 +654,9 @@ class _Report:
             (self.name(edge["caller"]), self.lines_in(edge), f"[{', '.join(edge['how'])}]")
             for edge in result["callers"]
         ]
-        return [f"callers ({len(result['callers'])}):", *_table(rows, caps=(60, 40), width=self.width)]
+        table = _table(rows, caps=(60, 40), width=self.width)
+        places = [(row[1], edge.get("permalink", "")) for row, edge in zip(rows, result["callers"], strict=True)]
+        return [f"callers ({len(result['callers'])}):", *_linked(table, places, self.link)]
 
     def callees(self) -> list[str]:
         edges = self.result["callees"]
@@ -634,10 +668,12 @@ class _Report:
             rows.append(
                 (f"line {_lines(edge['lines'])}", self.name(edge["callee"]), f"[{', '.join(edge['how'])}]", marker)
             )
-        return [f"callees ({len(edges)}):", *_table(rows, caps=(16, 60, 14), width=self.width)]
+        table = _table(rows, caps=(16, 60, 14), width=self.width)
+        places = [(row[0], edge.get("permalink", "")) for row, edge in zip(rows, edges, strict=True)]
+        return [f"callees ({len(edges)}):", *_linked(table, places, self.link)]
 
 
-def _format_key(result: dict[str, Any], width: int = 0) -> str:
+def _format_key(result: dict[str, Any], width: int = 0, link: Link | None = None) -> str:
     lines = [f"{result['key']}  (tensordict key)"]
     if result.get("also_symbols"):
         lines.append("  also the name of: " + ", ".join(c["qualname"] for c in result["also_symbols"]))
@@ -652,7 +688,8 @@ def _format_key(result: dict[str, Any], width: int = 0) -> str:
             guards = " / ".join(readable_guards(access["guards"]))
             row = (_key_access_text(access), access["location"], access["function"], f"[{guards}]" if guards else "")
             rows.append(row if guards else row[:3])
-        lines.extend(_table(rows, caps=(40, 60, 60), width=width))
+        places = [(access["location"], access.get("permalink", "")) for access in selected]
+        lines.extend(_linked(_table(rows, caps=(40, 60, 60), width=width), places, link or _plain_link))
     return "\n".join(lines)
 
 

@@ -925,3 +925,35 @@ def test_a_pager_that_fails_leaves_the_report_printed(
     monkeypatch.setenv("PAGER", "true")  # a pager that took it (as less does, quitting with 0)
     common.page("the report")
     assert capsys.readouterr().out == ""
+
+
+def test_every_location_of_a_report_is_a_link_where_the_terminal_shows_them() -> None:
+    """Callers, callees, accesses and a key's rows link their lines too (only ``defined at`` did),
+    and the links leave the columns where they are."""
+    import re
+    from dataclasses import replace
+
+    from rlmap.query.lookup import describe, format_description
+    from tests.conftest import model_of
+
+    model = model_of(FIXTURES, "pkg")
+    model.source = replace(model.source, repo_url="https://github.com/o/r", version="1.0")
+
+    def fake(text: str, url: str) -> str:
+        return f"\x00{text}\x01{url}\x02"
+
+    for query in ("Collector.rollout", "Collector._carrier", "BaseCollector._sync"):
+        result = json.loads(json.dumps(describe(model, query)))
+        linked = format_description(result, link=fake)
+        plain = format_description(result).replace(f"  permalink   {result['definition']['permalink']}\n", "")
+        assert re.sub("\x01[^\x02]*\x02|\x00", "", linked) == plain  # the same text, the same columns
+        urls = re.findall("\x00([^\x01]*)\x01([^\x02]*)\x02", linked)
+        for text, url in urls:
+            line = text.rpartition(":")[2].replace("line ", "").split(",")[0]
+            assert url.endswith(f"#L{line}"), (text, url)
+        rows = sum(len(result.get(section) or ()) for section in ("callers", "callees"))
+        assert len(urls) >= 1 + rows + bool(result.get("accesses")), query  # defined at, each caller and callee
+    key = json.loads(json.dumps(describe(model, "collector.traj_ids")))
+    urls = re.findall("\x00([^\x01]*)\x01", format_description(key, link=fake))
+    assert urls == [access["location"] for kind in (("write",), ("read", "check"), ("delete",))
+                    for access in key["accesses"] if access["kind"] in kind]  # fmt: skip
