@@ -77,6 +77,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text is literal: "[tool.rlmap]" must not be read as markup
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 SourceOption = Annotated[

@@ -957,3 +957,11 @@ def test_every_location_of_a_report_is_a_link_where_the_terminal_shows_them() ->
     urls = re.findall("\x00([^\x01]*)\x01", format_description(key, link=fake))
     assert urls == [access["location"] for kind in (("write",), ("read", "check"), ("delete",))
                     for access in key["accesses"] if access["kind"] in kind]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [[], ["generate"], ["audit"], ["diff"], ["show"], ["graph"]])
+def test_dash_h_is_help(run: Run, command: list[str]) -> None:
+    """``-h`` was refused ("No such option"): it is the short form of ``--help``, as most tools take it."""
+    code, out, err = run(*command, "-h")
+    assert (code, err) == (0, "")
+    assert (code, out, err) == run(*command, "--help")
