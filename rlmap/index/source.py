@@ -442,6 +442,12 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str, tuple[str, ...
             f"pass --source a checkout holding '{package}/' or the '{package}' package directory",
         )
     path = path.resolve()
+    if not path.is_dir():
+        raise SourceError(
+            f"source path '{path}' is {'a file' if path.is_file() else 'not a directory'}",
+            f"pass --source the folder: a checkout holding '{package.replace('.', '/')}/', the package directory, "
+            "or a directory of Python modules",
+        )
     nested = path.joinpath(*package.split("."))
     if (nested / "__init__.py").is_file():
         if not nested.resolve().is_relative_to(path):  # a package folder committed as a link out

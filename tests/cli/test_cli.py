@@ -250,6 +250,11 @@ def test_source_that_is_not_a_package(run: Run, tmp_path: Path) -> None:
     code, _, err = run("show", "x", "--source", str(tmp_path), "--no-cache")
     assert code == 2
     assert f"'{tmp_path}' is neither a checkout holding 'torchrl/__init__.py' nor a package directory" in err
+    afile = tmp_path / "passwd"
+    afile.write_text("root:x:0:0\n")
+    code, _, err = run("show", "x", "--source", str(afile), "--no-cache")
+    assert code == 2
+    assert err.startswith(f"rlmap: error: source path '{afile}' is a file - pass --source the folder")
 
 
 def test_unusable_cache_dir(run: Run, tmp_path: Path) -> None:
