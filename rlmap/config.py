@@ -237,13 +237,36 @@ def convert(data: Any, schema: type[Any], where: str) -> Any:
             close = difflib.get_close_matches(name, allowed, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
             raise ConfigError(f"{where}{path}: unknown key '{name}'", hint) from None
-        raise ConfigError(f"{where}{path}: {message[0].lower() + message[1:]}", "fix its value") from None
+        worded = _TYPE.sub(_in_toml_words, message)  # msgspec's type names, in TOML's words
+        keys = re.findall(r"\.([\w-]+)", path)
+        listed = worded.startswith("Expected a list")
+        hint = f'write a list: {keys[-1] if keys else "key"} = ["...", "..."]' if listed else "fix its value"
+        raise ConfigError(f"{where}{path}: {worded[0].lower() + worded[1:]}", hint) from None
+
+
+_TYPE = re.compile(r"`([^`]+)`")
+
+
+def _in_toml_words(found: re.Match[str]) -> str:
+    """``array | null`` -> ``a list`` (an optional key is left out, not null)."""
+    names = [name.strip() for name in found.group(1).split("|")]
+    return " or ".join(_TOML_WORDS.get(name, f"`{name}`") for name in names if name != "null") or "nothing"
+
+
+_TOML_WORDS = {
+    "array": "a list",
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "object": "a table",
+}
 
 
 def validate_formats(formats: tuple[str, ...], origin: str) -> None:
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown or not formats:
         raise ConfigError(
-            f"{origin}: unknown format(s) {', '.join(unknown) or '(none given)'}",
+            f"{origin}: unknown format(s) {', '.join(unknown)}" if unknown else f"{origin}: no format given",
             f"use one or more of {', '.join(FORMATS)} (e.g. --format rst,md)",
         )

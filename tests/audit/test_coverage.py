@@ -73,7 +73,7 @@ def test_coverage_excludes_from_the_configuration(run: Run, make_package, tmp_pa
     config.write_text('[tool.rlmap]\npackage = "cx"\nexclude = "*/tests/*"\n')
     code, _, err = run(*base)
     assert code == 2
-    assert err.startswith(f"rlmap: error: {config}: [tool.rlmap].exclude: expected `array`")
+    assert err.startswith(f"rlmap: error: {config}: [tool.rlmap].exclude: expected a list")
 
 
 def test_the_helpers_page_states_the_coverage_audit_prints(run: Run, make_package, tmp_path) -> None:  # type: ignore[no-untyped-def]

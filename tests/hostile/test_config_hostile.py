@@ -11,12 +11,12 @@ import pytest
 from tests.conftest import FIXTURES, Run
 
 CONFIG_CASES = {
-    "formats-int": ("formats = 3", "[tool.rlmap].formats: expected `array"),
+    "formats-int": ("formats = 3", "[tool.rlmap].formats: expected a list, got an integer"),
     "misspelt-key": ('fromats = ["rst"]', "unknown key 'fromats' - did you mean 'formats'?"),
-    "docs-mixed": ('docs = ["a", 1]', "[tool.rlmap].docs[1]: expected `str`"),
-    "negative-threshold": ("audit-min-callers = -1", "audit-min-callers: expected `int` >= 0"),
-    "script-url": ('repo-url = "javascript:alert(1)"', "repo-url: expected `str` matching"),
-    "bad-package": ('package = "a b"', "package: expected `str` matching"),
+    "docs-mixed": ('docs = ["a", 1]', "[tool.rlmap].docs[1]: expected a string, got an integer"),
+    "negative-threshold": ("audit-min-callers = -1", "audit-min-callers: expected an integer >= 0"),
+    "script-url": ('repo-url = "javascript:alert(1)"', "repo-url: expected a string matching"),
+    "bad-package": ('package = "a b"', "package: expected a string matching"),
     "unknown-format": ('formats = ["pdf"]', "unknown format(s) pdf"),
     "table-not-table": (None, "tool.rlmap must be a table"),
     "not-utf8": (b"[tool.rlmap]\nout = '\xff'\n", "not valid UTF-8"),
@@ -52,11 +52,11 @@ HELPERS = PAGE + '[[pages.helpers.sections]]\nkind = "inventory"\n'
 PROFILE_CASES = {
     "pages-int": ("pages = 3\n", "'pages' must be a table"),
     "page-int": ("[pages]\nhelpers = 3\n", "pages.helpers must be a table"),
-    "title-int": ("[pages.helpers]\ntitle = 3\n", "[pages.helpers].title: expected `str`, got `int`"),
-    "scope-int": (HELPERS + "scope = 3\n", "section 1 (inventory).scope: expected `array`, got `int`"),
-    "scope-ints": (HELPERS + "scope = [1]\n", "section 1 (inventory).scope[0]: expected `str`"),
+    "title-int": ("[pages.helpers]\ntitle = 3\n", "[pages.helpers].title: expected a string, got an integer"),
+    "scope-int": (HELPERS + "scope = 3\n", "section 1 (inventory).scope: expected a list, got an integer"),
+    "scope-ints": (HELPERS + "scope = [1]\n", "section 1 (inventory).scope[0]: expected a string"),
     "prose-int": ("[prose]\nhelpers = 3\n", "prose.helpers must be a table"),
-    "glossary-int": ("[profile]\nglossary = 3\n", "[profile].glossary: expected `str"),
+    "glossary-int": ("[profile]\nglossary = 3\n", "[profile].glossary: expected a string"),
     "glossary-missing": ('[profile]\nglossary = "nope.toml"\n', "cannot read 'nope.toml'"),
     "glossary-terms-int": ('[profile]\nglossary = "g.toml"\n', "g.toml: 'term' must be an array of tables"),
     "misspelt-section-key": (HELPERS + 'scopes = ["a"]\n', "unknown key 'scopes' - did you mean 'scope'?"),
@@ -64,7 +64,7 @@ PROFILE_CASES = {
     "script-link": (
         PAGE
         + '[[pages.helpers.sections]]\nkind = "contents"\nrelated = [{ title = "t", url = "javascript:alert(1)" }]\n',
-        "p.toml:5: [pages.helpers] section 1 (contents).related[0].url: expected `str` matching",
+        "p.toml:5: [pages.helpers] section 1 (contents).related[0].url: expected a string matching",
     ),
     "unknown-kind": (PAGE + '[[pages.helpers.sections]]\nkind = "flw"\n', "'kind' is 'flw', not a section kind"),
     "no-slug": (
@@ -73,9 +73,9 @@ PROFILE_CASES = {
     ),
     "unknown-extension": ('[profile]\nextensions = ["tensordct"]\n', "extensions: tensordct is not an extension"),
     # a cap that would make the solve keep nothing, or run without end on a large package
-    "tiny-cap": ("[profile]\nvalue_cap = 1\n", "p.toml: [profile].value_cap: expected `int` >= 8"),
-    "huge-cap": ("[profile]\nvalue_cap = 10000000\n", "p.toml: [profile].value_cap: expected `int` <= 4096"),
-    "text-cap": ('[profile]\nvalue_cap = "lots"\n', "p.toml: [profile].value_cap: expected `int`, got `str`"),
+    "tiny-cap": ("[profile]\nvalue_cap = 1\n", "p.toml: [profile].value_cap: expected an integer >= 8"),
+    "huge-cap": ("[profile]\nvalue_cap = 10000000\n", "p.toml: [profile].value_cap: expected an integer <= 4096"),
+    "text-cap": ('[profile]\nvalue_cap = "lots"\n', "p.toml: [profile].value_cap: expected an integer, got a string"),
     "prose-of-no-page": ('[prose.nonsense]\nintro = "x"\n', "[prose.nonsense] is not a page"),
     "unshown-prose": (
         PAGE + '[prose.helpers]\nintor = "x"\n',
@@ -165,8 +165,8 @@ def test_a_config_file_cannot_make_rlmap_read_out_of_its_directory(
 @pytest.mark.parametrize(
     ("glossary", "expected"),
     [
-        ("/etc/passwd", "glossary: expected `str` matching"),
-        ("../glossary.toml", "glossary: expected `str` matching"),
+        ("/etc/passwd", "glossary: expected a string matching"),
+        ("../glossary.toml", "glossary: expected a string matching"),
         ("out.toml", "'out.toml' leads out of the profile's directory"),
     ],
 )
@@ -246,9 +246,9 @@ def test_a_profile_or_glossary_that_is_no_regular_file_is_refused(
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ('profile = "p\\u0000x"', "[tool.rlmap].profile: expected `str` matching"),
-        ('out = "o\\u0000x"', "[tool.rlmap].out: expected `str` matching"),
-        ('package = "' + "a." * 3000 + 'a"', "[tool.rlmap].package: expected `str` matching"),
+        ('profile = "p\\u0000x"', "[tool.rlmap].profile: expected a string matching"),
+        ('out = "o\\u0000x"', "[tool.rlmap].out: expected a string matching"),
+        ('package = "' + "a." * 3000 + 'a"', "[tool.rlmap].package: expected a string matching"),
     ],
 )
 def test_control_characters_and_huge_names_are_config_errors(

@@ -39,7 +39,7 @@ def write(tmp_path: Path, text: str) -> Path:
         ),
         (
             '[[term]]\nterm = "k"\ndefinition = "x"\nkeys = [1]\n',
-            "data.toml: term 'k'.keys[0]: expected `str | array`, got `int`",
+            "data.toml: term 'k'.keys[0]: expected a string or a list, got an integer",
         ),
         ("[terms]\nx = 1\n", "data.toml: unknown table(s) terms"),
     ],
