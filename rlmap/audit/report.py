@@ -447,10 +447,21 @@ def _cell(text: str) -> str:
     return inert(text).replace("|", "\\|").replace("\n", " ")
 
 
-def explain(rule_id: str) -> str:
+def explain(rule_id: str, as_json: bool = False) -> str:
+    """What a rule finds, with a finding and a non-finding; as JSON (``id``, ``severity``,
+    ``summary``, ``finding``, ``not_finding``) with ``as_json``."""
     rule = RULES.get(rule_id)
     if rule is None:
         raise ConfigError(f"unknown rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+    if as_json:
+        described = {
+            "id": rule.id,
+            "severity": rule.severity,
+            "summary": rule.summary,
+            "finding": rule.invalid,
+            "not_finding": rule.valid,
+        }
+        return json.dumps(described, indent=2, sort_keys=True) + "\n"
     indent = "\n    "
     return (
         f"{rule.id} ({rule.severity})\n\n{rule.summary}\n\nFinding:\n    {rule.invalid.replace(chr(10), indent)}\n\n"

@@ -114,7 +114,7 @@ def audit(
     from rlmap.audit.rules import NOTE, run_audit
     from rlmap.config import load_config
 
-    _check_options(explain_rule, rule or (), fix, show_diff)
+    _check_options(explain_rule, rule or (), fix, show_diff, output_format)
     if not coverage and (fail_under is not None or exclude):  # silently ignored, a CI gate would never fail
         raise UsageError("--fail-under and --exclude apply to --coverage", "add --coverage, or leave them out")
     if coverage and (fix or show_diff):
@@ -218,7 +218,9 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
     return left
 
 
-def _check_options(explain_rule: str | None, rules: Sequence[str], fix: bool, show_diff: bool) -> None:
+def _check_options(
+    explain_rule: str | None, rules: Sequence[str], fix: bool, show_diff: bool, output_format: str = "text"
+) -> None:
     """``--explain`` answers and exits; an unknown rule, or ``--fix`` with ``--diff``, is a usage
     error (typer checks --format and --fail-on against their choices)."""
     from rlmap.audit.report import explain
@@ -227,7 +229,9 @@ def _check_options(explain_rule: str | None, rules: Sequence[str], fix: bool, sh
     if fix and show_diff:  # one writes, the other promises to write nothing
         raise UsageError("--fix and --diff cannot be used together", "--diff to see the edits, --fix to apply them")
     if explain_rule is not None:
-        common.say(explain(explain_rule), nl=False)
+        if output_format not in ("text", "json"):
+            raise UsageError(f"--explain has no {output_format} form", "pass --format text or --format json")
+        common.say(explain(explain_rule, as_json=output_format == "json"), nl=False)
         raise typer.Exit(0)
     for rule_id in rules:
         if rule_id not in RULES:

@@ -215,6 +215,14 @@ def test_explain_every_rule(run: Run) -> None:
         assert out.startswith(f"{rule} (")
         assert "Finding:" in out
         assert "Not a finding:" in out
+        code, out, _ = run("audit", "--explain", rule, "--format", "json")  # (it printed the text)
+        assert code == 0
+        described = json.loads(out)
+        assert (described["id"], described["summary"]) == (rule, RULES[rule].summary)
+        assert (described["finding"], described["not_finding"]) == (RULES[rule].invalid, RULES[rule].valid)
+    code, out, err = run("audit", "--explain", "stale-ref", "--format", "sarif")
+    assert (code, out) == (2, "")
+    assert "--explain has no sarif form" in err
 
 
 # -- the real TorchRL docs ----------------------------------------------------------------------
