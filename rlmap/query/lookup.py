@@ -381,7 +381,11 @@ def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 
     names = [*result["aliases"], *(f"{n} (former name)" for n in result["former"])]
     lines = [f"{result['term']}  (glossary term{'; also ' + ', '.join(names) if names else ''})"]
     wrap = min(96, width - 2) if width > 26 else 96
-    lines.extend(f"  {line}" for line in textwrap.wrap(result["definition"], wrap, break_long_words=False))
+    from rlmap.render.formatters import LITERAL  # (a glossary's words only: not on every show's path)
+
+    # (a definition marks code as rst and Markdown both read it, ``x``; a terminal reads `x`)
+    definition = LITERAL.sub(lambda found: f"`{found.group()[2:-2]}`", result["definition"])
+    lines.extend(f"  {line}" for line in textwrap.wrap(definition, wrap, break_long_words=False))
     if result["symbols"]:
         lines.append("")
         lines.append("code:")

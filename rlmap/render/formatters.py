@@ -29,14 +29,14 @@ def inline(value: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_LITERAL = re.compile(r"``[^`]+``")
+LITERAL = re.compile(r"``[^`]+``")  # a ``double-backtick literal``: code in rst and Markdown
 
 
 def keep_literals(text: str, escape: Any) -> str:
     """``escape`` applied to everything but ````double-backtick literals```` (code in both formats)."""
     parts = []
     position = 0
-    for match in _LITERAL.finditer(text):
+    for match in LITERAL.finditer(text):
         parts.append(escape(text[position : match.start()]))
         parts.append(match.group())
         position = match.end()

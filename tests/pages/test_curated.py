@@ -150,6 +150,10 @@ def test_show_a_glossary_term_and_a_former_name(torchrl_cache: Path, capsys: pyt
         assert main(["show", query, "--cache-dir", str(torchrl_cache), "-q"]) == 0
         out = capsys.readouterr().out
         assert out.startswith("carrier  (glossary term; also shuttle (former name))")
+        # code in the definition as a terminal reads it, not as rst marks it
+        definition = out.split("code:\n", 1)[0]
+        assert "`step_and_maybe_reset`" in definition
+        assert "``" not in definition
         code_rows = out.split("code:\n", 1)[1].splitlines()
         assert code_rows[0].split() == [
             "torchrl.collectors._single.Collector._carrier",
