@@ -168,6 +168,9 @@ def _sequence(chart: _Chart, items: Sequence[Any], ends: Ends) -> Ends:
                 continue  # drawn in the decision that tests it
             run.append(_call_line(item))
             continue
+        if item.kind == "write":  # an assignment the flow shows: a line of the box being filled
+            run.append(_call_line(item))
+            continue
         if item.kind == "block" and not (item.text.startswith("if ") and _decides(item.items)):
             pass  # a block of calls joins the box being filled
         else:
@@ -255,9 +258,10 @@ def _numbered(number: int | None, condition: str) -> str:
 
 
 def _calls(items: Sequence[Any]) -> list[Any]:
+    """The calls (and the assignments the flow shows) of ``items``, nested ones too, in order."""
     found = []
     for item in items:
-        if item.kind == "call":
+        if item.kind in ("call", "write"):
             found.append(item)
         found.extend(_calls(item.items))
         for arm in item.arms:
@@ -275,7 +279,8 @@ def _exits_of(chart: _Chart, block: Any, source: str) -> None:
 
 
 def _call_line(item: Any) -> str:
-    text = f"{item.number}. {item.text}()"
+    """A step's line in a box: ``3. self.env.step()``, an assignment as written."""
+    text = item.text if item.kind == "write" else f"{item.number}. {item.text}()"
     return f"{text} [if {item.condition}]" if item.condition else text
 
 

@@ -274,3 +274,79 @@ def test_a_withdrawn_fact_is_not_decided() -> None:
 
     assert parse_fact("?") is UNKNOWN
     assert parse_fact(" True ") is True
+
+
+ASSIGNING = {
+    "belt/__init__.py": "",
+    "belt/belt.py": """
+class Belt:
+    def __init__(self):
+        self.carried = None
+        self.spare = None
+
+    def run(self, items):
+        for item in items:
+            out = self.step(item)
+            if out is not None:
+                self.carried = out
+            self.flush()
+        self.carried = None
+
+    def step(self, item):
+        return item
+
+    def flush(self):
+        pass
+""",
+}
+
+ASSIGNING_PROFILE = """
+[pages.belt]
+slug = "belt_internals"
+title = "Belt internals"
+summary = "what a run does"
+
+[[pages.belt.sections]]
+kind = "flow"
+id = "run"
+title = "A run"
+class = "belt.belt.Belt"
+function = "run"
+loop = "for item in items"
+diagram = "belt_run_flow"
+assignments = ["{attribute}"]
+
+[[pages.belt.sections.phases]]
+name = "Step and carry"
+anchor = "step"
+
+[[pages.belt.sections.phases]]
+name = "Flush"
+anchor = "flush"
+"""
+
+
+def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path: Path) -> None:
+    """Where a loop advances its state by an assignment (the rollout's ``self._carrier =
+    env_next_output``), the outline, the phase's line and the diagram say so, under its condition."""
+    source = write_package(tmp_path / "src", ASSIGNING)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(ASSIGNING_PROFILE.format(attribute="carried"))
+    out = tmp_path / "out"
+    args = ["generate", "--source", str(source), "--package", "belt", "--profile", str(profile), "--out", str(out)]
+    code, _, err = run(*args, "--no-cache", "-q")
+    assert code == 0, err
+    page = (out / "md" / "belt_internals.md").read_text()
+    text = ASSIGNING["belt/belt.py"].lstrip("\n")
+    line = next(n for n, written in enumerate(text.splitlines(), 1) if "self.carried = out" in written)
+    after = next(n for n, written in enumerate(text.splitlines(), 1) if "self.carried = None" in written and n > line)
+    assert "1. **Step and carry** (1): `step`, `carried = out`?" in page  # (not numbered: 1 is step)
+    assert f"- `self.carried = out` at `L{line}` - only if `out is not None`" in page
+    assert f"- `self.carried = None` at `L{after}`" in page  # after the loop
+    assert "the assignments of `Belt.carried`" in page
+    assert "self.carried = out [if out is not None]" in (out / "md" / "belt_run_flow.dot").read_text()
+    # an attribute the function no longer assigns fails generation, naming it
+    profile.write_text(ASSIGNING_PROFILE.format(attribute="spare"))
+    code, _, err = run(*args, "--no-cache", "-q")
+    assert code == 2
+    assert "assignments: belt.belt.Belt.spare is assigned nowhere in belt.belt.Belt.run" in err

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rlmap.index import controlflow as cf
+from rlmap.index.records import AttributeAccess
 from rlmap.model.codemodel import ResolvedCall
 from rlmap.pages.callorder import evaluation_order
 from rlmap.pages.conditions import joined, negated
@@ -43,8 +44,9 @@ EXIT = "exit"  # ``return`` / ``raise``: the function ends
 JUMP = "jump"  # ``break`` / ``continue``: the function goes on, after the loop or at its head
 CHOICE = "choice"  # exclusive branches: ``if``/``elif``/``else``, ``match``
 BLOCK = "block"  # a nested loop or an exception handler: its steps, under its header
+WRITE = "write"  # ``self.x = value``: an assignment of one of the flow's ``assignments``
 
-__all__ = ["DEPENDS", "RUNS", "SKIPPED", "FlowBody", "Item", "build_flow"]
+__all__ = ["DEPENDS", "RUNS", "SKIPPED", "WRITE", "FlowBody", "Item", "build_flow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +94,7 @@ class PhaseBody:
     def glance(self) -> tuple[Glance, ...]:
         tokens: list[Glance] = []
         for token in glance(self.items):
-            if not (tokens and token.kind in (CALL, EXIT, JUMP) and tokens[-1] == token):
+            if not (tokens and token.kind in (CALL, EXIT, JUMP, WRITE) and tokens[-1] == token):
                 tokens.append(token)  # the same call twice in a row (two branches' cudagraph step) once
         return tuple(tokens)
 
@@ -112,6 +114,8 @@ def glance(items: Sequence[Item], conditional: bool = False, nested: bool = Fals
     for item in items:
         if item.kind == CALL:
             out.append(Glance(CALL, _short(item.text), conditional or bool(item.condition)))
+        elif item.kind == WRITE:
+            out.append(Glance(WRITE, _short(item.text), conditional or bool(item.condition)))
         elif item.kind in (EXIT, JUMP):
             out.append(Glance(item.kind, item.text.split(" ", 1)[0], conditional or bool(item.condition)))
         elif item.kind == BLOCK:
@@ -160,6 +164,7 @@ class FlowBody(Body):
     common: tuple[tuple[str, str], ...]  # the facts every configuration gives alike
     steps: tuple[Item, ...]  # every numbered call and every exit, in code order
     calls: tuple[Call, ...]  # every call, in code order (the appendix)
+    assignments: tuple[Ref, ...] = ()  # the attributes whose assignments the outline shows
 
 
 def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
@@ -200,6 +205,26 @@ class _Builder:
                 continue
             self.paths[id(site)] = path
             self.placed.setdefault(_holder(path), []).append(site)
+        # the assignments the outline shows, where they are made (as the call sites)
+        self.writes: dict[tuple[int, int], list[AttributeAccess]] = {}
+        self.assigned: list[str] = []
+        for name in spec.assignments:
+            attribute = ctx.attribute(owner or None, name, "assignments")
+            self.assigned.append(attribute)
+            written = [
+                access
+                for access in ctx.model.attribute_accesses(attribute)
+                if access.function == function and access.kind == "write"
+            ]
+            if not written:
+                raise ctx.fail(
+                    f"assignments: {attribute} is assigned nowhere in {function}",
+                    "the code moved: take it out of assignments",
+                )
+            for access in written:
+                path = cf.locate(flow.body, access.line)
+                if path:
+                    self.writes.setdefault(_holder(path), []).append(access)
         self.runs = Runs(spec.configurations, ctx, owner, flow)
         self.numbered: list[Item] = []  # the calls, by number
         self.rows: list[Item] = []  # the calls and the exits, in code order
@@ -258,6 +283,7 @@ class _Builder:
             steps=tuple(self.rows),
             calls=calls,
             diagrams=diagrams,
+            assignments=tuple(ctx.ref(attribute) for attribute in self.assigned),
         )
 
     def _find_loop(self, header: str) -> tuple[cf.Step, ...]:
@@ -369,7 +395,17 @@ class _Builder:
         return out
 
     def header_items(self, node: cf.Node) -> list[Item]:
-        return [self.call_item(site) for site in self.placed.get((id(node), -1), ()) if self.significant(site)]
+        """The calls a statement (or a block's header) makes, then the assignments it makes of the
+        flow's ``assignments`` (a value is stored once computed)."""
+        calls = [self.call_item(site) for site in self.placed.get((id(node), -1), ()) if self.significant(site)]
+        return calls + [self.write_item(access) for access in self.writes.get((id(node), -1), ())]
+
+    def write_item(self, access: AttributeAccess) -> Item:
+        return Item(
+            WRITE,
+            text=f"self.{access.attribute} = {access.value}",
+            anchor=self.ctx.anchor(self.function, access.attribute, access.line),
+        )
 
     def arm_items(self, node: cf.Node, index: int) -> list[Item]:
         header = [self.call_item(site) for site in self.placed.get((id(node), index), ()) if self.significant(site)]
@@ -390,7 +426,7 @@ class _Builder:
         # one branch does something: its condition, on its calls
         condition = _arm_condition(node, branches.index(filled[0]))
         items = filled[0].items
-        if len(items) == 1 and items[0].kind in (CALL, EXIT, JUMP, BLOCK):
+        if len(items) == 1 and items[0].kind in (CALL, EXIT, JUMP, BLOCK, WRITE):
             return [self.conditioned(items[0], condition)]
         return [Item(BLOCK, text=f"if {condition}", items=items)]
 
@@ -403,7 +439,8 @@ class _Builder:
         flattened = replace(item, condition=joined(condition, item.condition))
         if item.kind == CALL:
             self.numbered[item.number - 1] = flattened
-        self.rows[next(i for i, row in enumerate(self.rows) if row is item)] = flattened
+        if item.kind != WRITE:  # (an assignment is no numbered step, nor an exit: not a row)
+            self.rows[next(i for i, row in enumerate(self.rows) if row is item)] = flattened
         return flattened
 
     def block(self, header: str, items: list[Item]) -> list[Item]:

@@ -69,7 +69,8 @@ class Flow(Spec, kw_only=True):
     alternatives and the exits as exits, the loop named by ``loop`` (its header as written) in
     ``phases``, calls on locals, tensors and builtins (``plumbing``: call targets with these
     prefixes, and methods of local variables) left to a complete list of every call; for each of
-    ``configurations``, which steps run.  ``diagram`` draws the control flow."""
+    ``configurations``, which steps run.  ``diagram`` draws the control flow.  ``assignments``:
+    attributes whose assignments in the function are steps of the outline as well."""
 
     function: Name
     class_: Name | None = msgspec.field(default=None, name="class")
@@ -79,6 +80,9 @@ class Flow(Spec, kw_only=True):
     configurations: list[Configuration] = []
     plumbing: Names = msgspec.field(default_factory=lambda: ["builtins."])
     every_call: bool = True  # the complete list of calls in code order, after the outline
+    # attributes of the class whose assignments in the function are steps of the outline too
+    # (``_carrier``: ``self._carrier = env_next_output``, where the rollout advances its carrier)
+    assignments: Names = []
 
 
 class Callees(Spec, kw_only=True):
