@@ -182,7 +182,9 @@ def build(
         try:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            diagnostics.append(Diagnostic(path, getattr(error, "lineno", None) or 1, "does not parse; file skipped"))
+            # (worded as indexing words it: the same file says the same thing in every command)
+            said = f"syntax error: {error.msg}" if isinstance(error, SyntaxError) else "does not parse"
+            diagnostics.append(Diagnostic(path, getattr(error, "lineno", None) or 1, f"{said}; file skipped"))
             continue
         memo: dict[int, bytes] = {}  # each node's digest, once (the tree lives on: an id stays its node's)
         symbols[module] = SymbolFacts(module, "module", path, 1, _hash(tree.body, memo))

@@ -256,3 +256,17 @@ def test_entries_a_directory_cannot_give_are_diagnostics(run: Run, tmp_path: Pat
     assert "pk/loop:1: symbolic link loop; directory skipped" in err
     added = {c["old"] for c in json.loads(out)["changes"] if c["what"] == "added"}
     assert "pk.same" in added  # (read through the link, as indexing reads it)
+
+
+def test_a_file_that_does_not_parse_is_said_as_indexing_says_it(run: Run, tmp_path: Path) -> None:
+    """diff said 'does not parse' where show, graph and generate say 'syntax error: ...'."""
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    (tmp_path / "v2" / "pk" / "broken.py").write_text("def f(:\n")
+    code, _, err = run("diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk", "-q")
+    assert code == 3
+    said = [line for line in err.splitlines() if "broken.py" in line]
+    _, _, indexed = run("graph", "--source", str(tmp_path / "v2"), "--package", "pk", "--no-cache", "-q")
+    assert said
+    assert said == [line for line in indexed.splitlines() if "broken.py" in line]
+    assert "syntax error: invalid syntax; file skipped" in said[0]
