@@ -26,6 +26,8 @@ _ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "attr": (ATTRIBUTE, PROPERTY),
     "data": (ATTRIBUTE, "variable"),
 }
+# the role that names a symbol of each kind
+_ROLE_OF = {MODULE: "mod", CLASS: "class", FUNCTION: "func", METHOD: "meth", PROPERTY: "attr", ATTRIBUTE: "attr"}
 _CODE_ROLES = frozenset({"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "autodoc"})
 _SPHINX_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
 _BUILTINS = frozenset(dir(builtins))
@@ -88,12 +90,30 @@ def _check_code_ref(ctx: AuditContext, ref: DocRef) -> Finding | None:
     if not in_package:
         if _beyond_what_docs_show(ctx, ref, target):
             return None
-        elsewhere = _defined_elsewhere(ctx, ref.kind, target)
+        # defined elsewhere with the role's kind; else of another kind (``:func:`clone``` for a
+        # method): the role that fits it is suggested
+        elsewhere = _defined_elsewhere(ctx, ref.kind, target) or _defined_elsewhere(ctx, "", target)
         if elsewhere:
+            # the likeliest meant first: under the current module, then in the package, public, the
+            # member of the most general class (the one the others override), short
+            elsewhere.sort(
+                key=lambda q: (
+                    not q.startswith(ref.module + "."),
+                    not q.startswith(ctx.package + "."),
+                    is_private(ctx.public_or_qualname(q)),
+                    -len(ctx.model.subclasses_of(q.rpartition(".")[0])),
+                    len(ctx.public_or_qualname(q)),
+                    q,
+                )
+            )
             public = ctx.public_or_qualname(elsewhere[0])
+            kinds = _ROLE_KINDS.get(ref.kind)
+            role = ref.kind if kinds is None or ctx.model.node_kind(elsewhere[0]) in kinds else None
+            role = role or _ROLE_OF.get(ctx.model.node_kind(elsewhere[0]), ref.kind)
+            more = f" (or one of {len(elsewhere) - 1} other definitions of that name)" if len(elsewhere) > 1 else ""
             message = f"{shown} is not found from the current module {ref.module}: Sphinx cannot link it"
             return Finding.of(
-                "unlinkable-ref", ref.path, ref.line, ref.text, message, f"qualify it: :{ref.kind}:`~{public}`"
+                "unlinkable-ref", ref.path, ref.line, ref.text, message, f"qualify it: :{role}:`~{public}`{more}"
             )
     message = f"{shown} resolves to nothing in {ctx.model.source.stamp()}"
     found = suggest_replacement(ctx, candidate)
@@ -194,13 +214,19 @@ def _beyond_what_docs_show(ctx: AuditContext, ref: DocRef, target: str) -> bool:
 
 
 def _defined_elsewhere(ctx: AuditContext, kind: str, target: str) -> list[str]:
-    """The symbols of the role's kind whose qualified name ends with ``target``."""
-    kinds = _ROLE_KINDS.get(kind)
+    """The symbols of the role's kind whose qualified name ends with ``target``; not one defined
+    inside a function (``Transform.inv.clone``): no role can name a local."""
+    kinds = _ROLE_KINDS.get(kind) if kind else None  # ("": any kind)
     return [
         q
         for q in ctx.named(target.rsplit(".", 1)[-1])
-        if q.endswith("." + target) and (kinds is None or ctx.model.node_kind(q) in kinds)
+        if q.endswith("." + target)
+        and (kinds is None or ctx.model.node_kind(q) in kinds)
+        and ctx.model.node_kind(q.rpartition(".")[0]) not in _LOCAL_SCOPES
     ]
+
+
+_LOCAL_SCOPES = (FUNCTION, METHOD)  # what a symbol defined in is a local of a call, not a name Sphinx documents
 
 
 def rule_labels(ctx: AuditContext) -> Iterable[Finding]:

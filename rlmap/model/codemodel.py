@@ -187,6 +187,7 @@ _PLAIN = {
     "nodes": dict[str, str],  # external / unresolved node -> its kind
     "exports": tuple[tuple[str, str, str], ...],
     "external_exports": tuple[tuple[str, str, str], ...],
+    "lazy_exports": dict[str, tuple[str, ...]],  # a module with __getattr__ -> the names its __all__ lists
     "bases": dict[str, tuple[str, ...]],
     "subclasses": dict[str, tuple[str, ...]],
 }
@@ -425,6 +426,7 @@ class CodeModel:
         self._returns: Mapping[str, tuple[tuple[Any, ...], ...]] = state["returns"]
         self._exports: tuple[tuple[str, str, str], ...] | _LazyPlain[Any, Any] = state["exports"]
         self._external_exports: tuple[tuple[str, str, str], ...] | _LazyPlain[Any, Any] = state["external_exports"]
+        self._lazy_exports: Mapping[str, tuple[str, ...]] = state["lazy_exports"]
         self.bases: Mapping[str, tuple[str, ...]] = state["bases"]
         self.subclasses: Mapping[str, tuple[str, ...]] = state["subclasses"]
         self.diagnostics = tuple(Diagnostic(*item) for item in state["diagnostics"])
@@ -627,11 +629,11 @@ class CodeModel:
     def member_of(self, owner: str, name: str) -> str | None:
         """The symbol ``owner.name`` reaches as Python's attribute lookup would: one defined in
         ``owner``; in a module, the package symbol an import binds the name to, or, when the
-        module defines ``__getattr__`` (a lazy import) and binds no other package's object to the
-        name (:meth:`bound_outside`), the class or function of that name below
-        the module (else anywhere in the package: TorchRL's lazy exports also reach into sibling
-        packages; the first, sorted); in a class, the member of the nearest base that defines it.
-        ``None`` when none of the package's does."""
+        module defines ``__getattr__`` (a lazy import), lists the name in its ``__all__`` and binds
+        no other package's object to it (:meth:`bound_outside`), the module-level class or function
+        of that name below the module (else anywhere in the package: TorchRL's lazy exports also
+        reach into sibling packages; the first, sorted); in a class, the member of the nearest
+        base that defines it.  ``None`` when none of the package's does."""
         own = f"{owner}.{name}"
         if own in self._symbols:
             return own
@@ -640,9 +642,13 @@ class CodeModel:
             target = self.bound(owner, name)
             if target is not None and target in self._symbols:
                 return target
-            if f"{owner}.__getattr__" not in self._symbols or self.bound_outside(owner, name) is not None:
-                return None  # (a name bound to another package's object is not looked up lazily)
-            defined = [found for found in self.qualnames_ending("." + name) if self.node_kind(found) in _DEFINED]
+            if name not in self._lazy_exports.get(owner, ()) or self.bound_outside(owner, name) is not None:
+                return None  # (not served lazily; a name bound to another package's object is not looked up)
+            defined = [
+                found
+                for found in self.qualnames_ending("." + name)
+                if self.node_kind(found) in _DEFINED and self.node_kind(found.rpartition(".")[0]) == MODULE
+            ]
             return next((found for found in defined if found.startswith(owner + ".")), defined[0] if defined else None)
         if kind == CLASS:
             return self.find_member(owner, name)
@@ -758,6 +764,11 @@ def build_model(
         tables["returns"] = {name: _rows(found) for name, found in sorted(assemble.returns_by_function(index).items())}
         tables["exports"] = tuple(assemble.module_bindings(resolver, index))
         tables["external_exports"] = tuple(assemble.external_bindings(resolver, index))
+        tables["lazy_exports"] = {
+            module.module: module.exports
+            for module in index.modules
+            if module.exports and f"{module.module}.__getattr__" in symbols
+        }
         tables["bases"] = {cls: bases for cls, bases in sorted(resolver.bases.items()) if bases}
         tables["subclasses"] = {cls: tuple(sorted(subs)) for cls, subs in sorted(resolver.subclasses.items())}
         tables["diagnostics"] = tuple((d.path, d.line, d.message) for d in index.diagnostics)
@@ -817,6 +828,7 @@ def build_model(
             "returns": tables["returns"],
             "exports": tables["exports"],
             "external_exports": tables["external_exports"],
+            "lazy_exports": tables["lazy_exports"],
             "bases": tables["bases"],
             "subclasses": tables["subclasses"],
             "diagnostics": tables["diagnostics"],

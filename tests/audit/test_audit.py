@@ -575,3 +575,13 @@ def test_show_finds_what_the_audit_resolves_in_torchrls_docs(torchrl_model: Any)
     assert {reference: find_symbols(torchrl_model, reference) for reference in resolved} == {
         reference: [found] for reference, found in resolved.items()
     }
+
+
+def test_a_method_named_by_another_role_is_unlinkable_with_the_role_that_fits(run: Run, tmp_path: Path) -> None:
+    """``:func:`step``` for a method: not stale (the method exists), not a local function that
+    happens to share the name: Sphinx cannot link it, and the role and path that would are said,
+    the most general class's member first."""
+    docs = write_docs(tmp_path, {"page.rst": ".. currentmodule:: pkg.collector\n\nSee :func:`step`.\n"})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--rule", "unlinkable-ref")
+    assert [(f["rule"], f["line"], f["name"]) for f in findings] == [("unlinkable-ref", 3, "step")]
+    assert str(findings[0]["suggestion"]).startswith("qualify it: :meth:`~pkg.Env.step`")

@@ -970,3 +970,39 @@ def test_dash_h_is_help(run: Run, command: list[str]) -> None:
     code, out, err = run(*command, "-h")
     assert (code, err) == (0, "")
     assert (code, out, err) == run(*command, "--help")
+
+
+def test_show_follows_a_lazy_getattr_only_to_the_names_it_serves(run: Run, make_package: Any) -> None:
+    """A module's ``__getattr__`` serves the names its ``__all__`` lists (TorchRL's lazy exports):
+    those, at module level, are found; any other name is not (a local function of that name
+    elsewhere in the package was shown as ``mypk.run``)."""
+    root = make_package(
+        {
+            "mypk/__init__.py": """
+                __all__ = ["Lazy"]
+
+                def __getattr__(name):
+                    if name == "Lazy":
+                        from mypk.sub.lazy import Lazy
+                        return Lazy
+                    raise AttributeError(name)
+            """,
+            "mypk/sub/__init__.py": "",
+            "mypk/sub/lazy.py": """
+                class Lazy:
+                    def go(self):
+                        def run():
+                            return 1
+                        return run()
+            """,
+        }
+    )
+    args = ("--source", str(root), "--package", "mypk", "--no-cache", "-q")
+    code, out, err = run("show", "mypk.Lazy", *args)
+    assert code == 0, err
+    assert out.startswith("mypk.sub.lazy.Lazy  (class")
+    code, out, err = run("show", "mypk.Lazy.go", *args)
+    assert out.startswith("mypk.sub.lazy.Lazy.go  (method")
+    code, out, err = run("show", "mypk.run", *args)  # Python raises AttributeError
+    assert code == 2
+    assert "neither a symbol" in err

@@ -169,6 +169,7 @@ def test_what_the_flow_does_not_change_is_encoded_while_it_is_solved_aside(root:
         "returns",
         "exports",
         "external_exports",
+        "lazy_exports",
         "bases",
         "subclasses",
     }
