@@ -27,7 +27,7 @@ import msgspec
 from rlmap.errors import CacheError
 from rlmap.index.records import CLASS, FUNCTION, MODULE, AttributeAccess, Diagnostic, KeyAccess, ReturnSite, Symbol
 from rlmap.index.source import SourceTree, companion_path, git_ref, permalink_url, source_stamp
-from rlmap.model.mro import descendants, nearest_in_bases
+from rlmap.model.mro import descendants, mro, nearest_in_bases
 from rlmap.model.pointsto import CAP
 
 if TYPE_CHECKING:
@@ -632,8 +632,8 @@ class CodeModel:
         module defines ``__getattr__`` (a lazy import), lists the name in its ``__all__`` and binds
         no other package's object to it (:meth:`bound_outside`), the module-level class or function
         of that name below the module (else anywhere in the package: TorchRL's lazy exports also
-        reach into sibling packages; the first, sorted); in a class, the member of the nearest
-        base that defines it.  ``None`` when none of the package's does."""
+        reach into sibling packages; the first, sorted); in a class, the member of the first class
+        of its method resolution order (C3) that defines it.  ``None`` when none of the package's does."""
         own = f"{owner}.{name}"
         if own in self._symbols:
             return own
@@ -650,8 +650,8 @@ class CodeModel:
                 if self.node_kind(found) in _DEFINED and self.node_kind(found.rpartition(".")[0]) == MODULE
             ]
             return next((found for found in defined if found.startswith(owner + ".")), defined[0] if defined else None)
-        if kind == CLASS:
-            return self.find_member(owner, name)
+        if kind == CLASS:  # Python's order: C3 (find_member's nearest base differs on some diamonds)
+            return next((f"{cls}.{name}" for cls in mro(self.bases, owner) if f"{cls}.{name}" in self._symbols), None)
         return None
 
     def follow(self, dotted: str, member: Callable[[str, str], str | None] | None = None) -> str | None:

@@ -49,7 +49,7 @@ def inherited(model: CodeModel, query: str) -> list[tuple[str, str]]:
     found = []
     for owner in find_symbols(model, owner_query):
         if model.node_kind(owner) == CLASS and not model.has_symbol(f"{owner}.{name}"):
-            reached = model.find_member(owner, name)
+            reached = model.member_of(owner, name)
             if reached is not None:
                 found.append((owner, reached))
     return found
@@ -255,7 +255,7 @@ def _inheriting(model: CodeModel, query: str, qualname: str) -> str:
     owners = [
         owner
         for owner in (find_symbols(model, head) if head else ())
-        if model.node_kind(owner) == CLASS and model.find_member(owner, name) == qualname != f"{owner}.{name}"
+        if model.node_kind(owner) == CLASS and model.member_of(owner, name) == qualname != f"{owner}.{name}"
     ]
     return owners[0] if owners else ""
 

@@ -1006,3 +1006,35 @@ def test_show_follows_a_lazy_getattr_only_to_the_names_it_serves(run: Run, make_
     code, out, err = run("show", "mypk.run", *args)  # Python raises AttributeError
     assert code == 2
     assert "neither a symbol" in err
+
+
+def test_show_finds_an_inherited_member_in_pythons_order(run: Run, make_package: Any) -> None:
+    """``class D(B, C)`` with ``B(A)``: Python's MRO is D, B, A, C, so ``D.m`` is ``A.m`` (the
+    nearest base, ``C``, was shown), as the resolver says of ``self.m()`` in ``D``."""
+    root = make_package(
+        {
+            "dia/__init__.py": "",
+            "dia/m.py": """
+                class A:
+                    def m(self):
+                        return 1
+
+                class B(A):
+                    pass
+
+                class C:
+                    def m(self):
+                        return 2
+
+                class D(B, C):
+                    def go(self):
+                        return self.m()
+            """,
+        }
+    )
+    args = ("--source", str(root), "--package", "dia", "--no-cache", "-q")
+    code, out, err = run("show", "D.m", *args)
+    assert code == 0, err
+    assert out.startswith("dia.m.A.m  (method")
+    code, out, err = run("show", "dia.m.D.go", *args, "--json")
+    assert [edge["callee"] for edge in json.loads(out)["callees"]] == ["dia.m.A.m"]
