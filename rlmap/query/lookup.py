@@ -516,12 +516,17 @@ def _linked(lines: list[str], places: Sequence[tuple[str, str]], link: Link) -> 
     take no room on screen: counted, they would push the columns apart)."""
     if link is _plain_link:
         return lines
+    import re
+
     out, at = list(lines), 0
     for text, url in places:
+        if not text or not url:
+            continue
+        cell = re.compile(rf"(?<!\S){re.escape(text)}(?!\S)")  # a whole cell: "line 10" is not in "line 100"
         for number in range(at, len(out)):
-            found = out[number].find(text) if text and url else -1
-            if found >= 0:
-                out[number] = out[number][:found] + link(text, url) + out[number][found + len(text) :]
+            found = cell.search(out[number])
+            if found is not None:  # (a cell wrapped over lines is found on none: left unlinked)
+                out[number] = out[number][: found.start()] + link(text, url) + out[number][found.end() :]
                 at = number + 1
                 break
     return out

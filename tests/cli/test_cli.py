@@ -1038,3 +1038,34 @@ def test_show_finds_an_inherited_member_in_pythons_order(run: Run, make_package:
     assert out.startswith("dia.m.A.m  (method")
     code, out, err = run("show", "dia.m.D.go", *args, "--json")
     assert [edge["callee"] for edge in json.loads(out)["callees"]] == ["dia.m.A.m"]
+
+
+def test_a_link_is_laid_on_its_own_rows_whole_cell_on_a_narrow_terminal() -> None:
+    """A caller's lines wrapped on a narrow terminal are found on no line: its link went to the
+    next row that held its text's start ("line 10" inside "line 100, 104"), splitting it."""
+    import re
+
+    from rlmap.query.lookup import format_description
+
+    def permalink(line: int) -> str:
+        return f"https://example.org/pk/m.py#L{line}"
+
+    many = list(range(100, 160, 4))
+    result = {
+        "qualname": "pk.m.f", "kind": "function", "query": "f",
+        "definition": {"path": "pk/m.py", "line": 1, "location": "pk/m.py:1", "permalink": permalink(1)},
+        "end_line": 2, "documented": True, "docstring": "F.", "callees": [],
+        "callers": [
+            {"caller": "pk.m.long_caller_name", "path": "pk/m.py", "lines": many, "permalink": permalink(100),
+             "how": ["direct"]},
+            {"caller": "pk.m.other", "path": "pk/m.py", "lines": [10], "permalink": permalink(10), "how": ["direct"]},
+        ],
+    }  # fmt: skip
+    linked = format_description(result, link=lambda text, url: f"<{text}|{url}>", width=50)
+    pairs = re.findall(r"<([^|>]*)\|([^>]*)>", linked)
+    assert ("line 10", permalink(10)) in pairs
+    other = next(line for line in linked.splitlines() if line.lstrip().startswith("other"))
+    assert f"<line 10|{permalink(10)}>" in other  # on its own row, whole: not inside "line 100"
+    assert not re.search(r"<[^>]*>\S", linked)
+    for text, url in pairs:
+        assert url.endswith("#L" + text.replace("line ", "").split(",")[0].rpartition(":")[2]), (text, url)
