@@ -50,7 +50,7 @@ def negated(text: str) -> str:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return simplified(_segment(text, node.operand))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OPERATOR:
-        left, right = _segment(text, node.left), _segment(text, node.comparators[0])
+        left, right = (_operand(text, operand) for operand in (node.left, node.comparators[0]))
         return f"{left} {_NEGATED[_OPERATOR[type(node.ops[0])]]} {right}"
     if isinstance(node, ast.BoolOp) and all(_folds(value) for value in node.values):
         # ``not (a is None and not b)`` -> ``a is not None or b``: each operand negates without a ``not``
@@ -59,6 +59,16 @@ def negated(text: str) -> str:
     if isinstance(node, _ATOMS):
         return f"not {text}"
     return f"not ({text})"
+
+
+def _operand(text: str, node: ast.expr) -> str:
+    """A comparison's operand as written, in the parentheses it needs there (a node's text does
+    not hold the parentheses around it: ``(x := f()) is None``, ``(a or b) == c``)."""
+    shown = _segment(text, node)
+    loose = (ast.NamedExpr, ast.IfExp, ast.Lambda, ast.BoolOp, ast.Compare, ast.Yield, ast.YieldFrom)
+    if isinstance(node, loose) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return f"({shown})"
+    return shown
 
 
 def _folds(node: ast.expr) -> bool:

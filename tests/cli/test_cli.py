@@ -627,6 +627,11 @@ def test_show_suggests_only_names_it_takes(run: Run, query: str) -> None:
         ("not (not (a or b) or c == d)", "(a or b) and c != d"),
         ("not (a is None and b)", "not (a is None and b)"),  # ``not b`` would read no better
         ("not (storage.max_size < self.slice_len)", "not (storage.max_size < self.slice_len)"),  # (not >= for a set)
+        # an operand looser than the comparison keeps its parentheses
+        ("not ((found := f(item)) is None or found == key)", "(found := f(item)) is not None and found != key"),
+        ("not (x is (a if c else b) and not y)", "x is not (a if c else b) or y"),
+        ("not ((a or b) == c and not d)", "(a or b) != c or d"),
+        ("not ((not a) == b)", "(not a) != b"),
         ("for t in range(3)", "for t in range(3)"),
         ("not (cut off...", "not (cut off..."),
     ],
@@ -1069,3 +1074,37 @@ def test_a_link_is_laid_on_its_own_rows_whole_cell_on_a_narrow_terminal() -> Non
     assert not re.search(r"<[^>]*>\S", linked)
     for text, url in pairs:
         assert url.endswith("#L" + text.replace("line ", "").split(",")[0].rpartition(":")[2]), (text, url)
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "not (not x)",
+        "not (a == b)",
+        "not (a and b)",
+        "not (p is not None and p is not q)",
+        "not (not x or a in b)",
+        "not (not (a or b) or c == d)",
+        "not ((found := f(a)) is None or found == b)",
+        "not (x is (a if c else b) and not d)",
+        "not ((a or b) == c and not d)",
+        "not ((not a) == b)",
+    ],
+)
+def test_a_simplified_guard_holds_exactly_when_the_recorded_one_does(guard: str) -> None:
+    """Evaluated on every assignment of a few values to its names, a guard as show reads it is
+    true exactly when the guard as recorded is (De Morgan, negated operators, parentheses)."""
+    import ast
+    import itertools
+
+    from rlmap.query.guards import readable_guard
+
+    shown = readable_guard(guard)
+    names = sorted({node.id for node in ast.walk(ast.parse(guard)) if isinstance(node, ast.Name)} - {"f"})
+    for values in itertools.product([None, 0, 1, (1,)], repeat=len(names)):
+        scope: dict[str, Any] = {"f": lambda value: value, **dict(zip(names, values, strict=True))}
+        try:
+            expected = bool(eval(guard, dict(scope)))  # (the test's own literals, on plain values)
+        except TypeError:  # (``a in 0``)
+            continue
+        assert bool(eval(shown, dict(scope))) == expected, (guard, shown, scope)
