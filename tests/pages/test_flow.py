@@ -283,6 +283,8 @@ class Belt:
     def __init__(self):
         self.carried = None
         self.spare = None
+        self.count = 0
+        self.unused = None
 
     def run(self, items):
         for item in items:
@@ -290,6 +292,8 @@ class Belt:
             if out is not None:
                 self.carried = out
             self.flush()
+            self.spare, rest = out, 0
+            self.count += 1
         self.carried = None
 
     def step(self, item):
@@ -314,7 +318,7 @@ class = "belt.belt.Belt"
 function = "run"
 loop = "for item in items"
 diagram = "belt_run_flow"
-assignments = ["{attribute}"]
+assignments = [{attributes}]
 
 [[pages.belt.sections.phases]]
 name = "Step and carry"
@@ -331,7 +335,7 @@ def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path
     env_next_output``), the outline, the phase's line and the diagram say so, under its condition."""
     source = write_package(tmp_path / "src", ASSIGNING)
     profile = tmp_path / "profile.toml"
-    profile.write_text(ASSIGNING_PROFILE.format(attribute="carried"))
+    profile.write_text(ASSIGNING_PROFILE.format(attributes='"carried", "spare", "count"'))
     out = tmp_path / "out"
     args = ["generate", "--source", str(source), "--package", "belt", "--profile", str(profile), "--out", str(out)]
     code, _, err = run(*args, "--no-cache", "-q")
@@ -345,8 +349,12 @@ def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path
     assert f"- `self.carried = None` at `L{after}`" in page  # after the loop
     assert "the assignments of `Belt.carried`" in page
     assert "self.carried = out [if out is not None]" in (out / "md" / "belt_run_flow.dot").read_text()
+    # a target of an unpacking has no one value; an augmented assignment is one too
+    assert "- `self.spare assigned` at" in page
+    assert "- `self.count augmented by 1` at" in page
+    assert "the assignments, not numbered, are not counted here" not in page  # (no configurations here)
     # an attribute the function no longer assigns fails generation, naming it
-    profile.write_text(ASSIGNING_PROFILE.format(attribute="spare"))
+    profile.write_text(ASSIGNING_PROFILE.format(attributes='"unused"'))
     code, _, err = run(*args, "--no-cache", "-q")
     assert code == 2
-    assert "assignments: belt.belt.Belt.spare is assigned nowhere in belt.belt.Belt.run" in err
+    assert "assignments: belt.belt.Belt.unused is assigned nowhere in belt.belt.Belt.run" in err

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rlmap.index import controlflow as cf
-from rlmap.index.records import AttributeAccess
+from rlmap.index.records import AUGMENTED, AttributeAccess
+from rlmap.index.records import WRITE as WRITTEN
 from rlmap.model.codemodel import ResolvedCall
 from rlmap.pages.callorder import evaluation_order
 from rlmap.pages.conditions import joined, negated
@@ -214,7 +215,7 @@ class _Builder:
             written = [
                 access
                 for access in ctx.model.attribute_accesses(attribute)
-                if access.function == function and access.kind == "write"
+                if access.function == function and access.kind in (WRITTEN, AUGMENTED)
             ]
             if not written:
                 raise ctx.fail(
@@ -401,11 +402,14 @@ class _Builder:
         return calls + [self.write_item(access) for access in self.writes.get((id(node), -1), ())]
 
     def write_item(self, access: AttributeAccess) -> Item:
-        return Item(
-            WRITE,
-            text=f"self.{access.attribute} = {access.value}",
-            anchor=self.ctx.anchor(self.function, access.attribute, access.line),
-        )
+        """``self.x = value``; ``self.x`` augmented (``+=``: the index keeps the value, not the
+        operator); ``self.x`` assigned, where no one expression is its value (unpacked, a loop's target)."""
+        target = f"self.{access.attribute}"
+        if access.kind == AUGMENTED:
+            text = f"{target} augmented by {access.value}" if access.value else f"{target} augmented"
+        else:
+            text = f"{target} = {access.value}" if access.value else f"{target} assigned"
+        return Item(WRITE, text=text, anchor=self.ctx.anchor(self.function, access.attribute, access.line))
 
     def arm_items(self, node: cf.Node, index: int) -> list[Item]:
         header = [self.call_item(site) for site in self.placed.get((id(node), index), ()) if self.significant(site)]
