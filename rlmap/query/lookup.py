@@ -35,9 +35,19 @@ def find_symbols(model: CodeModel, query: str) -> list[str]:
     if followed is not None:
         return [followed]
     found = model.qualnames_ending("." + query)
-    if found:
-        return found
-    return sorted({reached for _, reached in inherited(model, query)})
+    # (and what other classes of that name inherit: two ``Child`` classes, one defining ``stop``
+    # and one inheriting it, make ``Child.stop`` ambiguous)
+    return sorted({*found, *(reached for _, reached in inherited(model, query))})
+
+
+def _owners(model: CodeModel, query: str) -> list[str]:
+    """The symbols ``query`` names as an owner (:func:`find_symbols` without the inherited
+    members: a class is not reached through a member it inherits)."""
+    query = query.strip()
+    if model.has_symbol(query):
+        return [query]
+    followed = model.follow(query)
+    return [followed] if followed is not None else model.qualnames_ending("." + query)
 
 
 def inherited(model: CodeModel, query: str) -> list[tuple[str, str]]:
@@ -47,7 +57,7 @@ def inherited(model: CodeModel, query: str) -> list[tuple[str, str]]:
     if not owner_query or not name:
         return []
     found = []
-    for owner in find_symbols(model, owner_query):
+    for owner in _owners(model, owner_query):
         if model.node_kind(owner) == CLASS and not model.has_symbol(f"{owner}.{name}"):
             reached = model.member_of(owner, name)
             if reached is not None:
@@ -223,9 +233,12 @@ def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
         result["also_symbols"] = [_candidate(model, name) for name in matches]
         return result
     if len(matches) > 1:
+        heirs: dict[str, list[str]] = {}
+        for owner, reached in inherited(model, query):
+            heirs.setdefault(reached, []).append(owner)
         return {
             "query": query,
-            "ambiguous": [_candidate(model, name) for name in matches],
+            "ambiguous": [{**_candidate(model, name), "inherited_by": heirs.get(name, [])} for name in matches],
             "key": describe_key(model, key) if key else None,
         }
     if matches:
@@ -444,7 +457,14 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
 
 def _format_ambiguous(result: dict[str, Any], width: int = 0) -> str:
     lines = [f"'{result['query']}' matches {len(result['ambiguous'])} symbols:"]
-    rows = [(c["qualname"], f"({c['kind']}, {c['anchor']['location']})") for c in result["ambiguous"]]
+    rows = [
+        (
+            c["qualname"],
+            f"({c['kind']}, {c['anchor']['location']})"
+            + (f" inherited by {', '.join(c['inherited_by'])}" if c.get("inherited_by") else ""),
+        )
+        for c in result["ambiguous"]
+    ]
     lines.extend(_table(rows, width=width))
     lines.append("Pass a longer suffix or the full qualified name.")
     if result.get("key"):

@@ -1108,3 +1108,35 @@ def test_a_simplified_guard_holds_exactly_when_the_recorded_one_does(guard: str)
         except TypeError:  # (``a in 0``)
             continue
         assert bool(eval(shown, dict(scope))) == expected, (guard, shown, scope)
+
+
+def test_two_classes_of_one_name_one_inheriting_the_member_make_it_ambiguous(run: Run, make_package: Any) -> None:
+    """``Child.stop`` with ``base.Child`` defining ``stop`` and ``other.Child`` inheriting
+    ``Base.stop``: both are meant, and the list says which class inherits which."""
+    root = make_package(
+        {
+            "kin/__init__.py": "",
+            "kin/base.py": """
+                class Base:
+                    def stop(self):
+                        pass
+
+                class Child(Base):
+                    def stop(self):
+                        pass
+            """,
+            "kin/other.py": """
+                from kin.base import Base
+
+                class Child(Base):
+                    pass
+            """,
+        }
+    )
+    code, out, err = run("show", "Child.stop", "--source", str(root), "--package", "kin", "--no-cache", "-q")
+    assert code == 2
+    assert "'Child.stop' matches 2 symbols:" in out
+    assert "kin.base.Base.stop" in out
+    assert "inherited by kin.other.Child" in out
+    assert "kin.base.Child.stop" in out
+    assert "is ambiguous" in err
