@@ -124,9 +124,9 @@ def generate(
         _check(settings.out, output, command + (" --render-svg" if render_svg else ""), quiet, render_svg)
         raise typer.Exit(int(incomplete))
     if not quiet and written is not None:
-        changed, removed = written
+        changed, drawn_now, removed = written
         gone = f", removed {removed} obsolete" if removed else ""
-        drawn = f" and {len(output.diagrams)} SVG diagram(s)" if dot is not None else ""
+        drawn = f" and {drawn_now} of {len(output.diagrams)} SVG diagram(s)" if dot is not None else ""
         common.echo_safe(
             f"rlmap: wrote {changed} of {len(output.files)} files{drawn}{gone} in {settings.out} "
             f"({loaded.source.stamp()})",
@@ -135,9 +135,9 @@ def generate(
     raise typer.Exit(int(incomplete))
 
 
-def _write(out: Path, output: Any, dot: str | None, progress: common.Progress | None) -> tuple[int, int]:
-    """Write the pages (and their SVGs when ``dot`` was found); how many of the pages changed,
-    and how many files of an earlier run were removed (SVGs and the manifest not counted)."""
+def _write(out: Path, output: Any, dot: str | None, progress: common.Progress | None) -> tuple[int, int, int]:
+    """Write the pages (and their SVGs when ``dot`` was found); how many of the pages changed, how
+    many SVGs, and how many files of an earlier run were removed (SVGs and the manifest not counted)."""
     from rlmap.output.generate import render_svgs, write_output
     from rlmap.output.write import MANIFEST
 
@@ -148,8 +148,9 @@ def _write(out: Path, output: Any, dot: str | None, progress: common.Progress | 
     if progress:
         progress("write", len(output.files), len(output.files))
     pages = sum(path in output.files for path in changed)
+    drawn = sum(path in (svgs or {}) for path in changed)
     removed = sum(path not in output.files and path not in (svgs or {}) and path != MANIFEST for path in changed)
-    return pages, removed
+    return pages, drawn, removed
 
 
 def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False) -> None:

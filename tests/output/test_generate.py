@@ -304,7 +304,9 @@ def test_render_svg_with_dot(run: Run, tmp_path: Path) -> None:
     assert svg.lstrip().startswith("<?xml")
     assert "Collector.rollout" in svg
     drawn = sorted(path.relative_to(out).as_posix() for path in out.rglob("*.svg"))
-    assert f"and {len(drawn)} SVG diagram(s)" in err  # the SVGs are said, with the pages
+    assert f"and {len(drawn)} of {len(drawn)} SVG diagram(s)" in err  # the SVGs are said, with the pages
+    code, _, err = run(*[arg for arg in fixture_generate(out, "--render-svg") if arg != "-q"])
+    assert re.search(rf"wrote 0 of \d+ files and 0 of {len(drawn)} SVG diagram\(s\)", err), err  # none rewritten
     # --check --render-svg: a diagram without its SVG is stale (its layout is not compared)
     assert run(*fixture_generate(out, "--render-svg", "--check"))[0] == 0
     (out / drawn[0]).unlink()
