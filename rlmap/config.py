@@ -240,7 +240,8 @@ def convert(data: Any, schema: type[Any], where: str) -> Any:
         worded = _TYPE.sub(_in_toml_words, message)  # msgspec's type names, in TOML's words
         keys = re.findall(r"\.([\w-]+)", path)
         listed = worded.startswith("Expected a list")
-        hint = f'write a list: {keys[-1] if keys else "key"} = ["...", "..."]' if listed else "fix its value"
+        key = keys[-1] if keys else "key"
+        hint = f"write a list: {key} = [...], or one [[...{key}]] table per entry" if listed else "fix its value"
         raise ConfigError(f"{where}{path}: {worded[0].lower() + worded[1:]}", hint) from None
 
 
