@@ -241,11 +241,36 @@ def convert(data: Any, schema: type[Any], where: str) -> Any:
         keys = re.findall(r"\.([\w-]+)", path)
         listed = worded.startswith("Expected a list")
         key = keys[-1] if keys else "key"
-        hint = f"write a list: {key} = [...], or one [[...{key}]] table per entry" if listed else "fix its value"
+        if not listed:
+            hint = "fix its value"
+        elif _lists_tables(schema, keys):
+            hint = f"write one [[...{key}]] table per entry"
+        else:
+            hint = f'write a list: {key} = ["...", "..."]'
         raise ConfigError(f"{where}{path}: {worded[0].lower() + worded[1:]}", hint) from None
 
 
 _TYPE = re.compile(r"`([^`]+)`")
+
+
+def _lists_tables(schema: type[Any], keys: list[str]) -> bool:
+    """Whether the value at ``keys`` (field names from ``schema`` down) is a list of tables."""
+    import msgspec.inspect as inspect
+
+    info: Any = inspect.type_info(schema)
+    for key in keys:
+        while isinstance(info, inspect.UnionType):  # an optional value: its one type besides None
+            info = next((kind for kind in info.types if not isinstance(kind, inspect.NoneType)), None)
+        if isinstance(info, inspect.DictType):
+            info = info.value_type
+            continue
+        fields = {field.encode_name: field.type for field in getattr(info, "fields", ())}
+        if key not in fields:
+            return False
+        info = fields[key]
+    while isinstance(info, inspect.UnionType):
+        info = next((kind for kind in info.types if not isinstance(kind, inspect.NoneType)), None)
+    return isinstance(info, inspect.ListType) and isinstance(info.item_type, inspect.StructType)
 
 
 def _in_toml_words(found: re.Match[str]) -> str:

@@ -12,6 +12,7 @@ from tests.conftest import FIXTURES, Run
 
 CONFIG_CASES = {
     "formats-int": ("formats = 3", "[tool.rlmap].formats: expected a list, got an integer"),
+    "docs-str": ('docs = "docs"', 'expected a list, got a string - write a list: docs = ["...", "..."]'),
     "misspelt-key": ('fromats = ["rst"]', "unknown key 'fromats' - did you mean 'formats'?"),
     "docs-mixed": ('docs = ["a", 1]', "[tool.rlmap].docs[1]: expected a string, got an integer"),
     "negative-threshold": ("audit-min-callers = -1", "audit-min-callers: expected an integer >= 0"),
@@ -55,6 +56,10 @@ PROFILE_CASES = {
     "title-int": ("[pages.helpers]\ntitle = 3\n", "[pages.helpers].title: expected a string, got an integer"),
     "scope-int": (HELPERS + "scope = 3\n", "section 1 (inventory).scope: expected a list, got an integer"),
     "scope-ints": (HELPERS + "scope = [1]\n", "section 1 (inventory).scope[0]: expected a string"),
+    "phases-str": (
+        PAGE + '[[pages.helpers.sections]]\nkind = "flow"\nfunction = "f"\nphases = "x"\n',
+        "(flow).phases: expected a list, got a string - write one [[...phases]] table per entry",
+    ),
     "prose-int": ("[prose]\nhelpers = 3\n", "prose.helpers must be a table"),
     "glossary-int": ("[profile]\nglossary = 3\n", "[profile].glossary: expected a string"),
     "glossary-missing": ('[profile]\nglossary = "nope.toml"\n', "cannot read 'nope.toml'"),
