@@ -255,7 +255,7 @@ _TYPE = re.compile(r"`([^`]+)`")
 
 def _lists_tables(schema: type[Any], keys: list[str]) -> bool:
     """Whether the value at ``keys`` (field names from ``schema`` down) is a list of tables."""
-    import msgspec.inspect as inspect
+    from msgspec import inspect
 
     info: Any = inspect.type_info(schema)
     for key in keys:
