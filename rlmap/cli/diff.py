@@ -56,6 +56,10 @@ def diff(
         before = _snapshot(old, package, repository, _labelled(progress, old))
         after = _snapshot(new, package, repository, _labelled(progress, new))
     _check_scopes(tuple(scope or ()), before, after)
+    if settings.profile is None and not any(
+        name == package or name.startswith(package + ".") for snapshot in (before, after) for name in snapshot.symbols
+    ):
+        flows = ()  # rlmap's own profile for the package, and two versions of other code: it does not apply
     result = compare(before, after, tuple(scope or ()), flows)
     if output_format == "json":
         payload = {

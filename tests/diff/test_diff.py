@@ -218,6 +218,17 @@ def test_a_profile_limits_calls_and_guards_to_its_documented_flows(run: Run, tmp
     assert (json.loads(out)["flows"], json.loads(out)["missing_flows"]) == ([], ["Trainer.train"])
 
 
+def test_diff_of_another_project_is_not_given_torchrls_flows(run: Run, tmp_path: Path) -> None:
+    """Two versions of a project that is not torchrl, read as directories: TorchRL's built-in
+    profile was applied ("none of the profile's 16 documented flows...")."""
+    write(tmp_path / "v1", V1)
+    write(tmp_path / "v2", V2)
+    code, text, err = run("diff", str(tmp_path / "v1" / "pk"), str(tmp_path / "v2" / "pk"), "-q")
+    assert code == 0, err
+    assert "documented flow" not in text
+    assert "calls" in text  # every function compared, as without a profile
+
+
 def test_diff_reads_the_profile_and_package_of_tool_rlmap(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
