@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 def find_symbols(model: CodeModel, query: str) -> list[str]:
     """The qualname ``query`` is, or the symbol it reaches as an import path
     (:meth:`CodeModel.follow`: ``torchrl.collectors.Collector``, and an inherited member,
-    ``torchrl.envs.TransformedEnv.rollout``); else the qualnames ending with ``.query``; else,
-    for ``Owner.member``, the definitions of ``member`` the classes ending with ``.Owner``
-    inherit (``TransformedEnv.rollout`` is ``EnvBase.rollout``); sorted."""
+    ``torchrl.envs.TransformedEnv.rollout``); else the qualnames ending with ``.query`` and, for
+    ``Owner.member``, the definitions of ``member`` the classes ending with ``.Owner`` inherit
+    (``TransformedEnv.rollout`` is ``EnvBase.rollout``); sorted."""
     query = query.strip()
     if model.has_symbol(query):
         return [query]
@@ -51,8 +51,9 @@ def _owners(model: CodeModel, query: str) -> list[str]:
 
 
 def inherited(model: CodeModel, query: str) -> list[tuple[str, str]]:
-    """For ``Owner.member`` (``Owner`` as :func:`find_symbols` finds it, a class), each class
-    and the definition of ``member`` it inherits from its nearest base (none: defined in it)."""
+    """For ``Owner.member`` (``Owner`` as :func:`_owners` finds it, a class), each class that does
+    not define ``member`` and the definition it inherits (:meth:`CodeModel.member_of`: the first
+    class of its method resolution order that defines it)."""
     owner_query, _, name = query.strip().rpartition(".")
     if not owner_query or not name:
         return []
