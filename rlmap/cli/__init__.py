@@ -84,7 +84,7 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
             error.show()
         return int(ExitCode.USAGE)
     except errors.UsageError as error:
-        hint = f"run '{error.ctx.command_path} --help'" if error.ctx else "run 'rlmap --help'"
+        hint = f"run '{error.ctx.command_path if error.ctx else _command_path(command, argv)} --help'"
         message = error.format_message().replace("Value error, ", "")  # pydantic's prefix, in typer's messages
         say_error(f"{message} - {hint}")
         return int(ExitCode.USAGE)
@@ -119,6 +119,15 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
             raise
         return int(ExitCode.INTERNAL)
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def _command_path(group: Any, argv: list[str] | None) -> str:
+    """``rlmap show`` for an error the parser raised without its command's context
+    (``--quiet=1``): the first argument that names a command, else ``rlmap``."""
+    names = getattr(group, "commands", {})
+    given = sys.argv[1:] if argv is None else argv
+    command = next((arg for arg in given if not arg.startswith("-")), "")
+    return f"rlmap {command}" if command in names else "rlmap"
 
 
 def run() -> None:

@@ -1140,3 +1140,10 @@ def test_two_classes_of_one_name_one_inheriting_the_member_make_it_ambiguous(run
     assert "inherited by kin.other.Child" in out
     assert "kin.base.Child.stop" in out
     assert "is ambiguous" in err
+
+
+def test_a_flag_given_a_value_points_to_its_commands_help(run: Run) -> None:
+    """``--quiet=1``: the parser says so without the command's context; the hint named the top level."""
+    code, _, err = run("show", "x", "--quiet=1")
+    assert code == 2
+    assert err == "rlmap: error: Option '--quiet' does not take a value. - run 'rlmap show --help'\n"
