@@ -103,13 +103,15 @@ def _project_key(
     value_cap: int,
     cache: Cache | None = None,
     settings: list[bytes | str] | None = None,
+    remember: bool = True,
 ) -> tuple[str, set[str]]:
     """:func:`project_key` and the repo-relative paths of the files it hashed.
 
     With a cache, a tree whose every file has the stat (size, mtime, ctime, inode) it had when
     the key was last computed here gets that key without a file being read (what git's index
     does); any difference, and any file changed in the last two seconds, means reading and
-    hashing them all.  ``settings``: :func:`_settings`, when the caller has them.
+    hashing them all.  ``settings``: :func:`_settings`, when the caller has them.  ``remember``:
+    the stats are written for the next run (not by a shell's completion, which only reads).
     """
     parts: list[bytes | str] = list(settings) if settings is not None else _settings(source, extensions, value_cap)
     files, skipped = source.scan_files()
@@ -128,7 +130,13 @@ def _project_key(
     for relative, why in skipped:  # an entry skipped since the last run changes the diagnostics
         parts.append(f"<skipped {relative}: {why}>")
     key = content_key(*parts)
-    if cache is not None and stats_key is not None and stats is not None and stats == _stats_of(files, relatives):
+    if (
+        remember
+        and cache is not None
+        and stats_key is not None
+        and stats is not None
+        and stats == _stats_of(files, relatives)
+    ):
         settled = time.time_ns() - _SETTLED_NS
         if all(stat[3] < settled and stat[2] < settled for stat in stats):
             cache.put(STATS, stats_key, _StatsSeen(key, stats, skipped))
@@ -442,7 +450,7 @@ def cached_model(
 ) -> CodeModel | None:
     """The resolved model of ``source`` if the cache holds it, else ``None``: nothing is parsed
     (for shell completion, which must answer at once or not at all)."""
-    key, paths = _project_key(source, enabled_extensions(extensions), value_cap, cache)
+    key, paths = _project_key(source, enabled_extensions(extensions), value_cap, cache, remember=False)
     return _cached_at(cache, key, paths)
 
 

@@ -8,10 +8,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from rlmap.index.cache import Cache, encode_entry
 from rlmap.index.source import locate_source
 from rlmap.model.session import LATEST, LINKS, LoadedModel, load_model
 from rlmap.query.graphdump import graph_json
+from tests.conftest import FIXTURES
 
 PACKAGE = {
     "pkg/__init__.py": "",
@@ -100,3 +103,19 @@ def test_a_link_that_is_not_a_key_is_ignored(
     assert "resolve" in phases  # the link was not followed: the model was resolved again
     assert cache.rejected >= 1
     assert _graph(again) == _graph(cold)
+
+
+def test_completion_reads_the_cache_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shell's completion asks for a cached model only: nothing cached, it wrote the files'
+    stats for the next run (an entry in a cache the user never filled)."""
+    from rlmap.model import session
+
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "pkg", root / "pkg")
+    monkeypatch.setattr(session, "_SETTLED_NS", 0)  # (files just copied count as settled)
+    cache = Cache.at(tmp_path / "cache")
+    assert session.cached_model(locate_source(root, package="pkg"), cache) is None
+    assert not (tmp_path / "cache" / session.STATS).exists()
+    # a run that computes the model remembers them (what completion must not do)
+    load_model(locate_source(root, package="pkg"), cache, jobs=1)
+    assert any((tmp_path / "cache" / session.STATS).rglob("*.msgpack"))
