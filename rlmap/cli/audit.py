@@ -143,11 +143,11 @@ def audit(
     if fix or show_diff:
         findings = _fix(findings, context, show_diff=show_diff)
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics
-    incomplete = common.report_diagnostics(notes)
     # the step summary first: the annotations say where the findings they leave out are listed
     summarized = _write_step_summary(findings, known) if output_format == "github" else False
-    report = _report(output_format, findings, known, loaded.source.stamp(), not incomplete, notes, summarized, quiet)
+    report = _report(output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet)
     common.say(report, nl=False)
+    incomplete = common.report_diagnostics(notes)  # (after the report they qualify, as show and graph say them)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
         if not quiet:

@@ -585,3 +585,39 @@ def test_a_method_named_by_another_role_is_unlinkable_with_the_role_that_fits(ru
     _, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref", "--rule", "unlinkable-ref")
     assert [(f["rule"], f["line"], f["name"]) for f in findings] == [("unlinkable-ref", 3, "step")]
     assert str(findings[0]["suggestion"]).startswith("qualify it: :meth:`~pkg.Env.step`")
+
+
+def test_the_audit_says_what_it_could_not_read_after_its_report(tmp_path: Path) -> None:
+    """As show and graph do: the report, then the files left out and the summary (it printed
+    "rlmap: error: 1 file(s) could not be read..." before the findings it qualifies)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import write_package
+
+    root = write_package(
+        tmp_path / "src", {"pk/__init__.py": "", "pk/ok.py": "def f():\n    pass\n", "pk/bad.py": "def g(:\n"}
+    )
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    args = [
+        "audit",
+        "--source",
+        str(root),
+        "--package",
+        "pk",
+        "--docs",
+        str(docs),
+        "--no-cache",
+        "-q",
+        "--fail-on",
+        "none",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "rlmap", *args], check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert done.returncode == 3, done.stdout
+    lines = done.stdout.splitlines()
+    report = lines.index("page.rst")
+    warning = next(n for n, line in enumerate(lines) if line.startswith("rlmap: warning: pk/bad.py:1: syntax error"))
+    assert report < warning
+    assert lines[-1].startswith("rlmap: error: 1 file(s) could not be read or indexed in full")
