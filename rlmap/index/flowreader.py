@@ -82,6 +82,8 @@ class _Reader:
 
     # -- blocks ------------------------------------------------------------------------------
     def block(self, body: cst.BaseSuite | Sequence[cst.BaseStatement]) -> tuple[Node, ...]:
+        if isinstance(body, cst.SimpleStatementSuite):  # ``if c: f(); g()``: the statements on its line
+            return tuple(self.small(small) for small in body.body)
         statements = body.body if isinstance(body, cst.BaseSuite) else body
         nodes: list[Node] = []
         for statement in statements:
@@ -102,7 +104,8 @@ class _Reader:
             kind = BREAK
         elif isinstance(node, cst.Continue):
             kind = CONTINUE
-        return Node(kind, start, end, end, self.text(node))
+        # (``a(); b()``: the separator is the statement's in libcst, not part of what it does)
+        return Node(kind, start, end, end, self.text(node.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)))
 
     def compound(self, node: cst.BaseCompoundStatement) -> Node:
         start, end = self.span(node)

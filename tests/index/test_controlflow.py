@@ -123,3 +123,20 @@ def test_a_method_parses_at_its_own_indentation_and_bad_text_is_an_error() -> No
         cf.function_flow("def f(:\n", 1)
     with pytest.raises(cf.FlowError):
         cf.function_flow("x = 1\n", 1)
+
+
+def test_a_branch_on_its_headers_line_holds_its_statements() -> None:
+    """``if c: f(); g()`` (a suite on the header's line): its statements were read as none, so
+    the branches were empty and what they do was placed outside them."""
+    from rlmap.index.controlflow import ELIF, ELSE, IF, STATEMENT, THEN, function_flow, locate
+
+    source = "def f(x):\n    if x: a(); b()\n    elif y: c()\n    else: return d()\n"
+    flow = function_flow(source, 10)
+    (branch,) = flow.body
+    assert branch.kind == IF
+    assert [(arm.role, [(node.kind, node.line, node.text) for node in arm.body]) for arm in branch.arms] == [
+        (THEN, [(STATEMENT, 11, "a()"), (STATEMENT, 11, "b()")]),
+        (ELIF, [(STATEMENT, 12, "c()")]),
+        (ELSE, [("return", 13, "return d()")]),
+    ]
+    assert [(step.node.kind, step.arm) for step in locate(flow.body, 13)] == [(IF, 2), ("return", None)]

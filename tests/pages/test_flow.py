@@ -358,3 +358,53 @@ def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path
     code, _, err = run(*args, "--no-cache", "-q")
     assert code == 2
     assert "assignments: belt.belt.Belt.unused is assigned nowhere in belt.belt.Belt.run" in err
+
+
+def test_an_assignment_on_the_line_of_its_if_is_in_its_branch(run: Run, tmp_path: Path) -> None:
+    """``if c: self.x = v`` on one line: the assignment is in the branch, under its condition (it
+    was placed at the ``if``'s header, before the branches, with no condition)."""
+    files = {
+        "belt/__init__.py": "",
+        "belt/belt.py": """
+class Belt:
+    def __init__(self):
+        self.state = 0
+
+    def run(self, items):
+        for item in items:
+            self.step(item)
+            if item == 1: self.state = 1
+            elif item == 2: self.state = 2
+            else: self.state = 3
+            if self.ready(item): self.mark(item)
+            self.flush()
+
+    def ready(self, item):
+        return item
+
+    def mark(self, item):
+        pass
+
+    def step(self, item):
+        return item
+
+    def flush(self):
+        pass
+""",
+    }
+    source = write_package(tmp_path / "src", files)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(ASSIGNING_PROFILE.format(attributes='"state"'))
+    out = tmp_path / "out"
+    args = ["generate", "--source", str(source), "--package", "belt", "--profile", str(profile), "--out", str(out)]
+    code, _, err = run(*args, "--no-cache", "-q")
+    assert code == 0, err
+    page = (out / "md" / "belt_internals.md").read_text()
+    outline = page[page.index("1. **Step and carry**\n") :]
+    branches = outline[outline.index("one of these branches:") :]
+    for condition, value in (("if item == 1", 1), ("elif item == 2", 2), ("else", 3)):
+        arm = branches[branches.index(f"- `{condition}`") :]
+        assert arm.split("\n", 2)[1].strip().startswith(f"- `self.state = {value}` at"), (condition, arm[:200])
+    # a call on the line too: the test's call is the test's, the branch's runs only if it holds
+    assert "`self.mark` -> `Belt.mark`" in outline
+    assert re.search(r"`self\.mark` -> `Belt\.mark` \(`L\d+`\) at `L\d+` - only if `self\.ready\(item\)`", outline)

@@ -201,7 +201,7 @@ class _Builder:
         self.placed: dict[tuple[int, int], list[ResolvedCall]] = {}
         self.paths: dict[int, tuple[cf.Step, ...]] = {}
         for site in self.sites:
-            path = cf.locate(flow.body, site.line)
+            path = _in_branch(cf.locate(flow.body, site.line), site.line, f"{site.callee_text}(")
             if not path:
                 continue
             self.paths[id(site)] = path
@@ -223,7 +223,7 @@ class _Builder:
                     "the code moved: take it out of assignments",
                 )
             for access in written:
-                path = cf.locate(flow.body, access.line)
+                path = _in_branch(cf.locate(flow.body, access.line), access.line)
                 if path:
                     self.writes.setdefault(_holder(path), []).append(access)
         self.runs = Runs(spec.configurations, ctx, owner, flow)
@@ -562,6 +562,29 @@ class _Builder:
                 )
             )
         return rows
+
+
+def _in_branch(path: tuple[cf.Step, ...], line: int, written: str = "") -> tuple[cf.Step, ...]:
+    """The path of a step on the line of an ``if``/``elif`` test whose branch is on that line
+    too (``if c: self.x = v``, ``elif d: f()``): its branch's statement, unless the test holds it
+    (``written``, a call as written, ``f(``, is in the test; an assignment to an attribute never is)."""
+    if not path:
+        return path
+    last = path[-1]
+    if last.node.kind == cf.IF and last.arm is None and last.node.arms:  # ``if c: ...`` on one line
+        node, index = last.node, 0
+        head = path[:-1]
+    elif len(path) > 1 and path[-2].node.kind == cf.IF and path[-2].arm is not None and last.node.kind == cf.STATEMENT:
+        node, index = path[-2].node, path[-2].arm  # ``elif c: ...`` on one line: the arm's header
+        head = path[:-2]
+        if last.node.text != node.arms[index].condition:
+            return path
+    else:
+        return path
+    if written and written in node.arms[index].condition:
+        return path  # (made by the test)
+    inner = cf.locate(node.arms[index].body, line)
+    return (*head, cf.Step(node, index), *inner) if inner else path
 
 
 def _holder(path: tuple[cf.Step, ...]) -> tuple[int, int]:
