@@ -257,10 +257,14 @@ def _lists_tables(schema: type[Any], keys: list[str]) -> bool:
     """Whether the value at ``keys`` (field names from ``schema`` down) is a list of tables."""
     from msgspec import inspect
 
+    def bare(info: Any) -> Any:  # an optional value: its one type besides None
+        while isinstance(info, inspect.UnionType):
+            info = next((kind for kind in info.types if not isinstance(kind, inspect.NoneType)), None)
+        return info
+
     info: Any = inspect.type_info(schema)
     for key in keys:
-        while isinstance(info, inspect.UnionType):  # an optional value: its one type besides None
-            info = next((kind for kind in info.types if not isinstance(kind, inspect.NoneType)), None)
+        info = bare(info)
         if isinstance(info, inspect.DictType):
             info = info.value_type
             continue
@@ -268,8 +272,7 @@ def _lists_tables(schema: type[Any], keys: list[str]) -> bool:
         if key not in fields:
             return False
         info = fields[key]
-    while isinstance(info, inspect.UnionType):
-        info = next((kind for kind in info.types if not isinstance(kind, inspect.NoneType)), None)
+    info = bare(info)
     return isinstance(info, inspect.ListType) and isinstance(info.item_type, inspect.StructType)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
+from rlmap.model.mro import mro
 from rlmap.model.target import CERTAIN
 from rlmap.query.guards import readable_guards
 from rlmap.terminal import clipped, inert
@@ -28,37 +29,36 @@ def find_symbols(model: CodeModel, query: str) -> list[str]:
     ``torchrl.envs.TransformedEnv.rollout``); else the qualnames ending with ``.query`` and, for
     ``Owner.member``, the definitions of ``member`` the classes ending with ``.Owner`` inherit
     (``TransformedEnv.rollout`` is ``EnvBase.rollout``); sorted."""
-    query = query.strip()
-    if model.has_symbol(query):
-        return [query]
-    followed = model.follow(query)
-    if followed is not None:
-        return [followed]
-    found = model.qualnames_ending("." + query)
+    found, exact = _named(model, query)
+    if exact:
+        return found
     # (and what other classes of that name inherit: two ``Child`` classes, one defining ``stop``
     # and one inheriting it, make ``Child.stop`` ambiguous)
     return sorted({*found, *(reached for _, reached in inherited(model, query))})
 
 
-def _owners(model: CodeModel, query: str) -> list[str]:
-    """The symbols ``query`` names as an owner (:func:`find_symbols` without the inherited
-    members: a class is not reached through a member it inherits)."""
+def _named(model: CodeModel, query: str) -> tuple[list[str], bool]:
+    """The symbols ``query`` names, and whether it names one exactly: itself, or the symbol it
+    reaches as an import path (:meth:`CodeModel.follow`); else the qualnames ending with
+    ``.query``, sorted (no inherited member: a class is not reached through one)."""
     query = query.strip()
     if model.has_symbol(query):
-        return [query]
+        return [query], True
     followed = model.follow(query)
-    return [followed] if followed is not None else model.qualnames_ending("." + query)
+    if followed is not None:
+        return [followed], True
+    return model.qualnames_ending("." + query), False
 
 
 def inherited(model: CodeModel, query: str) -> list[tuple[str, str]]:
-    """For ``Owner.member`` (``Owner`` as :func:`_owners` finds it, a class), each class that does
+    """For ``Owner.member`` (``Owner`` as :func:`_named` finds it, a class), each class that does
     not define ``member`` and the definition it inherits (:meth:`CodeModel.member_of`: the first
     class of its method resolution order that defines it)."""
     owner_query, _, name = query.strip().rpartition(".")
     if not owner_query or not name:
         return []
     found = []
-    for owner in _owners(model, owner_query):
+    for owner in _named(model, owner_query)[0]:
         if model.node_kind(owner) == CLASS and not model.has_symbol(f"{owner}.{name}"):
             reached = model.member_of(owner, name)
             if reached is not None:
@@ -201,12 +201,7 @@ def _owner(model: CodeModel, head: str) -> str | None:
 def _members(model: CodeModel, owner: str) -> list[str]:
     """The names defined in ``owner`` (a module's, a class's), and those a class inherits from its
     bases in the package, sorted."""
-    owners, stack = {owner}, [owner]
-    while stack:
-        for base in model.bases.get(stack.pop(), ()):
-            if base not in owners and model.node_kind(base) == CLASS:
-                owners.add(base)
-                stack.append(base)
+    owners = set(mro(model.bases, owner))
     found = set()
     for name in model.qualnames():
         head, _, last = name.rpartition(".")
@@ -265,13 +260,7 @@ def _inheriting(model: CodeModel, query: str, qualname: str) -> str:
     query = query.strip()
     if qualname == query or qualname.endswith("." + query):
         return ""
-    head, _, name = query.rpartition(".")
-    owners = [
-        owner
-        for owner in (find_symbols(model, head) if head else ())
-        if model.node_kind(owner) == CLASS and model.member_of(owner, name) == qualname != f"{owner}.{name}"
-    ]
-    return owners[0] if owners else ""
+    return next((owner for owner, reached in inherited(model, query) if reached == qualname), "")
 
 
 def _candidate(model: CodeModel, qualname: str) -> dict[str, Any]:
