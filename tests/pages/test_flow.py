@@ -330,15 +330,22 @@ anchor = "flush"
 """
 
 
-def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path: Path) -> None:
-    """Where a loop advances its state by an assignment (the rollout's ``self._carrier =
-    env_next_output``), the outline, the phase's line and the diagram say so, under its condition."""
-    source = write_package(tmp_path / "src", ASSIGNING)
+def _generate_belt(run: Run, tmp_path: Path, files: dict[str, str], attributes: str) -> tuple[int, str, Path]:
+    """``generate`` of ``files`` (package ``belt``) under :data:`ASSIGNING_PROFILE` with these
+    ``assignments``: the exit code, stderr, and the output directory."""
+    source = write_package(tmp_path / "src", files)
     profile = tmp_path / "profile.toml"
-    profile.write_text(ASSIGNING_PROFILE.format(attributes='"carried", "spare", "count"'))
+    profile.write_text(ASSIGNING_PROFILE.format(attributes=attributes))
     out = tmp_path / "out"
     args = ["generate", "--source", str(source), "--package", "belt", "--profile", str(profile), "--out", str(out)]
     code, _, err = run(*args, "--no-cache", "-q")
+    return code, err, out
+
+
+def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path: Path) -> None:
+    """Where a loop advances its state by an assignment (the rollout's ``self._carrier =
+    env_next_output``), the outline, the phase's line and the diagram say so, under its condition."""
+    code, err, out = _generate_belt(run, tmp_path, ASSIGNING, '"carried", "spare", "count"')
     assert code == 0, err
     page = (out / "md" / "belt_internals.md").read_text()
     text = ASSIGNING["belt/belt.py"].lstrip("\n")
@@ -354,8 +361,7 @@ def test_assignments_of_an_attribute_are_steps_of_the_outline(run: Run, tmp_path
     assert "- `self.count augmented by 1` at" in page
     assert "the assignments, not numbered, are not counted here" not in page  # (no configurations here)
     # an attribute the function no longer assigns fails generation, naming it
-    profile.write_text(ASSIGNING_PROFILE.format(attributes='"unused"'))
-    code, _, err = run(*args, "--no-cache", "-q")
+    code, err, _ = _generate_belt(run, tmp_path / "again", ASSIGNING, '"unused"')
     assert code == 2
     assert "assignments: belt.belt.Belt.unused is assigned nowhere in belt.belt.Belt.run" in err
 
@@ -392,12 +398,7 @@ class Belt:
         pass
 """,
     }
-    source = write_package(tmp_path / "src", files)
-    profile = tmp_path / "profile.toml"
-    profile.write_text(ASSIGNING_PROFILE.format(attributes='"state"'))
-    out = tmp_path / "out"
-    args = ["generate", "--source", str(source), "--package", "belt", "--profile", str(profile), "--out", str(out)]
-    code, _, err = run(*args, "--no-cache", "-q")
+    code, err, out = _generate_belt(run, tmp_path, files, '"state"')
     assert code == 0, err
     page = (out / "md" / "belt_internals.md").read_text()
     outline = page[page.index("1. **Step and carry**\n") :]
