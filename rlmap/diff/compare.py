@@ -68,7 +68,7 @@ def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = (), flows: tu
         changes.append(Change(what, qualname, target))
         matched[qualname] = target
         fresh.discard(target)
-    changes.extend(Change("added", q) for q in sorted(fresh) if q.rpartition(".")[0] not in fresh)
+    changes.extend(Change("added", "", q) for q in sorted(fresh) if q.rpartition(".")[0] not in fresh)
     for old_name, new_name in sorted(matched.items()):
         before, after = old.symbols[old_name], new.symbols[new_name]
         if before.kind == "class":
@@ -81,7 +81,7 @@ def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = (), flows: tu
                 added, removed = sorted(after.guards - before.guards), sorted(before.guards - after.guards)
                 changes.append(Change("guards", new_name, new_name, tuple(added), tuple(removed)))
     order = {"renamed": 0, "moved": 1, "removed": 2, "attribute renamed": 3, "added": 4, "calls": 5, "guards": 6}
-    changes.sort(key=lambda c: (order[c.what], c.old, c.new))
+    changes.sort(key=lambda c: (order[c.what], c.old or c.new, c.new))
     functions = [q for snapshot in (old, new) for q, facts in snapshot.symbols.items() if facts.kind == "function"]
     present = {f for f in flows if any(_is_flow(name, f) for name in functions)}
     return PackageDiff(
@@ -149,8 +149,8 @@ def render_text(diff: PackageDiff) -> str:
             lines.append(f"  {change.what:<17} {change.old}")
             lines.extend(f"      + {text}" for text in change.added)
             lines.extend(f"      - {text}" for text in change.removed)
-        elif change.new:
+        elif change.old and change.new:
             lines.append(f"  {change.what:<17} {change.old} -> {change.new}")
-        else:
-            lines.append(f"  {change.what:<17} {change.old}")
+        else:  # (removed: the old name; added: the new one)
+            lines.append(f"  {change.what:<17} {change.old or change.new}")
     return "\n".join(lines) + "\n"

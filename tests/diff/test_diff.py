@@ -79,8 +79,8 @@ EXPECTED = [
     ("renamed", "pk.collect.OldBuffer", "pk.buffers.ReplayBuffer"),
     ("removed", "pk.collect.Collector._legacy", ""),
     ("attribute renamed", "pk.collect.Collector._shuttle", "pk.collect.Collector._carrier"),
-    ("added", "pk.buffers", ""),
-    ("added", "pk.collect.Collector._sync", ""),
+    ("added", "", "pk.buffers"),
+    ("added", "", "pk.collect.Collector._sync"),
 ]
 
 
@@ -265,7 +265,9 @@ def test_entries_a_directory_cannot_give_are_diagnostics(run: Run, tmp_path: Pat
     assert "pk/pipe.py:1: not a regular file (a FIFO); file skipped" in err
     assert "pk/outside.py:1: symbolic link to outside the package; not followed, skipped" in err
     assert "pk/loop:1: symbolic link loop; directory skipped" in err
-    added = {c["old"] for c in json.loads(out)["changes"] if c["what"] == "added"}
+    changes = json.loads(out)["changes"]
+    added = {c["new"] for c in changes if c["what"] == "added"}
+    assert all(c["old"] == "" for c in changes if c["what"] == "added")  # an added name has no old one
     assert "pk.same" in added  # (read through the link, as indexing reads it)
 
 
