@@ -100,7 +100,7 @@ def show(
     else:
         _print_report(result)
     code = common.report_diagnostics(model.diagnostics)
-    if "ambiguous" in result:
+    if "ambiguous" in result and not result.get("glossary"):  # (a glossary term is an answer)
         common.say_error(
             f"'{name}' is ambiguous ({len(result['ambiguous'])} symbols) - pass a longer suffix or the full name"
         )

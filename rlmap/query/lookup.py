@@ -428,6 +428,8 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
         return _format_term(result, link, width)
     if result.get("glossary"):
         rest = {name: value for name, value in result.items() if name != "glossary"}
+        if "ambiguous" in rest:  # the term answers; the symbols are for a second query
+            return _format_term(result["glossary"], link, width) + "\n\n" + _format_ambiguous(rest, width, also=True)
         return _format_term(result["glossary"], link, width) + "\n\n" + format_description(rest, link, width)
     if "ambiguous" in result:
         return _format_ambiguous(result, width)
@@ -445,8 +447,9 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
     return "\n".join(lines)
 
 
-def _format_ambiguous(result: dict[str, Any], width: int = 0) -> str:
-    lines = [f"'{result['query']}' matches {len(result['ambiguous'])} symbols:"]
+def _format_ambiguous(result: dict[str, Any], width: int = 0, also: bool = False) -> str:
+    """The symbols a name matches; ``also``: beside the glossary term it names, which answers."""
+    lines = [f"'{result['query']}' {'also ' if also else ''}matches {len(result['ambiguous'])} symbols:"]
     rows = [
         (
             c["qualname"],
@@ -456,7 +459,8 @@ def _format_ambiguous(result: dict[str, Any], width: int = 0) -> str:
         for c in result["ambiguous"]
     ]
     lines.extend(_table(rows, width=width))
-    lines.append("Pass a longer suffix or the full qualified name.")
+    if also:  # (otherwise the error that follows the list says it)
+        lines.append("To show one of them, pass a longer suffix or its full qualified name.")
     if result.get("key"):
         lines.append("")
         lines.append(format_description(result["key"], width=width))

@@ -145,6 +145,27 @@ def test_glossary_symbol_that_vanished_fails_generation(tmp_path: Path, capsys: 
 
 
 @pytest.mark.torchrl
+def test_a_glossary_term_that_is_also_the_name_of_several_symbols_is_an_answer(
+    torchrl_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``show set_keys`` printed the term, then failed with exit 2 as an ambiguous name: the
+    term answers; the symbols that share its name are listed for a second query."""
+    assert main(["show", "set_keys", "--cache-dir", str(torchrl_cache), "-q"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("set_keys  (glossary term")
+    assert "'set_keys' also matches " in captured.out
+    assert "torchrl.objectives.common.LossModule.set_keys" in captured.out
+    assert "To show one of them, pass a longer suffix or its full qualified name." in captured.out
+    assert "error" not in captured.err
+    # a name that is no term and matches several symbols is still refused
+    assert main(["show", "forward", "--cache-dir", str(torchrl_cache), "-q"]) == 2
+    captured = capsys.readouterr()
+    assert "rlmap: error: 'forward' is ambiguous" in captured.err
+    assert "also matches" not in captured.out
+    assert "To show one of them" not in captured.out
+
+
+@pytest.mark.torchrl
 def test_show_a_glossary_term_and_a_former_name(torchrl_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for query in ("carrier", "shuttle"):
         assert main(["show", query, "--cache-dir", str(torchrl_cache), "-q"]) == 0
