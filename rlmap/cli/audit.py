@@ -119,11 +119,27 @@ def audit(
         raise UsageError("--fail-under and --exclude apply to --coverage", "add --coverage, or leave them out")
     if coverage and (fix or show_diff):
         raise UsageError("--coverage reports and exits: it fixes nothing", "run --fix or --diff without --coverage")
+    if coverage:  # what only the findings read: silently ignored, a baseline would never be written
+        unused = [
+            option
+            for option, given in (
+                ("--docs", docs),
+                ("--rule", rule),
+                ("--baseline", baseline),
+                ("--write-baseline", write_baseline),
+                ("--since", since),
+            )
+            if given
+        ]
+        if unused:
+            raise UsageError(
+                f"--coverage reports docstring coverage alone: {', '.join(unused)} apply to the findings",
+                "run the audit without --coverage for them, and --coverage on its own",
+            )
     settings = load_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
     for root in roots:
-        if not root.exists():
-            raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
+        _check_docs_root(root)
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
@@ -228,6 +244,11 @@ def _check_options(
 
     if fix and show_diff:  # one writes, the other promises to write nothing
         raise UsageError("--fix and --diff cannot be used together", "--diff to see the edits, --fix to apply them")
+    if show_diff and output_format in ("json", "sarif"):  # the diff would come first, and no tool reads that
+        raise UsageError(
+            f"--diff prints a unified diff, which a --format {output_format} document cannot hold",
+            f"run --diff with --format text, and --format {output_format} in a run of its own",
+        )
     if explain_rule is not None:
         if output_format not in ("text", "json"):
             raise UsageError(f"--explain has no {output_format} form", "pass --format text or --format json")
@@ -236,6 +257,25 @@ def _check_options(
     for rule_id in rules:
         if rule_id not in RULES:
             raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+
+
+_PAGE_SUFFIXES = (".rst", ".md")
+
+
+def _check_docs_root(root: Path) -> None:
+    """A docs path holds pages: a directory with a ``.rst`` or ``.md`` file under it, such a file,
+    or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with no
+    page, and every central symbol reported as documented nowhere."""
+    if not root.exists():
+        raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
+    if root.is_dir():
+        if not any(path.suffix in _PAGE_SUFFIXES for path in root.rglob("*")):
+            raise UsageError(f"no .rst or .md page under docs path '{root}'", "pass --docs the docs' source directory")
+    elif root.suffix not in _PAGE_SUFFIXES and root.suffix != ".inv":
+        raise UsageError(
+            f"docs path '{root}' is not a page (.rst or .md) nor a Sphinx inventory (.inv)",
+            "pass --docs a docs directory, a page, or a built objects.inv",
+        )
 
 
 def _check_something_to_read(roots: list[Path], rules: Sequence[str], origin: str) -> None:

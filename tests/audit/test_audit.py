@@ -199,6 +199,46 @@ def test_usage_errors(run: Run, args: list[str], message: str) -> None:
     assert message in err
 
 
+def test_a_docs_path_without_pages_is_refused(run: Run, tmp_path: Path) -> None:
+    """An empty directory or a file that is no page was audited as docs with no page: every
+    central symbol was reported as documented nowhere, with no word that nothing was read."""
+    empty = tmp_path / "empty"
+    (empty / "images").mkdir(parents=True)
+    (empty / "images" / "logo.png").write_bytes(b"png")
+    text = tmp_path / "notes.txt"
+    text.write_text("See :ref:`x`.\n")
+    for path, says in [
+        (empty, f"no .rst or .md page under docs path '{empty}'"),
+        (text, f"docs path '{text}' is not a page (.rst or .md) nor a Sphinx inventory (.inv)"),
+    ]:
+        code, out, err = run(
+            "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--docs", str(path)
+        )
+        assert code == 2
+        assert err.startswith(f"rlmap: error: {says}")
+        assert out == ""
+    # a page under a directory of other files, or given alone, is read
+    (empty / "images" / "page.md").write_text("See `pkg.missing.Thing`.\n")
+    for path in (empty, empty / "images" / "page.md"):
+        code, _, err = run(
+            "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--docs", str(path)
+        )
+        assert code in (0, 1), err
+
+
+def test_diff_is_refused_with_a_json_or_sarif_document(run: Run, tmp_path: Path) -> None:
+    """--diff printed its unified diff before the document on stdout: neither a JSON reader nor a
+    SARIF upload could read it."""
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    for report in ("json", "sarif"):
+        code, out, err = fixture_run(run, docs, "--diff", "--format", report)
+        assert code == 2
+        assert err.startswith(f"rlmap: error: --diff prints a unified diff, which a --format {report} document")
+        assert out == ""
+    code, _, err = fixture_run(run, docs, "--diff", "--format", "github", "--fail-on", "none")
+    assert code == 0, err
+
+
 def test_unreadable_doc_is_reported_and_the_rest_audited(run: Run, tmp_path: Path) -> None:
     docs = write_docs(tmp_path, {"good.rst": "See :ref:`missing_label`.\n"})
     (docs / "bad.rst").write_bytes(b"Title\n=====\n\ncaf\xe9 :ref:`x`\n")

@@ -43,10 +43,15 @@ def test_coverage_counts_like_interrogate(run: Run, make_package) -> None:  # ty
         ((*plain, "--exclude", "*/tests/*"), "--fail-under and --exclude apply to --coverage"),
         ((*base, "--fail-under", "150"), "is not in the range 0<=x<=100"),
         ((*base, "--fix"), "--coverage reports and exits: it fixes nothing"),
+        # what only the findings read was ignored: no baseline was written, with no word
+        ((*base, "--write-baseline", str(root / "b.json")), "--write-baseline apply to the findings"),
+        ((*base, "--rule", "orphaned-symbol", "--since", "HEAD"), "--rule, --since apply to the findings"),
+        ((*base, "--docs", str(root)), "--coverage reports docstring coverage alone: --docs apply"),
     ]:
         code, _, err = run(*args)
         assert code == 2, args
         assert says in err
+    assert not (root / "b.json").exists()
 
 
 def test_coverage_excludes_from_the_configuration(run: Run, make_package, tmp_path) -> None:  # type: ignore[no-untyped-def]
