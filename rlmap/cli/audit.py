@@ -263,14 +263,17 @@ _PAGE_SUFFIXES = (".rst", ".md")
 
 
 def _check_docs_root(root: Path) -> None:
-    """A docs path holds pages: a directory with a ``.rst`` or ``.md`` file under it, such a file,
-    or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with no
+    """A docs path holds pages: a directory with a ``.rst``, ``.md`` or gallery ``.py`` file under
+    it, a page, or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with no
     page, and every central symbol reported as documented nowhere."""
     if not root.exists():
         raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
-    if root.is_dir():
-        if not any(path.suffix in _PAGE_SUFFIXES for path in root.rglob("*")):
-            raise UsageError(f"no .rst or .md page under docs path '{root}'", "pass --docs the docs' source directory")
+    if root.is_dir():  # (a directory of sphinx-gallery scripts gives the labels they define)
+        if not any(path.suffix in (*_PAGE_SUFFIXES, ".py") for path in root.rglob("*")):
+            raise UsageError(
+                f"no .rst or .md page (nor a sphinx-gallery .py script) under docs path '{root}'",
+                "pass --docs the docs' source directory",
+            )
     elif root.suffix not in _PAGE_SUFFIXES and root.suffix != ".inv":
         raise UsageError(
             f"docs path '{root}' is not a page (.rst or .md) nor a Sphinx inventory (.inv)",

@@ -208,7 +208,7 @@ def test_a_docs_path_without_pages_is_refused(run: Run, tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("See :ref:`x`.\n")
     for path, says in [
-        (empty, f"no .rst or .md page under docs path '{empty}'"),
+        (empty, f"no .rst or .md page (nor a sphinx-gallery .py script) under docs path '{empty}'"),
         (text, f"docs path '{text}' is not a page (.rst or .md) nor a Sphinx inventory (.inv)"),
     ]:
         code, out, err = run(
@@ -217,9 +217,13 @@ def test_a_docs_path_without_pages_is_refused(run: Run, tmp_path: Path) -> None:
         assert code == 2
         assert err.startswith(f"rlmap: error: {says}")
         assert out == ""
-    # a page under a directory of other files, or given alone, is read
+    # a directory of gallery scripts (the labels they define), a page under a directory of
+    # other files, or a page given alone, is read
+    gallery = tmp_path / "tutorials"
+    gallery.mkdir()
+    (gallery / "intro.py").write_text('"""\n.. _intro_tutorial:\n\nIntro\n=====\n"""\n')
     (empty / "images" / "page.md").write_text("See `pkg.missing.Thing`.\n")
-    for path in (empty, empty / "images" / "page.md"):
+    for path in (gallery, empty, empty / "images" / "page.md"):
         code, _, err = run(
             "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--docs", str(path)
         )
