@@ -9,7 +9,15 @@ from pathlib import Path
 
 from rlmap.gitread import find_checkout
 from rlmap.output.generate import Output
-from rlmap.output.write import MANIFEST, is_file_inside, manifest_bytes, manifest_of, read_inside, read_manifest
+from rlmap.output.write import (
+    MANIFEST,
+    is_file_inside,
+    manifest_bytes,
+    manifest_of,
+    read_inside,
+    read_manifest,
+    refuse_foreign,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +42,8 @@ def _said(page: bytes) -> bytes:
 
 def check_output(out: Path, output: Output) -> CheckResult:
     """Compare ``output`` with ``out`` on disk; the diff names files from the repository root.
+    Raises :class:`~rlmap.errors.OutputError` for a file there that rlmap did not write, as
+    writing would.
 
     A file that says the same thing as the generated one but links other commits (or no commit)
     is current: it is listed in ``links_only`` and kept as it is, manifest included.
@@ -55,6 +65,9 @@ def check_output(out: Path, output: Output) -> CheckResult:
         stale.append(relative)
         chunks.append(_diff(_named(shown, relative), current, data))
     previous = read_manifest(out)
+    # a hand-written file where a page goes: generate refuses to replace it, and so does the check
+    # (its diff would tell git apply to overwrite it)
+    refuse_foreign(out, stale, previous)
     written = {relative.split("/", 1)[0] for relative in output.files}
     listed = {relative for relative in previous.files if relative.split("/", 1)[0] in written} if previous else set()
     obsolete = tuple(sorted(relative for relative in listed - set(output.files) if is_file_inside(out, relative)))

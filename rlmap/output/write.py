@@ -30,7 +30,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,7 +259,7 @@ def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes
     changes = plan(out, files, artefacts, previous)
     if not changes.changed and not changes.removed:
         return changes
-    _refuse_foreign(out, changes, previous)
+    refuse_foreign(out, changes.changed, previous)
     ours = _replaced(previous, wanted) | {MANIFEST}
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_NEW}"))
     try:
@@ -326,7 +326,7 @@ def _locked(out: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def _refuse_foreign(out: Path, changes: Plan, previous: Manifest | None) -> None:
+def refuse_foreign(out: Path, changed: Iterable[str], previous: Manifest | None) -> None:
     """A file rlmap would replace must be one its manifest lists: a hand-written page at a
     generated page's path (``out/rst/index.rst`` before the first run, or a page a new profile
     adds) is an error, not silently overwritten.  A manifest that is there but unreadable still
@@ -334,7 +334,7 @@ def _refuse_foreign(out: Path, changes: Plan, previous: Manifest | None) -> None
     if previous is None and os.path.lexists(out / MANIFEST):
         return
     listed = set(previous.files) | set(previous.artefacts) if previous is not None else set()
-    for relative in changes.changed:
+    for relative in changed:
         if relative != MANIFEST and relative not in listed and is_file_inside(out, relative):
             raise OutputError(
                 f"'{out / relative}' exists and rlmap's manifest does not list it: rlmap did not write it",

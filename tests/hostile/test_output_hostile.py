@@ -273,6 +273,11 @@ def test_a_hand_written_file_at_a_generated_path_is_not_overwritten(tmp_path: Pa
     assert code == 2
     assert f"'{out / page}' exists and rlmap's manifest does not list it" in err
     assert (out / page).read_text(encoding="utf-8") == "written by hand\n"
+    # --check says the same: its diff, for git apply, used to overwrite the file generate refuses to
+    code, diff, err = run(*_generate_args(FIXTURES, out), "--no-cache", "-q", "--check")
+    assert code == 2
+    assert f"'{out / page}' exists and rlmap's manifest does not list it" in err
+    assert diff == ""
     # the same bytes rlmap would write are taken as they are; once listed, the file is rlmap's
     shutil.copyfile(tmp_path / "first" / page, out / page)
     assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
