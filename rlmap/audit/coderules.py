@@ -197,9 +197,11 @@ def rule_orphans(ctx: AuditContext) -> Iterable[Finding]:
 
 
 def _undocumented_function(ctx: AuditContext, symbol: Symbol, name: str, mentioned: frozenset[str]) -> Finding | None:
-    """orphaned-symbol when enough functions call it and no doc names it; else undocumented-helper if called."""
+    """orphaned-symbol when enough functions call it and no doc names it; else undocumented-helper if
+    called (also what an orphan is when orphaned-symbol was not asked for: it is a helper too)."""
     callers = {edge.caller for edge in ctx.model.callers(symbol.qualname)}
-    if len(callers) >= ctx.min_callers and name not in mentioned:
+    orphans = not ctx.rules or "orphaned-symbol" in ctx.rules
+    if orphans and len(callers) >= ctx.min_callers and name not in mentioned:
         return _about(
             ctx,
             "orphaned-symbol",

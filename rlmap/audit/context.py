@@ -68,6 +68,7 @@ class AuditContext:
     history: dict[str, str] = field(default_factory=dict)  # old qualified name -> new one (--since)
     history_rev: str = ""
     cache: Cache | None = None  # parsed docstring pages (rlmap.audit.pagecache); None: parse them all
+    rules: frozenset[str] = frozenset()  # the rules asked for (empty: all), set by run_audit
     source_tree: SourceTree | None = None  # where the model's files are read from (None: under ``root``)
     _members_used: dict[str, set[str]] | None = None
     _classes: list[str] | None = None

@@ -47,6 +47,7 @@ def run_audit(ctx: AuditContext, rules: Iterable[str] = ()) -> list[Finding]:
     finding's ``occurrence`` is its index among the findings of its rule and name in its file.
     """
     wanted = set(rules)
+    ctx.rules = frozenset(wanted)
     reads_docstrings = not wanted or wanted & {"stale-ref", "stale-example-ref"}
     # the code's docstrings are docs too: their references join the pages' (once per context)
     if reads_docstrings and not any(ref.docstring_line for ref in ctx.docs.refs):

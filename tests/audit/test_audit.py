@@ -418,6 +418,23 @@ def test_orphan_thresholds_come_from_the_config(run: Run, tmp_path: Path) -> Non
     assert code == 1
 
 
+def test_an_orphan_is_a_helper_when_only_undocumented_helper_is_asked_for(run: Run, tmp_path: Path) -> None:
+    """A helper central enough to be an orphaned-symbol was dropped from ``--rule
+    undocumented-helper``, which asked for every helper with no docstring."""
+    docs = write_docs(tmp_path, {"page.md": "# Nothing here\n"})
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.rlmap]\naudit-min-callers = 1\n")
+    both = ("--config", str(config), "--format", "json", "--rule", "orphaned-symbol", "--rule", "undocumented-helper")
+    _, out, _ = fixture_run(run, docs, *both)
+    found = json.loads(out)["findings"]
+    assert {f["name"]: f["rule"] for f in found}["pkg.advantages._sanitize"] == "orphaned-symbol"  # the stronger
+    _, out, _ = fixture_run(run, docs, "--config", str(config), "--format", "json", "--rule", "undocumented-helper")
+    helpers = {f["name"] for f in json.loads(out)["findings"] if f["rule"] == "undocumented-helper"}
+    # every helper of the two rules' findings (an orphaned attribute is no helper: self.x ...)
+    assert helpers == {f["name"] for f in found if not str(f["message"]).startswith("self.")}
+    assert "pkg.advantages._sanitize" in helpers
+
+
 def test_lazy_exports_resolve_and_relative_members_are_checked(run: Run, make_package, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = make_package(
         {
