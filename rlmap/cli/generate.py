@@ -23,9 +23,12 @@ def generate(
         typer.Option("--out", metavar="DIR", help="Output directory. Default: generated_docs.", show_default=False),
     ] = None,
     formats: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            "--format", metavar="rst,md", help="Comma-separated: rst, md. Default: rst,md.", show_default=False
+            "--format",
+            metavar="rst,md",
+            help="rst, md: comma-separated or repeated. Default: rst,md.",
+            show_default=False,
         ),
     ] = None,
     templates: Annotated[
@@ -69,7 +72,7 @@ def generate(
     settings = load_config(config).override(
         source=source,
         out=out,
-        formats=tuple(part.strip() for part in formats.split(",") if part.strip()) if formats is not None else None,
+        formats=_formats(formats),
         templates=templates,
         profile=profile,
         package=package,
@@ -117,7 +120,13 @@ def generate(
         tuple(loaded.model.diagnostics) + (docs_tree.diagnostics if docs_tree is not None else ())
     )
     command = _regenerate_command(
-        source=source, out=out, formats=formats, templates=templates, profile=profile, config=config, package=package
+        source=source,
+        out=out,
+        formats=",".join(_formats(formats) or ()) if formats else None,
+        templates=templates,
+        profile=profile,
+        config=config,
+        package=package,
     )
     command += "".join(f" --docs {shlex.quote(str(path))}" for path in docs or ())
     if check:
@@ -194,6 +203,13 @@ def _shown(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix() or "."
     except ValueError:
         return str(path)
+
+
+def _formats(given: list[str] | None) -> tuple[str, ...] | None:
+    """The formats of every ``--format`` (each comma-separated), in order, once each."""
+    if given is None:
+        return None
+    return tuple(dict.fromkeys(part.strip() for value in given for part in value.split(",") if part.strip()))
 
 
 def _regenerate_command(**given: Any) -> str:

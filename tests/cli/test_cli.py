@@ -1147,3 +1147,19 @@ def test_a_flag_given_a_value_points_to_its_commands_help(run: Run) -> None:
     code, _, err = run("show", "x", "--quiet=1")
     assert code == 2
     assert err == "rlmap: error: Option '--quiet' does not take a value. - run 'rlmap show --help'\n"
+
+
+def test_generate_takes_format_repeated_as_it_takes_it_comma_separated(run: Run, tmp_path: Path) -> None:
+    """``--format rst --format md`` generated md alone: the last --format replaced the others."""
+    profile = ("--profile", str(FIXTURES / "profile.toml"))
+    for number, formats in enumerate((["--format", "rst", "--format", "md"], ["--format", "md,rst"])):
+        out = tmp_path / f"out{number}"
+        code, _, err = run("generate", *fixture_args("--out", str(out), *profile, *formats))
+        assert code == 0, err
+        assert sorted(path.name for path in out.iterdir() if path.is_dir()) == ["md", "rst"]
+    # the command --check gives to regenerate keeps both
+    (tmp_path / "out0" / "md" / "glossary.md").write_text("edited\n", encoding="utf-8")
+    args = fixture_args("--out", str(tmp_path / "out0"), *profile, "--format", "rst", "--format", "md", "--check")
+    code, _, err = run("generate", *args)
+    assert code == 1
+    assert "--format rst,md" in err
