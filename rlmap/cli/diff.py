@@ -28,7 +28,7 @@ def diff(
         typer.Option(
             "--scope",
             metavar="PREFIX",
-            help="Calls and guards only under this prefix (repeatable).",
+            help="Calls and guards only in PREFIX, a dotted prefix: a module, a class (repeatable).",
             show_default=False,
         ),
     ] = None,
@@ -86,12 +86,14 @@ def _labelled(progress: common.Progress | None, label: str) -> common.Progress |
 def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
     """A ``--scope`` under which neither version defines anything is a usage error, not a diff
     that says nothing changed."""
+    from rlmap.scopes import in_scope
+
     common.refuse_empty_scopes(scopes)
     for prefix in scopes:
-        if not any(name.startswith(prefix) for snapshot in snapshots for name in snapshot.symbols):
+        if not any(in_scope(name, (prefix,)) for snapshot in snapshots for name in snapshot.symbols):
             raise UsageError(
-                f"--scope '{prefix}' is the start of no qualified name in either version",
-                "pass the start of a full qualified name, e.g. torchrl.collectors",
+                f"--scope '{prefix}' names no package, module, class or function of either version",
+                "pass a dotted prefix of full qualified names, e.g. torchrl.collectors",
             )
 
 

@@ -165,8 +165,8 @@ def _echo_chunks(chunks: Iterator[str], size: int = 1 << 20) -> None:
 def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
     """A ``--scope`` that keeps no caller is a usage error, with the full name it may mean (a
     suffix, a path through an import, a misspelling), not an empty graph that exits 0."""
-    from rlmap.query.graphdump import in_scope
     from rlmap.query.lookup import find_symbols, similar_names
+    from rlmap.scopes import in_scope
 
     common.refuse_empty_scopes(scopes)
     names = model.qualnames()
@@ -176,8 +176,8 @@ def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
         meant = find_symbols(model, prefix)[:3] or similar_names(model, prefix)
         hint = f"did you mean {' or '.join(repr(name) for name in meant)}?" if meant else ""
         raise UsageError(
-            f"--scope '{prefix}' is the prefix of no qualified name in {model.source.stamp()}",
-            hint or "pass the start of a full qualified name, e.g. the package or a module",
+            f"--scope '{prefix}' names no package, module, class or function of {model.source.stamp()}",
+            hint or "pass a dotted prefix of full qualified names, e.g. the package or a module",
         )
 
 
@@ -189,7 +189,7 @@ def graph(
         typer.Option(
             "--scope",
             metavar="PREFIX",
-            help="Keep callers whose qualified name starts with PREFIX (repeatable).",
+            help="Keep callers in PREFIX, a dotted prefix: the package, a module, a class (repeatable).",
             show_default=False,
         ),
     ] = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlmap.diff.snapshot import Snapshot, SymbolFacts
+from rlmap.scopes import in_scope
 
 MIN_MEMBER_OVERLAP = 0.6
 
@@ -95,7 +96,7 @@ def _is_flow(name: str, flow: str) -> bool:
 
 
 def _compared(old_name: str, new_name: str, scope: tuple[str, ...], flows: tuple[str, ...]) -> bool:
-    if scope and not new_name.startswith(scope):
+    if not in_scope(new_name, scope):
         return False
     return not flows or any(_is_flow(name, f) for f in flows for name in (old_name, new_name))
 

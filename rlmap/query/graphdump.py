@@ -11,10 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rlmap.model.codemodel import CodeModel, Edge
-
-
-def in_scope(qualname: str, scopes: tuple[str, ...]) -> bool:
-    return not scopes or any(qualname == prefix or qualname.startswith(prefix + ".") for prefix in scopes)
+from rlmap.scopes import in_scope
 
 
 def scoped_edges(model: CodeModel, scopes: tuple[str, ...]) -> list[Edge]:

@@ -160,13 +160,14 @@ def test_show_key_suggests_a_key_spelled_alike(run: Run) -> None:
     [
         ("Env.step", "did you mean 'pkg.envs.base.Env.step'?"),  # a suffix, not a prefix
         ("pkg.envz", "did you mean 'pkg.envs'"),
-        ("nothing.here", "pass the start of a full qualified name"),
+        ("nothing.here", "pass a dotted prefix of full qualified names"),
+        ("pkg.env", "did you mean 'pkg.envs'"),  # the start of a name, not a dotted prefix
     ],
 )
 def test_graph_scope_that_keeps_nothing_is_an_error(run: Run, scope: str, hint: str) -> None:
     code, out, err = run("graph", *fixture_args("--scope", scope))
     assert (code, out) == (2, "")
-    assert err.startswith(f"rlmap: error: --scope '{scope}' is the prefix of no qualified name")
+    assert err.startswith(f"rlmap: error: --scope '{scope}' names no package, module, class or function of ")
     assert hint in err
 
 

@@ -147,7 +147,12 @@ def test_a_scope_under_which_neither_version_defines_anything_is_an_error(run: R
     versions = (str(tmp_path / "v1" / "pk"), str(tmp_path / "v2" / "pk"), "--package", "pk")
     code, out, err = run("diff", *versions, "--scope", "pk.colect")
     assert (code, out) == (2, "")
-    assert err.startswith("rlmap: error: --scope 'pk.colect' is the start of no qualified name in either version")
+    says = "names no package, module, class or function of either version"
+    assert err.startswith(f"rlmap: error: --scope 'pk.colect' {says}")
+    # a dotted prefix, as graph's: the start of a name is not one
+    code, out, err = run("diff", *versions, "--scope", "pk.coll")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"rlmap: error: --scope 'pk.coll' {says}")
     code, out, _ = run("diff", *versions, "--scope", "pk.collect", "--quiet")
     assert code == 0
     assert "pk.collect.Collector.rollout" in out
