@@ -30,6 +30,8 @@ from rlmap.errors import ConfigError, UsageError, WriteFailed, device_failed
 from rlmap.index.records import Diagnostic
 from rlmap.terminal import inert
 
+_RULE_WIDTH = max(len(rule_id) for rule_id in RULES)  # the rule column of the text report (two spaces after)
+
 ROOT_ID = "%SRCROOT%"
 ROOT_DESCRIPTION = (
     "The report root: the nearest directory at or above the docs that holds .git or pyproject.toml "
@@ -210,13 +212,14 @@ def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line
             lines.append(inert(finding.path))
             current = finding.path
         mark = " (known)" if all(f.known_in(known) for f in group) else ""
-        lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule:<19} {inert(finding.message)}{mark}")
+        rule, indent = finding.rule.ljust(_RULE_WIDTH), " " * _RULE_WIDTH
+        lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}{mark}")
         if len(group) > 1:
             more = ", ".join(str(f.line) for f in group[1:])
-            lines.append(f"  {'':>5}  {'':<7}  {'':<19} x{len(group)} (also line {more})")
+            lines.append(f"  {'':>5}  {'':<7}  {indent}  x{len(group)} (also line {more})")
         if finding.suggestion:
             certain = " (certain)" if finding.certain else ""
-            lines.append(f"  {'':>5}  {'':<7}  {'':<19} -> {inert(finding.suggestion)}{certain}")
+            lines.append(f"  {'':>5}  {'':<7}  {indent}  -> {inert(finding.suggestion)}{certain}")
     if not summary_line:
         return "".join(f"{line}\n" for line in lines)
     summary = _summary(findings, known)

@@ -167,7 +167,9 @@ def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none", quiet=False)
     assert code == 0
     assert out.splitlines()[0] == "page.rst"  # relative to the report root (here: the docs directory)
-    assert "broken-label        :ref:`missing_label` names no label in the docs" in out
+    assert (
+        "broken-label         :ref:`missing_label` names no label in the docs" in out
+    )  # two spaces after the longest id
     assert out.rstrip().endswith("1 findings (1 new, 0 known): 1 broken-label")
     code, quiet, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none")
     assert code == 0
