@@ -123,21 +123,21 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
         if ctx.model.node_kind(q) in (CLASS, FUNCTION, METHOD, PROPERTY) and _ours_or_public(ctx, q)
     ]
     if same:
-        same.sort(
-            key=lambda q: (
-                -_shared_prefix(ctx.public_or_qualname(q), dotted),
-                -len(ctx.model.subclasses_of(q.rpartition(".")[0])),  # the defining base first
-                len(ctx.public_or_qualname(q)),
-                q,
-            )
-        )
+        same.sort(key=lambda q: _closest_first(ctx, q, dotted))
         public = ctx.public_or_qualname(same[0])
         text = "the name exists as " + ", ".join(ctx.public_or_qualname(q) for q in same[:3])
         return Suggestion(text, public, len(same) == 1 and ctx.model.node_kind(same[0]) == CLASS)
     if covering is not None and cls is not None:
         return _extended(covering, parts[cls + 1 :])
     close = ctx.close_matches("names", last, 3, 0.75)
-    candidates = [q for name in close for q in ctx.named(name) if _ours_or_public(ctx, q)][:3]
+    found = [q for name in close for q in ctx.named(name) if _ours_or_public(ctx, q)]
+
+    # the written path's own class and module first, then the closest spelling
+    def order(qualname: str) -> tuple[object, ...]:
+        closest = _closest_first(ctx, qualname, dotted)
+        return (*closest[:2], close.index(qualname.rpartition(".")[2]), *closest[2:])
+
+    candidates = sorted(found, key=order)[:3]
     if candidates:
         shown = " or ".join(ctx.public_or_qualname(q) for q in candidates)
         return Suggestion(f"did you mean {shown}? (spelling)", ctx.public_or_qualname(candidates[0]))
@@ -168,6 +168,27 @@ def _extended(found: Suggestion, rest: list[str]) -> Suggestion:
     if not rest:
         return found
     return Suggestion(found.text, ".".join([found.replacement, *rest]), found.certain)
+
+
+def _closest_first(ctx: AuditContext, qualname: str, dotted: str) -> tuple[int, int, int, int, str]:
+    """The order of candidates for the written ``dotted``: the most leading parts shared (by the
+    name the docs use, or the qualified name), then the most trailing parts before the name (its own class:
+    ``rnn.LSTMModule.x`` means ``LSTMModule.x`` before ``GRUModule.x``), the defining base, the
+    shortest name."""
+    public = ctx.public_or_qualname(qualname)
+    written = dotted.split(".")
+    trailing = 0
+    for a, b in zip(reversed(qualname.split(".")[:-1]), reversed(written[:-1]), strict=False):
+        if a != b:
+            break
+        trailing += 1
+    return (
+        -max(_shared_prefix(public, dotted), _shared_prefix(qualname, dotted)),
+        -trailing,
+        -len(ctx.model.subclasses_of(qualname.rpartition(".")[0])),  # the defining base first
+        len(public),
+        qualname,
+    )
 
 
 def _shared_prefix(left: str, right: str) -> int:

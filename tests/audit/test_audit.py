@@ -362,6 +362,32 @@ def test_real_corpus(torchrl_cache: Path, capsys: pytest.CaptureFixture[str], mo
 
 
 @pytest.mark.torchrl
+def test_a_suggestion_leads_with_the_written_class(run: Run, torchrl_cache: Path, tmp_path: Path) -> None:
+    """``Collector.rolout`` suggested ``AsyncBatchedCollector.rollout`` first, and
+    ``rnn.LSTMModule.make_tensordict_primer`` ``GRUModule``'s: the class written leads."""
+    docs = write_docs(
+        tmp_path,
+        {
+            "page.rst": ":meth:`torchrl.collectors.Collector.rolout`\n\n"
+            ":meth:`torchrl.modules.rnn.GRUModule.make_tensordict_primer`\n\n"
+            ":meth:`torchrl.modules.rnn.LSTMModule.make_tensordict_primer`\n"
+        },
+    )
+    code, out, _ = run(
+        "audit", "--docs", str(docs), "--rule", "stale-ref", "--format", "json", "--cache-dir", str(torchrl_cache), "-q"
+    )
+    assert code == 1
+    found = {f["name"]: f for f in json.loads(out)["findings"] if f["path"].endswith("page.rst")}
+    spelt = str(found["torchrl.collectors.Collector.rolout"]["suggestion"])
+    assert spelt.startswith("did you mean torchrl.collectors.Collector.rollout or ")
+    for cls in ("GRUModule", "LSTMModule"):
+        finding = found[f"torchrl.modules.rnn.{cls}.make_tensordict_primer"]
+        assert str(finding["suggestion"]).startswith(
+            f"the name exists as torchrl.modules.{cls}.make_tensordict_primer, "
+        )
+
+
+@pytest.mark.torchrl
 def test_sarif_is_valid_sarif_2_1_0(
     torchrl_cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
