@@ -40,6 +40,11 @@ __all__ = [
 REPORTS = {**docrules.REPORTS, **coderules.REPORTS}
 
 
+# the rules that read the code's docstrings as docs (their references, their examples): with no
+# docs page, they still have those to read
+DOCSTRING_RULES = frozenset({"stale-ref", "stale-example-ref"})
+
+
 def run_audit(ctx: AuditContext, rules: Iterable[str] = ()) -> list[Finding]:
     """The findings of ``rules`` (all rules when empty), one per occurrence, sorted and numbered.
 
@@ -48,7 +53,7 @@ def run_audit(ctx: AuditContext, rules: Iterable[str] = ()) -> list[Finding]:
     """
     wanted = set(rules)
     ctx.rules = frozenset(wanted)
-    reads_docstrings = not wanted or wanted & {"stale-ref", "stale-example-ref"}
+    reads_docstrings = not wanted or wanted & DOCSTRING_RULES
     # the code's docstrings are docs too: their references join the pages' (once per context)
     if reads_docstrings and not any(ref.docstring_line for ref in ctx.docs.refs):
         ctx.docs = replace(ctx.docs, refs=ctx.docs.refs + tuple(docstring_refs(ctx)))

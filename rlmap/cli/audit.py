@@ -282,10 +282,12 @@ def _check_docs_root(root: Path) -> None:
 
 
 def _check_something_to_read(roots: list[Path], rules: Sequence[str], origin: str) -> None:
-    """No docs is an error, unless only rules that read the code alone were asked for."""
+    """No docs is an error, unless only rules that read the code alone (its docstrings included)
+    were asked for."""
     from rlmap.audit.coderules import REPORTS
+    from rlmap.audit.rules import DOCSTRING_RULES
 
-    code_rules = set().union(*REPORTS.values())
+    code_rules = set().union(*REPORTS.values()) | DOCSTRING_RULES
     if roots or (rules and set(rules) <= code_rules):
         return
     where = "" if origin == "built-in defaults" else f" in {origin}"

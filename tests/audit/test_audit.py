@@ -88,6 +88,27 @@ def test_code_rules_on_the_fixture(run: Run, tmp_path: Path) -> None:
     assert ("undocumented-helper", "pkg.advantages._sanitize") in by_rule
 
 
+def test_docstrings_are_audited_for_stale_references_with_no_docs(run: Run, make_package) -> None:  # type: ignore[no-untyped-def]
+    """``--rule stale-ref`` read the docstrings' references once pages were given, and was refused
+    with none ("nothing to audit"): the docstrings are docs of their own."""
+    root = make_package(
+        {
+            "ds/__init__.py": "",
+            "ds/mod.py": '''
+                def run():
+                    """Run it; see :func:`ds.mod.gone` and :func:`ds.mod.run`."""
+            ''',
+        }
+    )
+    args = ("audit", "--source", str(root / "ds"), "--package", "ds", "--format", "json", "--no-cache", "-q")
+    code, out, err = run(*args, "--rule", "stale-ref")
+    assert code == 1, err
+    assert [(f["rule"], f["name"]) for f in json.loads(out)["findings"]] == [("stale-ref", "ds.mod.gone")]
+    code, _, err = run(*args, "--rule", "broken-label")  # a rule of pages alone: still nothing to read
+    assert code == 2
+    assert "nothing to audit: no docs given" in err
+
+
 def test_stale_docstring_ref(run: Run, make_package) -> None:  # type: ignore[no-untyped-def]
     root = make_package(
         {
