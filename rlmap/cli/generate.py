@@ -88,7 +88,7 @@ def generate(
     if topic_profile is None:
         raise UsageError(
             f"no built-in profile for '{documented}': the pages are declared in a profile",
-            "pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (see rlmap/profiles/torchrl/)",
+            f"pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (TorchRL's, to start from: {_torchrl_profile()})",
         )
     dot = find_dot() if render_svg and not check else None
     docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
@@ -219,3 +219,11 @@ def _regenerate_command(**given: Any) -> str:
         if value is not None:
             parts += [f"--{option.replace('_', '-')}" if option != "formats" else "--format", shlex.quote(str(value))]
     return " ".join(parts)
+
+
+def _torchrl_profile() -> str:
+    """Where rlmap's TorchRL profile is installed (a model to copy)."""
+    from rlmap.pages.header import builtin_profile_path
+
+    found = builtin_profile_path("torchrl")
+    return str(found.parent) if found is not None else "rlmap/profiles/torchrl/"

@@ -15,6 +15,7 @@ from rlmap.errors import CacheError, ConfigError, RlmapError
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claimcheck import ClaimChecker, ClaimsFailed
 from rlmap.pages.diagrams import Diagram
+from rlmap.pages.header import builtin_profile_path
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
 from rlmap.pages.sections import code, curated, data, flow, helpers, keyuse
@@ -72,7 +73,7 @@ class PageModel:
 
 _BUILTIN_HINT = (
     "the built-in profile was written for another version of the code: copy rlmap/profiles/{name}/ "
-    "into your repository, point [tool.rlmap] profile at the copy and update it there"
+    "({where}) into your repository, point [tool.rlmap] profile at the copy and update it there"
 )
 
 
@@ -128,5 +129,7 @@ def _combined(failures: list[RlmapError], profile: Profile) -> RlmapError:
         kind = ConfigError if isinstance(first, ClaimsFailed) else type(first)  # (built from its problems)
         first = kind(f"the profile no longer matches the code{places}:\n{listed}", first.hint)
     if profile.builtin:  # the user cannot fix rlmap's own files: say what they can do
-        first.hint = _BUILTIN_HINT.format(name=profile.name)
+        found = builtin_profile_path(profile.name)
+        where = str(found.parent) if found is not None else "in rlmap's installed package"
+        first.hint = _BUILTIN_HINT.format(name=profile.name, where=where)
     return first

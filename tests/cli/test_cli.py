@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import rlmap
 from tests.conftest import FIXTURES, Run
 
 
@@ -890,6 +891,7 @@ def test_a_project_passed_as_source_is_not_given_torchrls_profile(run: Run, make
     code, _, err = run("generate", "--source", str(root / "proj"), "--out", str(out), "--no-cache", "-q")
     assert code == 2
     assert err.startswith("rlmap: error: no built-in profile for 'proj'")
+    assert f"(TorchRL's, to start from: {Path(rlmap.__file__).parent / 'profiles' / 'torchrl'})" in err
     assert "claims.toml" not in err
     assert not out.exists()
     # show answers from the code alone: 'carrier' is the function, not TorchRL's glossary term

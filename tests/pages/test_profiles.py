@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import rlmap
 from tests.conftest import FIXTURES, Run, write_package
 
 SHOP = FIXTURES / "shop"
@@ -184,7 +185,9 @@ def test_the_builtin_profile_tells_the_user_to_copy_it_never_to_edit_rlmap(run: 
     code, _, err = run("generate", "--source", str(source), "--out", str(tmp_path / "out"), "--no-cache", "-q")
     assert code == 2
     assert "rlmap/profiles/torchrl/profile.toml:" in err
-    assert "copy rlmap/profiles/torchrl/ into your repository, point [tool.rlmap] profile at the copy" in err
+    installed = Path(rlmap.__file__).parent / "profiles" / "torchrl"
+    # (where it is installed: rlmap/profiles/ alone is a path in site-packages nobody is told of)
+    assert f"copy rlmap/profiles/torchrl/ ({installed}) into your repository, point [tool.rlmap] profile" in err
     assert not (tmp_path / "out").exists()
 
 
