@@ -116,12 +116,13 @@ def _snapshot(given: str, package: str, repository: Path, progress: common.Progr
         return from_git(repository, given, package, progress)
     if path.exists() or path.is_symlink():
         raise UsageError(f"'{given}' is not a directory", "pass a package directory, a checkout, or a revision")
-    if not written_as_path:  # (no checkout: said as such, not as a revision it lacks)
-        checkout_of(
-            repository,
-            f"'{given}' is not a directory, and '{repository}' is not inside a git checkout to read a revision from",
-            "pass an existing package directory, or --repo the checkout whose revision it names",
-        )
+    if written_as_path:  # (a path, not a revision: only its absence to say)
+        raise UsageError(f"'{given}' does not exist", "pass an existing package directory or checkout")
+    checkout_of(  # (no checkout: said as such, not as a revision it lacks)
+        repository,
+        f"'{given}' is not a directory, and '{repository}' is not inside a git checkout to read a revision from",
+        "pass an existing package directory, or --repo the checkout whose revision it names",
+    )
     raise UsageError(
         f"'{given}' is neither a directory nor a revision of the checkout at {repository}",
         "pass a package directory, a checkout, or a commit, branch or tag (--repo names the checkout)",

@@ -204,7 +204,7 @@ def graph(
     profile: common.ProfileOption = None,
     config: common.ConfigOption = None,
 ) -> None:
-    """The resolved call graph: nodes (qualname, kind, path, line, documented) and edges (lines, how resolved)."""
+    """The resolved call graph: nodes (qualname, kind, path, line, end_line, documented), edges (lines, how)."""
     from rlmap.query.graphdump import graph_dot, graph_json_chunks, graph_pycg
 
     settings = common.settings_of(config, source, package, profile)

@@ -133,7 +133,7 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     for given, says in [
         (str(tmp_path / "outside.py"), "is not a directory"),
-        (str(tmp_path / "missing"), "is neither a directory nor a revision"),
+        (str(tmp_path / "missing"), f"'{tmp_path / 'missing'}' does not exist"),  # a path: not a revision
         (str(tmp_path / "empty"), "no Python file under"),
     ]:
         code, _, err = run("diff", "HEAD", given, "--repo", str(tmp_path), "--package", "pk")
