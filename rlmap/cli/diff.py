@@ -72,7 +72,14 @@ def diff(
         common.say(json.dumps(payload, indent=2, sort_keys=True))
     else:
         common.say(render_text(result), nl=False)
-    raise typer.Exit(int(common.report_diagnostics(before.diagnostics + after.diagnostics)))
+    raise typer.Exit(int(common.report_diagnostics(_said_in(before) + _said_in(after))))
+
+
+def _said_in(snapshot: Any) -> tuple[Any, ...]:
+    """A version's diagnostics, each saying which version it is of (a file may be in both)."""
+    from rlmap.index.records import Diagnostic
+
+    return tuple(Diagnostic(d.path, d.line, f"{d.message} (in {snapshot.label})") for d in snapshot.diagnostics)
 
 
 def _labelled(progress: common.Progress | None, label: str) -> common.Progress | None:
