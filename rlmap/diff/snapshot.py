@@ -47,13 +47,18 @@ class Snapshot:
 
 
 def from_directory(package_dir: Path, label: str, progress: Progress | None = None) -> Snapshot:
-    """The package in ``package_dir`` (its folder name is the package's name)."""
+    """The package in ``package_dir`` (its folder name is the package's name); a folder that is no
+    package (no ``__init__.py``) is a directory of modules named by their path under it, as
+    ``--source`` names them (``src/mypkg/core.py`` is ``mypkg.core``, not ``src.mypkg.core``)."""
     if not package_dir.is_dir():
         raise UsageError(f"'{package_dir}' is not a directory", "pass a package directory, a checkout, or a revision")
     # walked as the indexer walks a package: links inside it followed, none out of it nor around
     # a loop, no FIFO or device read, names with a control character left out; each entry
     # skipped (and each file that cannot be read) is a diagnostic
-    tree = SourceTree(package_dir.parent, package_dir.name, "", "", "")
+    if (package_dir / "__init__.py").is_file():
+        tree = SourceTree(package_dir.parent, package_dir.name, "", "", "")
+    else:
+        tree = SourceTree(package_dir, package_dir.name, "", "", "", tops=(".",))
     files, skipped = tree.scan_files()
     diagnostics = [Diagnostic(path, 1, why) for path, why in skipped]
     sources: dict[str, bytes] = {}
@@ -76,7 +81,8 @@ def from_git(
 
     ``package`` is the package's folder relative to the repository's top (``torchrl``, ``src/pkg``),
     ``.`` for a package that is the checkout itself: its modules are then named under ``name``
-    (default: the checkout's folder name), as :func:`from_directory` names them.
+    (default: the checkout's folder name), as :func:`from_directory` names them; a folder with no
+    ``__init__.py`` is a directory of modules, named by their path under it.
     """
     if revision.startswith("-"):
         raise UsageError(f"'{revision}' is not a revision", "pass a commit, branch or tag")
@@ -88,9 +94,6 @@ def from_git(
     listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
     wanted: list[tuple[str, bytes, int]] = []  # (path, blob id, size)
     skipped: list[tuple[str, str]] = []  # (path, why): each a diagnostic, as indexing says it
-
-    def shown(path: str) -> str:
-        return prefix + (path[len(above) + 1 :] if above else path)
 
     for entry in filter(None, listing.split(b"\0")):
         head, _, listed = entry.partition(b"\t")
@@ -114,6 +117,15 @@ def from_git(
         raise UsageError(
             f"no {package}/ package at revision '{revision}' of {repository}", "check the revision and --package"
         )
+    at_top = folder in ("", ".")
+    # a folder that is no package: its modules named by their path under it, as from_directory names them
+    is_package = any(path == ("__init__.py" if at_top else f"{folder}/__init__.py") for path, _, _ in wanted)
+
+    def shown(path: str) -> str:
+        if not is_package:
+            return path if at_top else path[len(folder) + 1 :]
+        return prefix + (path[len(above) + 1 :] if above else path)
+
     # every file in one git process (one ``git show`` per file took seconds on torchrl)
     batch = _git(top, "cat-file", "--batch", stdin=b"".join(blob + b"\n" for _, blob, _ in wanted))
     sources: dict[str, bytes] = {}

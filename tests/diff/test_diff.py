@@ -289,3 +289,31 @@ def test_a_file_that_does_not_parse_is_said_as_indexing_says_it(run: Run, tmp_pa
     # the same words, and which version the file is in (both may hold it)
     assert said == [f"{line} (in {tmp_path / 'v2'})" for line in indexed.splitlines() if "broken.py" in line]
     assert "syntax error: invalid syntax; file skipped" in said[0]
+
+
+def test_folders_of_modules_are_named_as_source_names_them(run: Run, tmp_path: Path) -> None:
+    """Two folders each holding the package (no --package given) were named by the folders'
+    own names: 'moved a.pk -> b.pk' and every symbol under 'a.' or 'b.'.  A folder that is no
+    package names its modules by their path under it, in a directory and at a revision alike."""
+    write(tmp_path / "a", V1)
+    write(tmp_path / "b", V2)
+    code, out, err = run("diff", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json")
+    assert code == 0, err
+    changes = json.loads(out)["changes"]
+    names = {c["old"] or c["new"] for c in changes}
+    assert "pk.collect.Collector" in names or "pk.collect.OldBuffer" in names
+    assert not any(name.startswith(("a.", "b.")) for name in names)
+    # the same folder committed at the top of a checkout, read at a revision
+    repository = tmp_path / "a"
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repository, check=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "v1")
+    code, out, err = run(
+        "diff", "HEAD", str(tmp_path / "b"), "--repo", str(repository), "--package", ".", "--format", "json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["changes"] == changes
