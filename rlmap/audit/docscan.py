@@ -212,6 +212,16 @@ def report_root(roots: list[Path]) -> Path:
     return common
 
 
+DOCS_SUFFIXES = (".rst", ".md")  # the pages read under a docs directory
+
+
+def defines_gallery_label(script: Path) -> bool:
+    """Whether a ``.py`` file under a docs directory defines a label (a sphinx-gallery tutorial);
+    read as the scan reads it (within the size bound, unreadable: no)."""
+    data, _ = read_bounded(script, script.name)
+    return data is not None and _GALLERY_LABEL.search(data.decode("utf-8", errors="replace")) is not None
+
+
 def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None) -> DocsScan:
     """Every ``.rst`` and ``.md`` file under ``roots`` (files may be given directly), each page's
     parse taken from ``cache`` when it is unchanged.
@@ -241,7 +251,7 @@ def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None)
                     continue
                 text = data.decode("utf-8", errors="replace")
                 labels |= {m.lower() for m in _GALLERY_LABEL.findall(text)}
-        files = [root] if not root.is_dir() else sorted(p for p in root.rglob("*") if p.suffix in (".rst", ".md"))
+        files = [root] if not root.is_dir() else sorted(p for p in root.rglob("*") if p.suffix in DOCS_SUFFIXES)
         base = root.parent if not root.is_dir() else root
         for path in files:
             if path.is_dir():

@@ -43,9 +43,13 @@ def audit(
         typer.Option("--write-baseline", metavar="FILE", help="Record the current findings here.", show_default=False),
     ] = None,
     fail_on: Annotated[
-        common.FailOn,
-        typer.Option("--fail-on", help="Exit 1 on any finding, on new ones (not in the baseline), or never."),
-    ] = "any",
+        common.FailOn | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 on any finding, on new ones (not in the baseline), or never. Default: any.",
+            show_default=False,
+        ),
+    ] = None,
     rule: Annotated[
         list[str] | None,
         typer.Option(
@@ -128,6 +132,7 @@ def audit(
                 ("--baseline", baseline),
                 ("--write-baseline", write_baseline),
                 ("--since", since),
+                ("--fail-on", fail_on),  # (--fail-under is coverage's gate)
             )
             if given
         ]
@@ -138,7 +143,7 @@ def audit(
             )
     settings = load_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
-    for root in roots:
+    for root in roots if not coverage else ():  # (coverage reads no docs: a configured path is not its)
         _check_docs_root(root)
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
@@ -169,6 +174,7 @@ def audit(
         if not quiet:
             common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
         raise typer.Exit(int(incomplete))
+    fail_on = fail_on or "any"
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or not f.known_in(known))]
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))
@@ -259,24 +265,27 @@ def _check_options(
             raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
 
 
-_PAGE_SUFFIXES = (".rst", ".md")
-
-
 def _check_docs_root(root: Path) -> None:
-    """A docs path holds pages: a directory with a ``.rst``, ``.md`` or gallery ``.py`` file under
-    it, a page, or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with no
-    page, and every central symbol reported as documented nowhere."""
+    """A docs path holds what the scan reads (:func:`rlmap.audit.docscan.scan_docs`): a directory
+    with a ``.rst`` or ``.md`` page, or a sphinx-gallery script defining a label, under it; a
+    page; or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with
+    no page, and every central symbol reported as documented nowhere."""
+    from rlmap.audit.docscan import DOCS_SUFFIXES, defines_gallery_label
+
     if not root.exists():
         raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
-    if root.is_dir():  # (a directory of sphinx-gallery scripts gives the labels they define)
-        if not any(path.suffix in (*_PAGE_SUFFIXES, ".py") for path in root.rglob("*")):
+    if root.is_dir():
+        if not any(
+            path.suffix in DOCS_SUFFIXES or (path.suffix == ".py" and defines_gallery_label(path))
+            for path in root.rglob("*")
+        ):
             raise UsageError(
-                f"no .rst or .md page (nor a sphinx-gallery .py script) under docs path '{root}'",
+                f"no .rst or .md page (nor a sphinx-gallery script with a label) under docs path '{root}'",
                 "pass --docs the docs' source directory",
             )
-    elif root.suffix not in _PAGE_SUFFIXES and root.suffix != ".inv":
+    elif root.resolve().suffix.lower() not in (*DOCS_SUFFIXES, ".markdown", ".inv"):
         raise UsageError(
-            f"docs path '{root}' is not a page (.rst or .md) nor a Sphinx inventory (.inv)",
+            f"docs path '{root}' is not a page (.rst, .md) nor a Sphinx inventory (.inv)",
             "pass --docs a docs directory, a page, or a built objects.inv",
         )
 

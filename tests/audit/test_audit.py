@@ -230,9 +230,11 @@ def test_a_docs_path_without_pages_is_refused(run: Run, tmp_path: Path) -> None:
     (empty / "images" / "logo.png").write_bytes(b"png")
     text = tmp_path / "notes.txt"
     text.write_text("See :ref:`x`.\n")
+    code_dir = FIXTURES / "pkg"  # the package's code given as docs: modules, no gallery label
     for path, says in [
-        (empty, f"no .rst or .md page (nor a sphinx-gallery .py script) under docs path '{empty}'"),
-        (text, f"docs path '{text}' is not a page (.rst or .md) nor a Sphinx inventory (.inv)"),
+        (empty, f"no .rst or .md page (nor a sphinx-gallery script with a label) under docs path '{empty}'"),
+        (code_dir, f"no .rst or .md page (nor a sphinx-gallery script with a label) under docs path '{code_dir}'"),
+        (text, f"docs path '{text}' is not a page (.rst, .md) nor a Sphinx inventory (.inv)"),
     ]:
         code, out, err = run(
             "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--docs", str(path)
@@ -246,7 +248,9 @@ def test_a_docs_path_without_pages_is_refused(run: Run, tmp_path: Path) -> None:
     gallery.mkdir()
     (gallery / "intro.py").write_text('"""\n.. _intro_tutorial:\n\nIntro\n=====\n"""\n')
     (empty / "images" / "page.md").write_text("See `pkg.missing.Thing`.\n")
-    for path in (gallery, empty, empty / "images" / "page.md"):
+    (tmp_path / "page.MARKDOWN").write_text("See `pkg.missing.Thing`.\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "page.MARKDOWN")  # (the page it names is read)
+    for path in (gallery, empty, empty / "images" / "page.md", tmp_path / "page.MARKDOWN", tmp_path / "linked"):
         code, _, err = run(
             "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--docs", str(path)
         )

@@ -47,6 +47,7 @@ def test_coverage_counts_like_interrogate(run: Run, make_package) -> None:  # ty
         ((*base, "--write-baseline", str(root / "b.json")), "--write-baseline apply to the findings"),
         ((*base, "--rule", "orphaned-symbol", "--since", "HEAD"), "--rule, --since apply to the findings"),
         ((*base, "--docs", str(root)), "--coverage reports docstring coverage alone: --docs apply"),
+        ((*base, "--fail-on", "none"), "--coverage reports docstring coverage alone: --fail-on apply"),
     ]:
         code, _, err = run(*args)
         assert code == 2, args
@@ -63,10 +64,11 @@ def test_coverage_excludes_from_the_configuration(run: Run, make_package, tmp_pa
         }
     )
     config = tmp_path / "rlmap.toml"
-    config.write_text('[tool.rlmap]\npackage = "cx"\nexclude = ["*/tests/*"]\n')
+    (tmp_path / "docs").mkdir()  # configured docs with no page yet: coverage does not read them
+    config.write_text('[tool.rlmap]\npackage = "cx"\nexclude = ["*/tests/*"]\ndocs = ["docs"]\n')
     base = ["audit", "--source", str(root / "cx"), "--config", str(config), "--coverage", "--no-cache", "-q"]
-    code, out, _ = run(*base, "--format", "json")
-    assert code == 0
+    code, out, err = run(*base, "--format", "json")
+    assert code == 0, err
     assert [row["name"] for row in json.loads(out)["files"]] == ["cx/__init__.py", "cx/core.py"]
     # the command line's patterns add to the file's
     code, out, _ = run(*base, "--format", "json", "--exclude", "*/core.py")
