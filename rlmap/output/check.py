@@ -67,7 +67,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
     previous = read_manifest(out)
     # a hand-written file where a page goes: generate refuses to replace it, and so does the check
     # (its diff would tell git apply to overwrite it)
-    refuse_foreign(out, stale, previous)
+    refuse_foreign(out, [*stale, *links_only], previous)  # (one that differs only in links too)
     written = {relative.split("/", 1)[0] for relative in output.files}
     listed = {relative for relative in previous.files if relative.split("/", 1)[0] in written} if previous else set()
     obsolete = tuple(sorted(relative for relative in listed - set(output.files) if is_file_inside(out, relative)))

@@ -261,6 +261,30 @@ def test_check_reads_nothing_through_a_link_in_the_output_directory(tmp_path: Pa
     assert (secrets / "secret").read_text(encoding="utf-8") == "TOKEN=s3cr3t-value\n"
 
 
+def test_check_refuses_a_hand_written_copy_that_differs_in_its_links_alone(tmp_path: Path, run: Run) -> None:
+    """A page written by hand whose text is the generated page's with other link targets passed
+    --check as current, and its manifest hunk adopted the file, which generate then replaced."""
+    config = tmp_path / "rlmap.toml"
+    config.write_text('[tool.rlmap]\nrepo-url = "https://github.com/x/y"\n', encoding="utf-8")
+    args = ("--config", str(config), "--no-cache", "-q")
+    assert run(*_generate_args(FIXTURES, tmp_path / "first"), *args)[0] == 0
+    page = next(
+        path.relative_to(tmp_path / "first")
+        for path in sorted((tmp_path / "first").rglob("*.rst"))
+        if "/blob/" in path.read_text(encoding="utf-8")
+    )
+    out = tmp_path / "out"
+    (out / page).parent.mkdir(parents=True)
+    linked = (tmp_path / "first" / page).read_text(encoding="utf-8").replace("/blob/main/", "/blob/v0.1/")
+    (out / page).write_text(linked, encoding="utf-8")
+    code, diff, err = run(*_generate_args(FIXTURES, out), *args, "--check")
+    assert code == 2, err
+    assert f"'{out / page}' exists and rlmap's manifest does not list it" in err
+    assert diff == ""
+    assert run(*_generate_args(FIXTURES, out), *args)[0] == 2  # as generate says it
+    assert (out / page).read_text(encoding="utf-8") == linked
+
+
 def test_a_hand_written_file_at_a_generated_path_is_not_overwritten(tmp_path: Path, run: Run) -> None:
     """Only files rlmap's manifest lists are replaced: a page written by hand where rlmap would
     write one (before the first run, or one a new profile adds) is an error naming it."""
