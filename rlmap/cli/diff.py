@@ -118,7 +118,11 @@ def _snapshot(given: str, package: str, repository: Path, progress: common.Progr
                 f"write ./{given} for the directory, or the commit's id for the revision",
             )
         inside = path / package
-        return from_directory(inside if inside.is_dir() else path, given, progress)
+        if package.strip("/") not in ("", ".") and inside.is_dir():  # a checkout holding the package
+            return from_directory(inside, given, progress, package=True)
+        # the package's own folder (a namespace package has no __init__.py), or a folder of modules
+        named = path.resolve().name == package.rpartition(".")[2]
+        return from_directory(path, given, progress, package=True if named else None)
     if revision:  # (a file named like a revision is no package: the revision is meant)
         return from_git(repository, given, package, progress)
     if path.exists() or path.is_symlink():

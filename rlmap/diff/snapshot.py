@@ -46,16 +46,20 @@ class Snapshot:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def from_directory(package_dir: Path, label: str, progress: Progress | None = None) -> Snapshot:
+def from_directory(
+    package_dir: Path, label: str, progress: Progress | None = None, package: bool | None = None
+) -> Snapshot:
     """The package in ``package_dir`` (its folder name is the package's name); a folder that is no
-    package (no ``__init__.py``) is a directory of modules named by their path under it, as
-    ``--source`` names them (``src/mypkg/core.py`` is ``mypkg.core``, not ``src.mypkg.core``)."""
+    package is a directory of modules named by their path under it, as ``--source`` names them
+    (``src/mypkg/core.py`` is ``mypkg.core``, not ``src.mypkg.core``).  ``package``: whether the
+    folder is the package (a namespace package has no ``__init__.py``); ``None``: whether it
+    holds an ``__init__.py``."""
     if not package_dir.is_dir():
         raise UsageError(f"'{package_dir}' is not a directory", "pass a package directory, a checkout, or a revision")
     # walked as the indexer walks a package: links inside it followed, none out of it nor around
     # a loop, no FIFO or device read, names with a control character left out; each entry
     # skipped (and each file that cannot be read) is a diagnostic
-    if (package_dir / "__init__.py").is_file():
+    if package if package is not None else (package_dir / "__init__.py").is_file():
         tree = SourceTree(package_dir.parent, package_dir.name, "", "", "")
     else:
         tree = SourceTree(package_dir, package_dir.name, "", "", "", tops=(".",))
@@ -92,6 +96,7 @@ def from_git(
     above = folder.rpartition("/")[0]
     prefix = f"{name or top.name}/" if folder in ("", ".") else ""
     listing = _git(top, "ls-tree", "-r", "-z", "-l", revision, "--", folder)
+    top_init = False  # whether the listing holds the checkout's own __init__.py
     wanted: list[tuple[str, bytes, int]] = []  # (path, blob id, size)
     skipped: list[tuple[str, str]] = []  # (path, why): each a diagnostic, as indexing says it
 
@@ -99,6 +104,7 @@ def from_git(
         head, _, listed = entry.partition(b"\t")
         mode, kind, blob, length = head.split()
         path = listed.decode("utf-8", errors="surrogateescape")
+        top_init = top_init or path == "__init__.py"  # (a link too)
         if kind == b"blob" and not length.isdigit():  # "-" or "BAD": an object the repository lacks
             raise UsageError(
                 f"git cannot read {path} at '{revision}' (no size for its object)", "check the repository with git fsck"
@@ -118,8 +124,10 @@ def from_git(
             f"no {package}/ package at revision '{revision}' of {repository}", "check the revision and --package"
         )
     at_top = folder in ("", ".")
-    # a folder that is no package: its modules named by their path under it, as from_directory names them
-    is_package = any(path == ("__init__.py" if at_top else f"{folder}/__init__.py") for path, _, _ in wanted)
+    # the checkout's top is a package when it holds an ``__init__.py`` (a link counts, as it does in a
+    # working tree); any other folder was named as the package; a top that is no package is a
+    # directory of modules, named by their path under it, as from_directory names them
+    is_package = not at_top or top_init
 
     def shown(path: str) -> str:
         if not is_package:

@@ -317,3 +317,37 @@ def test_folders_of_modules_are_named_as_source_names_them(run: Run, tmp_path: P
     )
     assert code == 0, err
     assert json.loads(out)["changes"] == changes
+
+
+def test_a_namespace_package_named_as_the_package_keeps_its_name(run: Run, tmp_path: Path) -> None:
+    """A package folder without __init__.py given as --package's own folder is that package
+    (nspkg.collect), not a folder of modules (collect)."""
+    for version, body in (
+        ("v1", "return env.step(1)"),
+        ("v2", "if env.done:\n            return None\n        return env.step(1)"),
+    ):
+        folder = tmp_path / version / "nspkg"
+        folder.mkdir(parents=True)
+        (folder / "collect.py").write_text(f"class Collector:\n    def rollout(self, env):\n        {body}\n")
+    versions = (str(tmp_path / "v1" / "nspkg"), str(tmp_path / "v2" / "nspkg"), "--package", "nspkg")
+    code, out, err = run("diff", *versions, "--scope", "nspkg.collect", "--format", "json")
+    assert code == 0, err
+    assert [(c["what"], c["old"]) for c in json.loads(out)["changes"]] == [
+        ("guards", "nspkg.collect.Collector.rollout")
+    ]
+
+
+def test_scope_keeps_the_functions_under_a_dotted_prefix_only(run: Run, tmp_path: Path) -> None:
+    """``--scope pk.collect`` compared pk.collector's functions too (the start of a name)."""
+    for version, callee in (("v1", "step"), ("v2", "step2")):
+        for module in ("collect", "collector"):
+            write(
+                tmp_path / version,
+                {"pk/__init__.py": "", f"pk/{module}.py": f"def run(env):\n    return env.{callee}()\n"},
+            )
+    versions = (str(tmp_path / "v1" / "pk"), str(tmp_path / "v2" / "pk"), "--package", "pk", "--all-functions")
+    code, out, err = run("diff", *versions, "--scope", "pk.collect", "--format", "json")
+    assert code == 0, err
+    assert [(c["what"], c["old"]) for c in json.loads(out)["changes"]] == [("calls", "pk.collect.run")]
+    code, out, _ = run("diff", *versions, "--format", "json")
+    assert [c["old"] for c in json.loads(out)["changes"]] == ["pk.collect.run", "pk.collector.run"]
