@@ -91,9 +91,11 @@ def show(
             result["query"] = name
         else:
             result = describe(model, name, chosen.glossary if chosen is not None else ())
-    except SymbolNotFound:
+    except SymbolNotFound as error:
         # a name defined in a file that could not be indexed is not found: say which files those are
         common.report_diagnostics(model.diagnostics)
+        if as_json:  # a script reading --json gets a document whatever the answer (exit 2, as ambiguous)
+            common.say(json.dumps({"query": name, "not_found": error.message, "hint": error.hint}, indent=2))
         raise
     if as_json:
         common.say(json.dumps(result, indent=2, sort_keys=True))

@@ -135,6 +135,17 @@ def test_show_unknown_symbol(run: Run) -> None:
     assert (code, out) == (2, "")
     assert err.startswith("rlmap: error: 'NoSuchThing' is neither a symbol, a tensordict key nor a glossary term")
     assert "Traceback" not in err
+    # --json: a document on stdout too (a script reading it got nothing), as for an ambiguous name
+    code, out, json_err = run("show", *fixture_args("Colector.rollout", "--json"))
+    assert code == 2
+    document = json.loads(out)
+    assert document["query"] == "Colector.rollout"
+    assert document["not_found"].startswith("'Colector.rollout' is neither a symbol")
+    assert document["hint"].startswith("did you mean 'Collector.rollout' or ")
+    assert json_err.startswith(f"rlmap: error: {document['not_found']}")
+    code, out, _ = run("show", *fixture_args("rollout", "--json"))
+    assert code == 2
+    assert len(json.loads(out)["ambiguous"]) == 3
 
 
 def test_show_unknown_name_says_which_files_were_skipped(run: Run, make_package: Any) -> None:
