@@ -69,7 +69,13 @@ class Config:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def override(self, **values: Any) -> Config:
-        """A copy with every value that is not ``None`` replaced."""
+        """A copy with every value that is not ``None`` replaced.  A configured ``profile`` the
+        command line does not replace must exist: said here, where the file that names it is known."""
+        if values.get("profile") is None and self.profile is not None and not os.path.lexists(self.profile):
+            raise ConfigError(
+                f"{self.origin}: [tool.rlmap] profile '{self.profile}' does not exist",
+                "point it at a profile file or the folder holding one (relative to that file), or pass --profile",
+            )
         return replace(self, **{name: value for name, value in values.items() if value is not None})
 
 

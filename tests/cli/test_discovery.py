@@ -64,3 +64,19 @@ def test_audit_with_nothing_to_scan_says_so(tmp_path: Path, run: Run, monkeypatc
     code, _, err = run("audit", "--source", str(FIXTURES), "--no-cache", "-q")
     assert code == 2
     assert "nothing to audit: no docs given in pyproject.toml" in err
+
+
+def test_a_configured_profile_that_does_not_exist_is_said_where_it_is_set(
+    project: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``profile = "nope/"`` in [tool.rlmap] was reported as "pass --profile ...", a flag no one
+    passed; a --profile on the command line still replaces it."""
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('profile = "profile.toml"', 'profile = "nope/"'))
+    monkeypatch.chdir(project)
+    for command in (["generate", "--check"], ["show", "Collector"], ["audit"]):
+        code, _, err = run(*command, "--no-cache", "-q")
+        assert code == 2, command
+        assert err.startswith(f"rlmap: error: pyproject.toml: [tool.rlmap] profile '{project / 'nope'}' does not exist")
+    code, _, err = run("show", "Collector", "--profile", str(project / "profile.toml"), "--no-cache", "-q")
+    assert code == 0, err
