@@ -452,6 +452,28 @@ def test_step_mdp_moves_next_entries_to_the_root() -> None:
     assert "next" not in moved
 
 
+def test_step_and_maybe_reset_moves_to_the_root_only_the_keys_its_specs_list() -> None:
+    """The env's ``_step_mdp`` is not the function ``step_mdp``: it moves the observation spec's
+    keys (a primer's among them) and the done keys, not every entry under ``"next"``."""
+    from torchrl.envs import TransformedEnv
+
+    lstm = _lstm_for_mock()
+    for primed in (True, False):
+        base = _mock_env()
+        env = TransformedEnv(base, lstm.make_tensordict_primer()) if primed else base
+        td = env.reset()
+        td["action"] = env.action_spec.rand()
+        # what an LSTM policy writes under "next", and an entry no spec lists
+        td.set(("next", "recurrent_state_h"), torch.ones(1, 4))
+        td.set(("next", "foo"), torch.ones(1))
+        stepped, carried = env.step_and_maybe_reset(td)
+        assert ("next", "recurrent_state_h") in stepped.keys(True)
+        assert ("next", "foo") in stepped.keys(True)
+        assert "observation" in carried
+        assert "foo" not in carried
+        assert ("recurrent_state_h" in carried) is primed  # moved only where the primer's spec lists it
+
+
 def test_init_tracker_marks_reset_true_and_step_false() -> None:
     from torchrl.envs import InitTracker, TransformedEnv
 

@@ -62,7 +62,7 @@ def test_step_flow_calls_the_subclass_step_only_without_a_preset_result() -> Non
 
 def test_transformed_env_steps_its_base_env_then_its_transform() -> None:
     section = _section("TransformedEnv._step")
-    assert "runs its base environment's step\nand its transform." in section
+    assert "runs its base environment's ``_step``\nand its transform's ``_step``." in section
     calls = [call for _, call, _ in _steps(_outline(section))]
     assert calls.index("self.base_env._step") < calls.index("self.transform._step")
 
