@@ -92,8 +92,13 @@ def _header(node: ast.stmt, source: list[str]) -> str:
     return segment_text
 
 
+_LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
 def statements(source: list[str], node: ast.AST) -> list[Statement]:
-    """Every statement under ``node`` with the conditions that enclose it (``if x`` / ``not (x)``)."""
+    """Every statement under ``node`` with the conditions that enclose it (``if x`` / ``not (x)``),
+    and those an earlier ``if x:`` that always leaves the block (``return``, ``raise``, ``continue``,
+    ``break``) puts on the statements after it: they run only under ``not (x)``."""
     found: list[Statement] = []
 
     def walk(body: list[ast.stmt], guards: tuple[str, ...]) -> None:
@@ -103,6 +108,8 @@ def statements(source: list[str], node: ast.AST) -> list[Statement]:
                 test = _fold(segment(source, stmt.test))
                 walk(stmt.body, (*guards, f"if {test}"))
                 walk(stmt.orelse, (*guards, f"not ({test})"))
+                if stmt.body and isinstance(stmt.body[-1], _LEAVES):
+                    guards = (*guards, f"not ({test})")  # (the rest of this block)
             elif isinstance(stmt, ast.For | ast.AsyncFor):
                 header = f"for {_fold(segment(source, stmt.target))} in {_fold(segment(source, stmt.iter))}"
                 walk(stmt.body, (*guards, header))

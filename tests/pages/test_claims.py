@@ -378,3 +378,24 @@ def test_a_broken_claim_a_section_shows_is_reported_once(torchrl_model, torchrl_
     assert message.startswith("the profile no longer matches the code:\n  - ")
     assert message.count("claim 'gae-vectorized-default' (default)") == 1
     assert "defaults to 'None', not 'False'" in message
+
+
+def test_a_code_line_after_an_early_exit_is_under_its_negation(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """A ``code`` claim's line after ``if c: return`` runs only under ``not (c)``, as a call's site
+    does: the condition is one its ``under`` can name (the Triton row: neither bidirectional nor
+    projected).  A branch that does not leave puts no condition on the lines after it."""
+    source = (
+        "def f(x, y):\n    if x or y:\n        return None\n    z = 1\n    return z\n\n"
+        "def g(x, y):\n    if x or y:\n        x = 0\n    z = 1\n    return z\n"
+    )
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": source})
+    model = model_of(root, "pkg")
+    checker = ClaimChecker(model, Refs(model, root))
+    body = '[[claim]]\nid = "c"\nkind = "code"\nin = "pkg.m.{}"\ncode = "z = 1"\nunder = "not (x or y)"\nsays = "s"\n'
+    tail = 'backs = ["prose:p.intro: x"]\n'
+    held = checker.check_all(load_claims(_claims(tmp_path, body.format("f") + tail), "claims.toml"))
+    assert held["c"].anchor.line == 4
+    with pytest.raises(ConfigError, match="is not under 'not \\(x or y\\)'"):
+        checker.check_all(load_claims(_claims(tmp_path, body.format("g") + tail), "claims.toml"))
