@@ -6,6 +6,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -247,15 +248,11 @@ def test_always_fails_inside_a_branch_but_not_after_an_input_check(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
 ) -> None:
     source = "def g():\n    pass\n\ndef f(x):\n    if x is None:\n        raise ValueError\n    g()\n\ndef h(x):\n    if x:\n        g()\n"
-    root = make_package({"pkg/__init__.py": "", "pkg/m.py": source})
-    model = model_of(root, "pkg")
-    checker = ClaimChecker(model, Refs(model, root))
-    body = '[[claim]]\nid = "c"\nkind = "calls"\nin = "pkg.m.{}"\ntarget = "pkg.m.g"\nalways = true\nsays = "s"\n'
-    tail = 'backs = ["prose:p.intro: x"]\n'
-    held = checker.check_all(load_claims(_claims(tmp_path, body.format("f") + tail), "claims.toml"))
-    assert held["c"].anchor.line == 7  # f calls g after its input check only: the claim holds
+    check = _one_claim_checker(make_package, tmp_path, source)
+    body = 'kind = "calls"\nin = "pkg.m.{}"\ntarget = "pkg.m.g"\nalways = true\n'
+    assert check(body.format("f")).anchor.line == 7  # f calls g after its input check only: the claim holds
     with pytest.raises(ConfigError, match="at line 11 under 'if x'"):
-        checker.check_all(load_claims(_claims(tmp_path, body.format("h") + tail), "claims.toml"))
+        check(body.format("h"))
 
 
 def test_unknown_fields_and_kinds_are_refused(tmp_path: Path) -> None:
@@ -390,12 +387,23 @@ def test_a_code_line_after_an_early_exit_is_under_its_negation(
         "def f(x, y):\n    if x or y:\n        return None\n    z = 1\n    return z\n\n"
         "def g(x, y):\n    if x or y:\n        x = 0\n    z = 1\n    return z\n"
     )
+    check = _one_claim_checker(make_package, tmp_path, source)
+    body = 'kind = "code"\nin = "pkg.m.{}"\ncode = "z = 1"\nunder = "not (x or y)"\n'
+    assert check(body.format("f")).anchor.line == 4
+    with pytest.raises(ConfigError, match="is not under 'not \\(x or y\\)'"):
+        check(body.format("g"))
+
+
+def _one_claim_checker(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, source: str
+) -> Callable[[str], Any]:
+    """Check one claim (its kind's fields) against the module ``pkg.m`` holding ``source``; what held."""
     root = make_package({"pkg/__init__.py": "", "pkg/m.py": source})
     model = model_of(root, "pkg")
     checker = ClaimChecker(model, Refs(model, root))
-    body = '[[claim]]\nid = "c"\nkind = "code"\nin = "pkg.m.{}"\ncode = "z = 1"\nunder = "not (x or y)"\nsays = "s"\n'
-    tail = 'backs = ["prose:p.intro: x"]\n'
-    held = checker.check_all(load_claims(_claims(tmp_path, body.format("f") + tail), "claims.toml"))
-    assert held["c"].anchor.line == 4
-    with pytest.raises(ConfigError, match="is not under 'not \\(x or y\\)'"):
-        checker.check_all(load_claims(_claims(tmp_path, body.format("g") + tail), "claims.toml"))
+
+    def check(fields: str) -> Any:
+        body = f'[[claim]]\nid = "c"\n{fields}says = "s"\nbacks = ["prose:p.intro: x"]\n'
+        return checker.check_all(load_claims(_claims(tmp_path, body), "claims.toml"))["c"]
+
+    return check
