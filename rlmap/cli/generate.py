@@ -68,6 +68,7 @@ def generate(
     from rlmap.output.generate import Job, build_output_isolated, find_dot
     from rlmap.output.write import refuse_unmakeable
     from rlmap.pages.docstree import load_docs_tree
+    from rlmap.pages.header import builtin_profile_folder
 
     settings = load_config(config).override(
         source=source,
@@ -88,7 +89,8 @@ def generate(
     if topic_profile is None:
         raise UsageError(
             f"no built-in profile for '{documented}': the pages are declared in a profile",
-            f"pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (TorchRL's, to start from: {_torchrl_profile()})",
+            f"pass --profile FILE_OR_DIR, or set [tool.rlmap] profile (TorchRL's, to start from: "
+            f"{builtin_profile_folder('torchrl')})",
         )
     dot = find_dot() if render_svg and not check else None
     docs_tree = load_docs_tree(list(docs) if docs else list(settings.docs))
@@ -219,11 +221,3 @@ def _regenerate_command(**given: Any) -> str:
         if value is not None:
             parts += [f"--{option.replace('_', '-')}" if option != "formats" else "--format", shlex.quote(str(value))]
     return " ".join(parts)
-
-
-def _torchrl_profile() -> str:
-    """Where rlmap's TorchRL profile is installed (a model to copy)."""
-    from rlmap.pages.header import builtin_profile_path
-
-    found = builtin_profile_path("torchrl")
-    return str(found.parent) if found is not None else "rlmap/profiles/torchrl/"

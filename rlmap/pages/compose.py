@@ -15,7 +15,7 @@ from rlmap.errors import CacheError, ConfigError, RlmapError
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claimcheck import ClaimChecker, ClaimsFailed
 from rlmap.pages.diagrams import Diagram
-from rlmap.pages.header import builtin_profile_path
+from rlmap.pages.header import builtin_profile_folder
 from rlmap.pages.profile import Page, Profile, Section
 from rlmap.pages.refs import Refs
 from rlmap.pages.sections import code, curated, data, flow, helpers, keyuse
@@ -129,7 +129,5 @@ def _combined(failures: list[RlmapError], profile: Profile) -> RlmapError:
         kind = ConfigError if isinstance(first, ClaimsFailed) else type(first)  # (built from its problems)
         first = kind(f"the profile no longer matches the code{places}:\n{listed}", first.hint)
     if profile.builtin:  # the user cannot fix rlmap's own files: say what they can do
-        found = builtin_profile_path(profile.name)
-        where = str(found.parent) if found is not None else "in rlmap's installed package"
-        first.hint = _BUILTIN_HINT.format(name=profile.name, where=where)
+        first.hint = _BUILTIN_HINT.format(name=profile.name, where=builtin_profile_folder(profile.name))
     return first

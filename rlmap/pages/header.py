@@ -83,6 +83,13 @@ def builtin_profile_path(package: str) -> Path | None:
     return Path(str(candidate)) if candidate.is_file() else None
 
 
+def builtin_profile_folder(package: str) -> str:
+    """Where rlmap's own profile for ``package`` is installed, as messages name it (a folder
+    inside site-packages: a model to copy, never to edit)."""
+    found = builtin_profile_path(package)
+    return str(found.parent) if found is not None else f"rlmap/profiles/{package}/"
+
+
 def profile_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     """The profile's TOML file (``path``, or ``profile.toml`` in it when it is a directory) and
     the name messages show for it."""
