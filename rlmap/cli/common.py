@@ -221,22 +221,72 @@ def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
 
 
 def page(text: str) -> None:
-    """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links);
-    printed as it is when no pager runs, or the pager fails (``PAGER=false`` lost the report)."""
+    """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links).
+    It is printed as it is when no pager runs, or when the pager exits with an error before
+    reading any of it (``PAGER=false`` would lose the report); a pager that read the report and
+    then exits with an error (``less -K`` left with Ctrl-C) has shown it, and it is not printed
+    again.  While the pager runs, Ctrl-C is the pager's (as git does): rlmap does not die under it."""
     import shlex
     import shutil
-    import subprocess
 
     command = shlex.split(os.environ.get("PAGER") or "less -FRX")
     if not command or shutil.which(command[0]) is None:
         say(text)
         return
-    try:
-        shown = subprocess.run(command, input=text + "\n", text=True, check=False).returncode == 0
-    except OSError:
-        shown = False
-    if not shown:
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    if not _pager_read(command, (text + "\n").encode(encoding, errors="replace")):
         say(text)
+
+
+def _pager_read(command: list[str], data: bytes) -> bool:
+    """Run the pager ``command`` on ``data``: ``False`` if it could not start, or exited with an
+    error having read none of it (what is left in its pipe says; where the pipe cannot be asked,
+    an error counts as unread)."""
+    import select
+    import signal
+    import subprocess
+
+    read_end, write_end = os.pipe()
+    watch = os.dup(read_end)  # held to count what the pager leaves unread (and so no write fails)
+    interrupt = signal.getsignal(signal.SIGINT)
+    try:
+        try:
+            process = subprocess.Popen(command, stdin=read_end)
+        except OSError:
+            return False
+        finally:
+            os.close(read_end)
+        with suppress(ValueError):  # not the main thread: the pager and rlmap share Ctrl-C
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.set_blocking(write_end, False)
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(write_end, view[: 1 << 16]) :]
+            except BlockingIOError:  # the pipe is full: wait for the pager to read, or to end
+                if process.poll() is not None:
+                    break
+                select.select([], [write_end], [], 0.05)
+        os.close(write_end)
+        write_end = -1
+        status = process.wait()
+        if status == 0:
+            return True
+        try:
+            import fcntl
+            import struct
+            import termios
+
+            unread = struct.unpack("i", fcntl.ioctl(watch, termios.FIONREAD, b"\0\0\0\0"))[0]
+        except (ImportError, OSError):
+            return False
+        return unread < len(data) - len(view)
+    finally:
+        if write_end >= 0:
+            os.close(write_end)
+        os.close(watch)
+        with suppress(ValueError):
+            signal.signal(signal.SIGINT, interrupt)
 
 
 def refuse_empty_scopes(scopes: tuple[str, ...]) -> None:

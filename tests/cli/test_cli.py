@@ -951,6 +951,27 @@ def test_a_pager_that_fails_leaves_the_report_printed(
     assert capsys.readouterr().out == ""
 
 
+def test_a_pager_that_read_the_report_and_exits_with_an_error_has_shown_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pager left with an error after showing the report (``less -K`` quit with Ctrl-C exits
+    2) had the whole report printed again below it; one that read none of it still has it printed,
+    a long one too (the write does not wait on a pager that is gone)."""
+    import signal
+
+    from rlmap.cli import common
+
+    before = signal.getsignal(signal.SIGINT)
+    for reads in ("cat >/dev/null", "head -c 1 >/dev/null"):  # all of it, or only its start
+        monkeypatch.setenv("PAGER", f"sh -c '{reads}; exit 2'")
+        common.page("the report\n" * 20_000)
+        assert capsys.readouterr().out == ""
+    monkeypatch.setenv("PAGER", "sh -c 'exit 2'")
+    common.page("the report\n" * 20_000)
+    assert capsys.readouterr().out == "the report\n" * 20_000 + "\n"
+    assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C is rlmap's again once the pager ends
+
+
 def test_every_location_of_a_report_is_a_link_where_the_terminal_shows_them() -> None:
     """Callers, callees, accesses and a key's rows link their lines too (only ``defined at`` did),
     and the links leave the columns where they are."""
