@@ -74,12 +74,18 @@ class PositionMismatch(Exception):
     """The two trees disagree; the caller must use libcst's own positions for this file."""
 
 
+def one_line(text: str) -> str:
+    """Source text on one line, as if written there: runs of white space one space, none just
+    inside brackets (``f(\n    a, b\n)`` -> ``f(a, b)``)."""
+    text = _SPACES.sub(" ", text).strip()
+    return _INNER_SPACE.sub(lambda match: match.group(1) or match.group(2), text)
+
+
 def shorten(text: str) -> str:
     """Source text on one line, cut to ``TEXT_LIMIT`` characters."""
     if " " not in text and text.isprintable():  # a name or a call without spaces: nothing to fold
         return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
-    text = _SPACES.sub(" ", text).strip()
-    text = _INNER_SPACE.sub(lambda match: match.group(1) or match.group(2), text)
+    text = one_line(text)
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 

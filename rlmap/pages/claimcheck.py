@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from rlmap.errors import ConfigError, RlmapError
+from rlmap.index.lines import one_line
 from rlmap.index.records import READ, WRITE
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claims import (
@@ -65,7 +66,9 @@ class ClaimsFailed(ConfigError):
 
 
 def _fold(text: str) -> str:
-    return " ".join(text.split())
+    """Code on one line, as written there (white space is not compared): a statement spanning
+    lines matches the same code written on one."""
+    return one_line(text)
 
 
 def segment(lines: list[str], node: ast.AST) -> str:
@@ -236,7 +239,8 @@ class ClaimChecker:
         if not matches:
             raise self._fail(claim, f"{function} holds no statement with {spec.code!r}")
         if spec.under:
-            guarded = [s for s in matches if any(spec.under in g for g in s.guards)]
+            under = _fold(spec.under)
+            guarded = [s for s in matches if any(under in g for g in s.guards)]
             if not guarded:
                 conditions = "; ".join(" / ".join(s.guards) or "(none)" for s in matches)
                 raise self._fail(claim, f"{spec.code!r} in {function} is not under {spec.under!r} ({conditions})")
@@ -258,7 +262,7 @@ class ClaimChecker:
         if not sites:
             raise self._fail(claim, f"{function} does not call {what}")
         if spec.only_under:
-            free = [s for s in sites if not any(spec.only_under in g for g in s.guards)]
+            free = [s for s in sites if not any(_fold(spec.only_under) in g for g in s.guards)]
             if free:
                 raise self._fail(claim, f"{function} calls {what} at line {free[0].line} without {spec.only_under!r}")
         if spec.always:
@@ -268,7 +272,7 @@ class ClaimChecker:
                 site, guard = branches[0]
                 raise self._fail(claim, f"{function} calls {what} at line {site.line} under {guard!r}")
         if spec.under:
-            sites = [s for s in sites if any(spec.under in g for g in s.guards)]
+            sites = [s for s in sites if any(_fold(spec.under) in g for g in s.guards)]
             if not sites:
                 raise self._fail(claim, f"{function} never calls {what} under {spec.under!r}")
         site = sites[0]
@@ -285,7 +289,7 @@ class ClaimChecker:
         if spec.value:
             rows = [access for access in rows if _fold(spec.value) in _fold(access.value)]
         if spec.under:
-            rows = [access for access in rows if any(spec.under in g for g in access.guards)]
+            rows = [access for access in rows if any(_fold(spec.under) in g for g in access.guards)]
         if not rows:
             detail = f" with a value mentioning {spec.value!r}" if spec.value else ""
             detail += f" under {spec.under!r}" if spec.under else ""

@@ -394,6 +394,21 @@ def test_a_code_line_after_an_early_exit_is_under_its_negation(
         check(body.format("g"))
 
 
+def test_a_statement_written_over_several_lines_matches_its_code_written_on_one(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """White space is not compared, inside brackets either: ``f(\n    a, b\n)`` is ``f(a, b)``
+    (the primer's ``torch.where(`` over three lines matched no claim), in ``code`` and ``under``
+    alike; other code still does not match."""
+    source = (
+        "def f(a, b):\n    if max(\n        a, b\n    ):\n        v = min(\n            a, b\n        )\n    return v\n"
+    )
+    check = _one_claim_checker(make_package, tmp_path, source)
+    assert check('kind = "code"\nin = "pkg.m.f"\ncode = "v = min(a, b)"\nunder = "if max(a, b)"\n').anchor.line == 5
+    with pytest.raises(ConfigError, match="holds no statement"):
+        check('kind = "code"\nin = "pkg.m.f"\ncode = "v = min(b, a)"\n')
+
+
 def _one_claim_checker(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, source: str
 ) -> Callable[[str], Any]:
