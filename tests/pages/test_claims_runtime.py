@@ -443,6 +443,26 @@ def test_primer_writes_its_keys_on_reset_and_copies_them_forward_on_step() -> No
     assert torch.equal(stepped["next", "recurrent_state_h"], td["recurrent_state_h"])
 
 
+def test_a_partial_reset_restarts_only_the_hidden_state_of_the_envs_it_resets() -> None:
+    """Two envs, the first reset: it gets the primer's default (5 here), the second keeps the
+    value of its input."""
+    from torchrl.data import Unbounded
+    from torchrl.envs import SerialEnv, TensorDictPrimer, TransformedEnv
+    from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
+
+    primer = TensorDictPrimer(h=Unbounded(shape=(3,)), default_value=5.0)  # per env: (2, 3) in all
+    env = TransformedEnv(SerialEnv(2, ContinuousActionVecMockEnv), primer)
+    try:
+        td = env.reset()
+        assert torch.equal(td["h"], torch.full((2, 3), 5.0))
+        td["h"] = torch.ones(2, 3)
+        td["_reset"] = torch.tensor([[True], [False]])
+        out = env.reset(td)
+        assert torch.equal(out["h"], torch.tensor([[5.0] * 3, [1.0] * 3]))
+    finally:
+        env.close()
+
+
 def test_step_mdp_moves_next_entries_to_the_root() -> None:
     from torchrl.envs.utils import step_mdp
 
