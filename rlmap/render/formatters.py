@@ -90,6 +90,19 @@ class Formatter:
             return "(no source)"
         return f"{self.code(anchor.name)} ({self.src(anchor)})"
 
+    def at_lines(self, anchors: Sequence[Anchor]) -> str:
+        """Lines of one function, each after the name it holds: ``name`` (path:line, Lline), the
+        lines that hold one name together."""
+        if not anchors:
+            return "(no source)"
+        by_name: dict[str, list[Anchor]] = {}
+        for anchor in anchors:
+            by_name.setdefault(anchor.name, []).append(anchor)
+        return ", ".join(
+            f"{self.code(name)} ({', '.join([self.src(group[0]), *(self.line(each) for each in group[1:])])})"
+            for name, group in by_name.items()
+        )
+
     def target(self, value: Ref | str) -> str:
         """A call's target; a property or an attribute says that its value is what is called."""
         return self.sym(value) + self.called_value(value) if isinstance(value, Ref) else self.code(value)

@@ -95,6 +95,9 @@ def test_fixture_pages_state_the_code_facts(fixture_pages: Path) -> None:
     recurrent = (fixture_pages / "md" / "recurrent_state_lifecycle.md").read_text()
     assert '- `hidden = td.get("hidden").transpose(0, 1)` (`pkg/rnn.py:50`)' in recurrent
     assert "Warning: Needs is_init in its input." in recurrent
+    # a function that writes a key on two lines is listed at both (only its first line was)
+    glossary = (fixture_pages / "md" / "glossary.md").read_text()
+    assert "written by `_mark_first_steps` at `is_init` (`pkg/rnn.py:56`, `L58`);" in glossary
 
 
 def test_generation_is_deterministic_and_has_no_absolute_paths(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ symbol that vanished from the code fails generation with the profile file, page 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rlmap.errors import ConfigError
@@ -34,6 +34,12 @@ class Site:
     kind: str = ""
     value: str = ""
     text: str = ""
+    more: tuple[Anchor, ...] = ()  # the function's other lines doing the same (key_functions)
+
+    @property
+    def anchors(self) -> tuple[Anchor, ...]:
+        """Every line of the row, the first first."""
+        return (self.anchor, *self.more) if self.anchor is not None else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +159,18 @@ class Context:
         return rows
 
     def key_functions(self, key: tuple[str, ...], kinds: tuple[str, ...]) -> list[Site]:
-        """One row per function touching ``key`` (its first line), sorted by function."""
-        first: dict[str, Site] = {}
+        """One row per function touching ``key``, sorted by function: its first line, with its
+        other lines in ``more``."""
+        rows: dict[str, list[Site]] = {}
         for row in self.key_sites(key, kinds):
-            if row.function is not None and row.function.qualname not in first:
-                first[row.function.qualname] = row
-        return [first[name] for name in sorted(first)]
+            if row.function is not None:
+                rows.setdefault(row.function.qualname, []).append(row)
+        found = []
+        for name in sorted(rows):
+            ordered = sorted(rows[name], key=lambda row: row.anchor.line if row.anchor else 0)
+            lines = dict.fromkeys(row.anchor for row in ordered[1:] if row.anchor and row.anchor != ordered[0].anchor)
+            found.append(replace(ordered[0], more=tuple(lines)))
+        return found
 
     def calls_to(self, callee: str, scope: tuple[str, ...]) -> list[Site]:
         """Every call site (with its condition) whose target is ``callee``, in callers within ``scope``."""
