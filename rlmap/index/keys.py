@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from rlmap.index import lines as L
-from rlmap.index.records import CHECK, CLASS, READ, KeyAccess
+from rlmap.index.records import CHECK, CLASS, ON_COPY, READ, KeyAccess
 from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, string_value
 from rlmap.index.walker import Walker
 
@@ -66,7 +66,7 @@ class KeyVisitor(Walker):
     def on_copy(self, receiver: Sequence[str], how: str) -> str:
         """``how`` of a write into a local bound to a copy (``x = td.select(...)``): said so."""
         if len(receiver) == 1 and receiver[0] in self.copies.get(self.function_scope(), ()):
-            return f"{how} on a copy"
+            return how + ON_COPY
         return how
 
     def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str, receiver: str = "") -> None:

@@ -143,6 +143,9 @@ class ReturnSite:
     guards: tuple[str, ...] = ()
 
 
+ON_COPY = " on a copy"  # ends the ``how`` of a write into a local bound to a copy (``td.select(...)``)
+
+
 @_quick_init
 @dataclass(frozen=True, slots=True)
 class KeyAccess:

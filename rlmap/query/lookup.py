@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import SymbolNotFound, UsageError
-from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, VARIABLE, format_key
+from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, ON_COPY, VARIABLE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.mro import mro
 from rlmap.model.target import CERTAIN
@@ -720,7 +720,7 @@ def _key_access_text(access: dict[str, Any]) -> str:
     """How a key is accessed, on what: ``td.get``, ``data[]``, ``in data.keys()``, ``set (init_key)``,
     ``part[] (on a copy)``."""
     how, receiver = access["how"], access.get("receiver", "")
-    how, copy, _ = how.partition(" on a copy")  # (rlmap.index.keys: a write into a local copy)
+    how, copy, _ = how.partition(ON_COPY)  # (rlmap.index.keys: a write into a local copy)
     if copy:
         text = _key_access_text({**access, "how": how, "via": ""})
         return f"{text} (on a copy, {access['via']})" if access.get("via") else f"{text} (on a copy)"

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import RlmapError
 from rlmap.index.records import ATTRIBUTE, PROPERTY, VARIABLE
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.refs import Anchor, Ref
+
+if TYPE_CHECKING:
+    from rlmap.pages.sections.base import Site
 
 # Text copied from the analysed tree (docstring lines, code, keys) is one line and bounded on a
 # page: a hostile file cannot break out of its line or inflate the pages.
@@ -90,18 +93,28 @@ class Formatter:
             return "(no source)"
         return f"{self.code(anchor.name)} ({self.src(anchor)})"
 
-    def at_lines(self, anchors: Sequence[Anchor]) -> str:
-        """Lines of one function, each after the name it holds: ``name`` (path:line, Lline), the
-        lines that hold one name together."""
-        if not anchors:
+    def at_sites(self, sites: Sequence[Site]) -> str:
+        """A key's lines in one function, each after the name it holds: ``name`` (path:line,
+        Lline), the lines that hold one name together; a line that declares the key rather than
+        accesses it, or writes a local copy, says so (``path:line: declared in in_keys``)."""
+        by_name: dict[str, list[Site]] = {}
+        for site in sites:
+            if site.anchor is not None:
+                by_name.setdefault(site.anchor.name, []).append(site)
+        if not by_name:
             return "(no source)"
-        by_name: dict[str, list[Anchor]] = {}
-        for anchor in anchors:
-            by_name.setdefault(anchor.name, []).append(anchor)
-        return ", ".join(
-            f"{self.code(name)} ({', '.join([self.src(group[0]), *(self.line(each) for each in group[1:])])})"
-            for name, group in by_name.items()
-        )
+        parts = []
+        for name, group in by_name.items():
+            places = []
+            for number, site in enumerate(group):
+                place = self.src(site.anchor) if not number else self.line(site.anchor)
+                if site.declared_in:
+                    place += f": declared in {self.code(site.declared_in)}"
+                elif site.on_copy:
+                    place += ": on a copy"
+                places.append(place)
+            parts.append(f"{self.code(name)} ({', '.join(places)})")
+        return ", ".join(parts)
 
     def target(self, value: Ref | str) -> str:
         """A call's target; a property or an attribute says that its value is what is called."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rlmap.errors import ConfigError
-from rlmap.index.records import ATTRIBUTE, CHECK, READ, WRITE, format_key
+from rlmap.index.records import ATTRIBUTE, CHECK, ON_COPY, READ, WRITE, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.mro import mro
 from rlmap.model.target import BY_VALUE
@@ -34,12 +34,16 @@ class Site:
     kind: str = ""
     value: str = ""
     text: str = ""
-    more: tuple[Anchor, ...] = ()  # the function's other lines doing the same (key_functions)
+    # a key's access: the name it is declared in (``in_keys``, ``DEFAULT_OUT_KEYS``: a declaration,
+    # not an access of a tensordict), or whether it writes into a local copy (``td.select(...)``)
+    declared_in: str = ""
+    on_copy: bool = False
+    more: tuple[Site, ...] = ()  # the function's other lines doing the same (key_functions)
 
     @property
-    def anchors(self) -> tuple[Anchor, ...]:
-        """Every line of the row, the first first."""
-        return (self.anchor, *self.more) if self.anchor is not None else ()
+    def sites(self) -> tuple[Site, ...]:
+        """This row's lines: itself, then ``more``."""
+        return (self, *self.more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +158,9 @@ class Context:
                     how=access.how + (f" via {access.expression}" if access.expression else ""),
                     kind=access.kind,
                     guard=" / ".join(access.guards),
+                    # (only a declaration or a keyword argument names a key with no object holding it)
+                    declared_in="" if access.receiver or access.expression else access.how,
+                    on_copy=access.how.endswith(ON_COPY),
                 )
             )
         return rows
@@ -168,8 +175,7 @@ class Context:
         found = []
         for name in sorted(rows):
             ordered = sorted(rows[name], key=lambda row: row.anchor.line if row.anchor else 0)
-            lines = dict.fromkeys(row.anchor for row in ordered[1:] if row.anchor and row.anchor != ordered[0].anchor)
-            found.append(replace(ordered[0], more=tuple(lines)))
+            found.append(replace(ordered[0], more=tuple(ordered[1:])))
         return found
 
     def calls_to(self, callee: str, scope: tuple[str, ...]) -> list[Site]:
