@@ -463,6 +463,53 @@ def test_a_partial_reset_restarts_only_the_hidden_state_of_the_envs_it_resets() 
         env.close()
 
 
+@_UPDATER
+def test_a_collector_built_on_a_recurrent_policy_without_is_init_raises_the_key_error() -> None:
+    """The collector runs the policy once while it is built, so the missing ``is_init`` raises
+    there; left unset, ``auto_register_policy_transforms`` warns first, ``False`` says nothing,
+    and ``True`` appends the transforms the policy needs."""
+    from tensordict.nn import TensorDictModule, TensorDictSequential
+    from torch import nn
+    from torchrl.collectors import Collector
+    from torchrl.envs import TransformedEnv
+
+    lstm = _lstm_for_mock()
+    policy = TensorDictSequential(lstm, TensorDictModule(nn.Linear(4, 7), in_keys=["features"], out_keys=["action"]))
+    for flag in (None, False):
+        env = TransformedEnv(_mock_env(), lstm.make_tensordict_primer())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(KeyError, match="is_init"):
+                Collector(env, policy, frames_per_batch=4, total_frames=8, auto_register_policy_transforms=flag)
+        warned = [w for w in caught if "missing transforms required by the policy" in str(w.message)]
+        assert bool(warned) is (flag is None)
+    env = TransformedEnv(_mock_env(), lstm.make_tensordict_primer())
+    collector = Collector(env, policy, frames_per_batch=4, total_frames=8, auto_register_policy_transforms=True)
+    try:
+        assert "is_init" in next(iter(collector)).keys(True)
+    finally:
+        collector.shutdown()
+
+
+def test_a_hand_built_hidden_state_of_another_shape_fails_where_the_lstm_transposes_it() -> None:
+    """A step's hidden state shaped as the primer's specs (one row per layer) runs; without that
+    row dimension the module fails in ``_lstm``, where it takes the first step and transposes it."""
+    from tensordict import TensorDict
+
+    lstm = _lstm_for_mock()
+    for shape, runs in (((3, 1, 4), True), ((3, 4), False)):
+        hidden = {"recurrent_state_h": torch.zeros(shape), "recurrent_state_c": torch.zeros(shape)}
+        td = TensorDict(
+            {"observation": torch.randn(3, 7), "is_init": torch.zeros(3, 1, dtype=torch.bool), **hidden}, batch_size=[3]
+        )
+        if runs:
+            lstm(td)
+            continue
+        with pytest.raises(IndexError) as raised:
+            lstm(td)
+        assert raised.traceback[-1].name == "_lstm"
+
+
 def test_step_mdp_moves_next_entries_to_the_root() -> None:
     from torchrl.envs.utils import step_mdp
 
