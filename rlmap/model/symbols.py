@@ -213,7 +213,12 @@ class SymbolTable:
             current = found if found is not None else self.canonical(f"{current}.{part}", depth)
         return current
 
-    def _lookup_in_module(self, module: str, name: str, depth: int) -> str | None:
+    def _lookup_in_module(self, module: str, name: str, depth: int, seen: set[str] | None = None) -> str | None:
+        """``name`` in ``module``: defined there, imported, or from a ``*`` import, each module of a
+        chain of ``*`` imports asked once (``seen``: a module that star-imports itself, or two that
+        star-import each other, end the walk rather than recurse without end)."""
+        if depth > _MAX_DEPTH:
+            return None
         qualname = f"{module}.{name}"
         if qualname in self.symbols:
             return qualname
@@ -221,12 +226,18 @@ class SymbolTable:
         if target is not None:
             return self.canonical(target, depth + 1)
         for star in self.stars.get(module, ()):
-            exports = self.modules[star].exports if star in self.modules else None
+            if star not in self.modules:
+                continue
+            exports = self.modules[star].exports
             if exports is not None and name not in exports:
                 continue
             if exports is None and name.startswith("_"):
                 continue
-            found = self._lookup_in_module(star, name, depth + 1) if star in self.modules else None
+            seen = {module} if seen is None else seen
+            if star in seen:
+                continue
+            seen.add(star)
+            found = self._lookup_in_module(star, name, depth + 1, seen)
             if found:
                 return found
         if qualname in self.modules:  # a submodule not imported explicitly

@@ -167,3 +167,20 @@ def test_isinstance_narrows_the_receiver_inside_the_guarded_block(make_package: 
     assert edge is not None
     assert edge.how == ("narrowed",)
     assert model.edge("tp.specs.narrow", "tp.specs.TensorSpec.zero") is None  # ``not isinstance`` narrows nothing
+
+
+def test_star_imports_in_a_cycle_end_the_lookup(make_package: MakePackage) -> None:
+    """A module that star-imports itself, two that star-import each other, and a package whose
+    ``__all__`` names what no module defines made every command exit 70 (a RecursionError): each
+    module of a chain of ``*`` imports is now asked once, and what the chain defines still resolves."""
+    root = make_package(
+        {
+            "sp/__init__.py": '__all__ = ["nowhere"]\nfrom sp import *\n',
+            "sp/odd.py": "from .odd import *\n\n\ndef run():\n    missing()\n",
+            "sp/x.py": "from sp.y import *\n\n\ndef run():\n    helper()\n    nowhere()\n",
+            "sp/y.py": "from sp.x import *\n\n\ndef helper():\n    return 1\n",
+        }
+    )
+    model = model_of(root, "sp")
+    assert model.edge("sp.x.run", "sp.y.helper") is not None
+    assert [edge.callee for edge in model.callees("sp.odd.run")] == ["?:missing"]  # unresolved, named as written
