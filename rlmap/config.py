@@ -217,9 +217,15 @@ def read_text(path: Path, display: str) -> str:
 
 def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, Any]:
     """A TOML file as data; every way it can be unreadable is a :class:`ConfigError` naming it."""
+    text = read_text(path, display) if text is None else text
     try:
-        return tomllib.loads(read_text(path, display) if text is None else text)
+        # (a byte-order mark, which some editors write, is not TOML's: the rest is read)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
+    except RecursionError:
+        raise ConfigError(f"{display}: invalid TOML: nested too deeply", "fix the file's syntax") from None
+    except ValueError as error:  # an integer past Python's digit limit
         raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
 
 

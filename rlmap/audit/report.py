@@ -95,6 +95,8 @@ def load_baseline(path: Path) -> Baseline:
         ) from None
     except RecursionError:
         raise ConfigError(f"{path}: baseline is not valid JSON (nested too deeply)", _fix_baseline(path)) from None
+    except ValueError as error:  # an integer past Python's digit limit
+        raise ConfigError(f"{path}: baseline is not valid JSON ({error})", _fix_baseline(path)) from None
     return Baseline(_fingerprints(path, payload))
 
 

@@ -457,6 +457,7 @@ BAD_BASELINES: dict[str, tuple[bytes | None, str]] = {
     "future-version": (b'{"version": 3, "findings": []}', "baseline version 3 is not supported"),
     "not-utf8": (b'\xff\xfe{"findings": []}', "baseline is not UTF-8 text"),
     "nested-deeply": (b"[" * 200_000, "baseline is not valid JSON (nested too deeply)"),
+    "huge-integer": (b'{"version": 1' + b"0" * 10_000 + b"}", "baseline is not valid JSON (Exceeds the limit"),
     "directory": (None, "is a directory, not a baseline file"),
     "fifo": (None, "is not a regular file"),
 }

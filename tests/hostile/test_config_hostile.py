@@ -22,6 +22,9 @@ CONFIG_CASES = {
     "table-not-table": (None, "tool.rlmap must be a table"),
     "not-utf8": (b"[tool.rlmap]\nout = '\xff'\n", "not valid UTF-8"),
     "bad-toml": ("formats = [", "invalid TOML"),
+    # what tomllib raises beside its own error (exit 70 before): in any table of the file
+    "nested-deeply": ("[x]\ny = " + "[" * 3000 + "]" * 3000, "invalid TOML: nested too deeply"),
+    "huge-integer": ("audit-min-callers = 1" + "0" * 4400, "invalid TOML: Exceeds the limit"),
 }
 
 
@@ -270,3 +273,13 @@ def test_a_huge_package_name_on_the_command_line_is_a_usage_error(run: Run) -> N
     code, _, err = run("graph", "--package", "a." * 3000 + "a", "-q")
     assert code == 2
     assert "internal error" not in err
+
+
+def test_a_config_that_starts_with_a_byte_order_mark_is_read(run: Run, tmp_path: Path) -> None:
+    """Some editors write a byte-order mark; TOML has none, and tomllib said 'Invalid statement
+    (line 1, column 1)' of a file that is otherwise right."""
+    config = tmp_path / "rlmap.toml"
+    config.write_bytes('\ufeff[tool.rlmap]\nfromats = ["rst"]\n'.encode())
+    code, _, err = run("generate", "--config", str(config), "--check", "-q")
+    assert code == 2
+    assert "unknown key 'fromats'" in err  # read past the mark, to the key it holds
