@@ -20,6 +20,7 @@ from rlmap.gitread import GIT_MISSING, find_checkout, run_git
 from rlmap.index.indexer import MAX_FILE_BYTES, read_file
 from rlmap.index.records import Diagnostic
 from rlmap.index.source import SourceTree
+from rlmap.literals import safe_repr
 from rlmap.terminal import has_control
 
 if TYPE_CHECKING:
@@ -305,5 +306,5 @@ def _digest(node: ast.AST, memo: dict[int, bytes]) -> bytes:
 def _constant(value: object) -> bytes:
     """A field's plain value (a name, a constant, ``None``) with its type (``1`` is not ``1.0``),
     its length first: no two values run together alike."""
-    text = f"{type(value).__name__}:{value!r}".encode("utf-8", "surrogatepass")
+    text = f"{type(value).__name__}:{safe_repr(value)}".encode("utf-8", "surrogatepass")
     return b"C%d:%s" % (len(text), text)

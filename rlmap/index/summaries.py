@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 
 from rlmap.index.records import FlowRow
+from rlmap.literals import safe_repr
 
 RETURN = "<return>"
 _RECURSION = 6000  # nesting is capped at 500 levels before this runs (rlmap.index.decode)
@@ -276,7 +277,7 @@ def _compact(node: ast.expr) -> str:
 def _key(node: ast.expr) -> str:
     """A constant subscript or dict key as text (``"a"``, ``0``); ``""`` for any other."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
-        return repr(node.value)
+        return safe_repr(node.value)
     return ""
 
 

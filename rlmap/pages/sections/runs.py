@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmap.index import controlflow as cf
+from rlmap.literals import safe_repr
 from rlmap.model.codemodel import ResolvedCall
 from rlmap.pages.conditions import AN_OBJECT, UNKNOWN, Evaluator, normalize, parse_fact
 from rlmap.pages.reach import Reach
@@ -271,4 +272,4 @@ def ternary_conditions(statement: str, callee: str) -> list[str]:
 def show_value(value: object) -> str:
     if value is AN_OBJECT:
         return "an object"
-    return repr(value)
+    return safe_repr(value)
