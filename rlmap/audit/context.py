@@ -20,7 +20,7 @@ from rlmap.index.records import CLASS, MODULE, Symbol
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
-from rlmap.pages.refs import public_paths, source_file
+from rlmap.pages.refs import public_paths, read_source
 
 CODE_REF_KINDS = frozenset(
     {"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example", "autodoc"}
@@ -189,10 +189,7 @@ class AuditContext:
     # -- source: each file read once, parsed once, its definitions indexed by line once ----
     def source(self, path: str) -> bytes | None:
         if path not in self._sources:
-            try:
-                self._sources[path] = source_file(self.source_tree or self.root, path).read_bytes()
-            except OSError:
-                self._sources[path] = None
+            self._sources[path] = read_source(self.source_tree or self.root, path)
         return self._sources[path]
 
     def lines(self, path: str) -> list[str] | None:

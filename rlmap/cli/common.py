@@ -564,14 +564,15 @@ def pin_permalinks(loaded: Any) -> None:
     from dataclasses import replace
 
     from rlmap.index.history import pin_files
+    from rlmap.index.indexer import MAX_FILE_BYTES
+    from rlmap.readfile import read_regular
 
     tree = loaded.source
     files = {}
     for path in tree.python_files():
-        try:
-            files[tree.relpath(path)] = path.read_bytes()
-        except OSError:
-            continue  # the indexer has reported it
+        data = read_regular(path, MAX_FILE_BYTES)  # (never a FIFO: it would hold the run up)
+        if isinstance(data, bytes):
+            files[tree.relpath(path)] = data  # (what is not read, the indexer has reported)
     pins = pin_files(tree.root, files)
     if pins.problem:
         say_warning(f"links point at HEAD ({tree.commit[:12]}), so every commit changes them: {pins.problem}")

@@ -274,7 +274,7 @@ def index_unless(
         batches.append(_Parsing(pending, jobs, cache.directory, eager=bool(entries)))
         for number, (path, job, key) in enumerate(entries or ()):
             cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
-            if cached is not None and isinstance(cached[0], ModuleIndex):
+            if cached is not None and records_of(cached[0], path, cache):
                 results[path] = compact(cached[0])
                 digests[path] = cached[1]
             else:
@@ -422,10 +422,26 @@ def _cached_or_job(
             pending.append((job, key))
         return key, None
     cached: tuple[ModuleIndex, bytes] | None = cache.get_digested(FILES, key, ModuleIndex)
-    if cached is not None and isinstance(cached[0], ModuleIndex):
+    if cached is not None and records_of(cached[0], path, cache):
         return key, cached
     pending.append((job, key))
     return key, None
+
+
+def records_of(index: object, path: str, cache: Cache) -> bool:
+    """Whether a cache entry read for the file ``path`` holds that file's records: every path in
+    it is ``path``.  An entry's checksum anyone can recompute, so a forged one could name another
+    file (``../../etc/passwd``) for the pages to quote; it is counted as rejected, and the file
+    parsed again."""
+    if (
+        isinstance(index, ModuleIndex)
+        and index.path == path
+        and all(symbol.path == path for symbol in index.symbols)
+        and all(diagnostic.path == path for diagnostic in index.diagnostics)
+    ):
+        return True
+    cache.rejected += 1
+    return False
 
 
 def worker_count(jobs: int | None) -> int:

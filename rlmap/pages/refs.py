@@ -10,17 +10,19 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rlmap.errors import RlmapError
 from rlmap.index.cache import Cache
 from rlmap.index.decode import Skip, decode_source
+from rlmap.index.indexer import MAX_FILE_BYTES
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.docstree import DocsTree
 from rlmap.pages.flows import Flows
 from rlmap.query.lookup import find_symbols
+from rlmap.readfile import read_regular
 
 _ROLES = {
     CLASS: "class",
@@ -66,11 +68,25 @@ class Ref:
 
 
 def source_file(tree: SourceTree | Path, path: str) -> Path:
-    """The file a path of the model names: every reader of the model's source files (pages, claim
-    checks, the audit) goes through here.  Under a :class:`SourceTree`, a companion package's file
-    (``tensordict/base.py`` beside torchrl) is found in the directory that package is installed
-    in, wherever that is (:meth:`SourceTree.absolute`); under a bare directory, below it."""
+    """The file a path of the model names.  Under a :class:`SourceTree`, a companion package's
+    file (``tensordict/base.py`` beside torchrl) is found in the directory that package is
+    installed in, wherever that is (:meth:`SourceTree.absolute`); under a bare directory, below it."""
     return tree.absolute(path) if isinstance(tree, SourceTree) else tree / path
+
+
+def read_source(tree: SourceTree | Path, path: str) -> bytes | None:
+    """The bytes of the file a path of the model names, read as the indexer reads a source: every
+    reader of the model's source files (pages, claim checks, the audit) goes through here.
+
+    The model may come from the cache, which a hostile branch can fill, so its paths are not
+    trusted: only a relative path of plain parts below the tree is read (never ``..``, never an
+    absolute path), and only a regular file of at most :data:`MAX_FILE_BYTES` (never a FIFO or
+    a device, which would hold the run up).  ``None`` for any other, and for a file not read."""
+    parts = PurePosixPath(path).parts
+    if not parts or path.startswith("/") or any(part in ("..", ".") or "\\" in part or "\0" in part for part in parts):
+        return None
+    found = read_regular(source_file(tree, path), MAX_FILE_BYTES)
+    return found if isinstance(found, bytes) else None
 
 
 class Refs:
@@ -158,8 +174,9 @@ class Refs:
             try:
                 # decoded as the index decoded it (and Python does): a byte-order mark or a PEP 263
                 # ``coding`` cookie, ``\r\n`` and ``\r`` as newlines, so line N is the index's line N
-                text = decode_source(source_file(self.root, path).read_bytes())
-            except (OSError, Skip):
+                data = read_source(self.root, path)
+                text = decode_source(data) if data is not None else ""
+            except Skip:
                 text = ""
             self._lines[path] = text.split("\n")
         return self._lines[path]

@@ -210,6 +210,45 @@ def test_an_intact_entry_naming_files_outside_the_tree_is_rejected(tmp_path: Pat
     assert "rlmap: note: ignored 1 unusable cache entry" in err
 
 
+def test_an_intact_file_entry_naming_another_file_is_parsed_again(tmp_path: Path, run: Run) -> None:
+    """A file's records with a correct checksum whose symbols name ``/etc/passwd`` (forged, as
+    anyone can recompute the checksum) used to reach the pages, which quoted that file: an entry
+    holding any path but its own file's is rejected, and the file parsed again."""
+    import dataclasses
+
+    from rlmap.index.extract import extract_module
+
+    root = _checkout(tmp_path)
+    cache_dir = tmp_path / "cache"
+    args = ["graph", "--source", str(root), "--package", "pkg", "--cache-dir", str(cache_dir), "-q"]
+    data = (root / "pkg" / "rnn.py").read_bytes()
+    index = extract_module(data, "pkg/rnn.py")
+    for forged in (
+        dataclasses.replace(
+            index, symbols=tuple(dataclasses.replace(s, path="../../../../etc/passwd") for s in index.symbols)
+        ),
+        dataclasses.replace(index, path="/etc/passwd"),
+    ):
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        Cache.at(cache_dir).put("files", file_key("pkg/rnn.py", data, ()), forged)  # (no profile: no extension)
+        code, out, err = run(*args)
+        assert code == 0
+        assert json.loads(out) == json.loads(_expected(root))  # the file's own records, parsed again
+        assert "rlmap: note: ignored 1 unusable cache entry" in err
+
+
+def test_a_model_path_out_of_the_tree_or_no_regular_file_is_never_read(tmp_path: Path) -> None:
+    """Every reader of the model's files goes through ``read_source``: ``..`` and absolute paths
+    are not read, nor is a FIFO (reading one would hold the run up)."""
+    from rlmap.pages.refs import read_source
+
+    root = _checkout(tmp_path)
+    os.mkfifo(root / "pkg" / "pipe.py")
+    assert read_source(root, "pkg/rnn.py") == (root / "pkg" / "rnn.py").read_bytes()
+    for path in ("../checkout/pkg/rnn.py", "pkg/../pkg/rnn.py", str(root / "pkg" / "rnn.py"), "pkg/pipe.py", ""):
+        assert read_source(root, path) is None, path
+
+
 def test_an_intact_model_entry_with_a_malformed_row_is_a_clear_error(tmp_path: Path, run: Run) -> None:
     """Rows of a cached model are decoded when a query reads them: a crafted row of the wrong
     type (behind a correct checksum) is ``rlmap: error`` naming the cache, never a traceback."""
