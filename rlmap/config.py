@@ -159,6 +159,12 @@ def _confined(base: Path, value: str | None, where: str) -> Path | None:
             f"{where} = {value!r} is not a subdirectory of the directory of the file that sets it",
             "give a subdirectory of the repository, or pass --out on the command line",
         )
+    if ".git" in target.resolve().relative_to(root).parts:
+        # git's own folder: the pages would replace it, or sit among its hooks and config
+        raise ConfigError(
+            f"{where} = {value!r} is inside the repository's .git folder",
+            "give a subdirectory of the working tree, or pass --out on the command line",
+        )
     return target
 
 

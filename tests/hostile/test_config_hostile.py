@@ -149,6 +149,23 @@ def test_a_config_file_cannot_send_output_out_of_its_directory(
     assert "is not a subdirectory of the directory of the file that sets it" in err
 
 
+@pytest.mark.parametrize("out", [".git", ".git/hooks", "docs/../.git/x"])
+def test_a_config_file_cannot_send_output_into_the_git_folder(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str
+) -> None:
+    """``out = ".git"`` was inside the file's directory: generate replaced the repository's .git
+    folder with one holding the pages."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (repo / "pyproject.toml").write_text(f'[tool.rlmap]\nout = "{out}"\n', encoding="utf-8")
+    monkeypatch.chdir(repo)
+    code, _, err = run("generate", "--no-cache", "-q")
+    assert code == 2, err
+    assert "is inside the repository's .git folder" in err
+    assert sorted(path.name for path in (repo / ".git").iterdir()) == ["HEAD"]
+
+
 @pytest.mark.parametrize("key", ["source", "templates", "profile", "docs"])
 @pytest.mark.parametrize("where", ["/", "../elsewhere", "sub/../..", "link"])
 def test_a_config_file_cannot_make_rlmap_read_out_of_its_directory(
