@@ -235,6 +235,9 @@ def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, An
         raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
 
 
+# words a profile shows as written (a title, a name, a summary, a column): one line, no control
+# character (a newline in a title started a directive of its own in the rst page)
+ONE_LINE = r"^[^\x00-\x1f\x7f\u2028\u2029]+$"
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
 _WHERE = re.compile(r" - at `\$((?:\.[\w-]+|\[\d+\])*)`$")
 
@@ -255,6 +258,10 @@ def convert(data: Any, schema: type[Any], where: str) -> Any:
             close = difflib.get_close_matches(name, allowed, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
             raise ConfigError(f"{where}{path}: unknown key '{name}'", hint) from None
+        if message.startswith("Expected `str` matching regex") and repr(ONE_LINE) in message:
+            raise ConfigError(
+                f"{where}{path}: expected one line of words", "remove the line break or control character"
+            ) from None
         worded = _TYPE.sub(_in_toml_words, message)  # msgspec's type names, in TOML's words
         keys = re.findall(r"\.([\w-]+)", path)
         listed = worded.startswith("Expected a list")

@@ -38,7 +38,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from rlmap.config import convert, read_text, read_toml
+from rlmap.config import ONE_LINE, convert, read_text, read_toml
 from rlmap.errors import ConfigError
 from rlmap.pages.curated import check_markup
 
@@ -47,7 +47,7 @@ _Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 _Snippet = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 _Back = Annotated[str, msgspec.Meta(pattern=r"^(prose|term|symptom):[^:]{1,200}: \S.{0,498}$")]
 _Param = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,80}$")]
-_Cell = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+_Cell = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=ONE_LINE)]
 
 
 class _Claim(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, tag_field="kind"):
@@ -56,7 +56,7 @@ class _Claim(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, tag_field
     id: _Ident
     # the curated texts it backs; a claim shown in a claims section backs its own ``says``
     backs: list[_Back] = []
-    says: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+    says: Annotated[str, msgspec.Meta(min_length=1, max_length=500, pattern=ONE_LINE)]
     group: _Ident | None = None  # a claims section shows the claims of one group as a table
     row: list[_Cell] = []  # that table's cells before the deciding line
     # a test of rlmap's tests/pages/test_claims_runtime.py that also runs what the claim says

@@ -36,7 +36,7 @@ from rlmap.pages.header import (
     profile_file,
     read_profile,
 )
-from rlmap.pages.sections.specs import SECTION_SPECS, Spec
+from rlmap.pages.sections.specs import SECTION_SPECS, Spec, Summary, Title, shown_words
 
 __all__ = ["PROFILE_FILE", "Page", "Profile", "Prose", "Section", "builtin_profile_path", "load_profile"]
 _SLUG = r"^[a-z][a-z0-9_]{0,60}$"
@@ -45,9 +45,9 @@ _SLUG = r"^[a-z][a-z0-9_]{0,60}$"
 class _PageTable(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A ``[pages.<page>]`` table as written (its sections are checked one by one after)."""
 
-    title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    title: Title
     slug: Annotated[str, msgspec.Meta(pattern=_SLUG)]
-    summary: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+    summary: Summary
     template: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,100}\.j2$")] = "page.j2"
     listed: bool = True  # shown in the contents and in other pages' "see also"
     see_also: bool = True  # ends with links to the listed pages
@@ -200,6 +200,8 @@ def _load_page(origin: str, raw_text: str, name: str, table: Any, prose: dict[st
     if not isinstance(table, dict):
         raise ConfigError(f"{origin}: pages.{name} must be a table", f"write it as [pages.{name}]")
     page = convert(table, _PageTable, f"{origin}: [pages.{name}]")
+    for what, words in (("title", page.title), ("summary", page.summary)):
+        check_markup(words, f"{origin}: [pages.{name}] '{what}'")
     lines = _section_lines(raw_text, name)
     sections: list[Section] = []
     for index, raw in enumerate(page.sections, start=1):
@@ -233,6 +235,8 @@ def _load_section(where: str, page: str, raw: dict[str, Any], prose: dict[str, P
             f"{where}: prose '{spec.prose}' is not in [prose.{page}]",
             f"add it there or fix the name (the page has: {', '.join(sorted(prose)) or 'no prose'})",
         )
+    for what, words in shown_words(spec):
+        check_markup(words, f"{where}: '{what}'")
     for text in (spec.lead, getattr(spec, "none", None)):
         if text:
             check_markup(text, f"{where} lead" if text == spec.lead else f"{where} none")

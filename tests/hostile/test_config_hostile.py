@@ -95,6 +95,21 @@ PROFILE_CASES = {
         "p.toml: [pages.b] has the slug 'same' of [pages.a]",
     ),
     "bad-jinja": (PAGE + '[prose.helpers]\nintro = "{{ sym( }}"\n', "prose 'intro'"),
+    # words shown as written: one line and no markup (a title's newline started a raw directive)
+    "title-directive": (
+        '[pages.helpers]\ntitle = "Main\\n\\n.. raw:: html\\n\\n   <script>x</script>"\nslug = "h"\nsummary = "s"\n',
+        "[pages.helpers].title: expected one line of words - remove the line break",
+    ),
+    "title-nul": (
+        '[pages.helpers]\ntitle = "Ma\\u0000in"\nslug = "h"\nsummary = "s"\n',
+        "title: expected one line of words",
+    ),
+    "summary-link": (
+        '[pages.helpers]\ntitle = "t"\nslug = "h"\nsummary = "see [x](javascript:y)"\n',
+        "'summary': holds",
+    ),
+    "section-title-role": (HELPERS + 'id = "i"\ntitle = "A :func:`x` b"\n', "(inventory): 'title': holds"),
+    "section-title-newline": (HELPERS + 'id = "i"\ntitle = "A\\nb"\n', "(inventory).title: expected one line of words"),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from rlmap.config import ONE_LINE
 from rlmap.pages.versions import PATTERN as VERSIONS
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
@@ -20,6 +21,9 @@ KeyNames = list[Name | list[Name]]  # "is_init" or ["collector", "traj_ids"]
 Ident = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_]{0,60}$")]
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=5000)]
 Depth = Annotated[int, msgspec.Meta(ge=1, le=6)]
+Title = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=ONE_LINE)]
+Label = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=ONE_LINE)]
+Summary = Annotated[str, msgspec.Meta(min_length=1, max_length=500, pattern=ONE_LINE)]
 
 
 class Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -30,7 +34,7 @@ class Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ``versions`` limits the section to some releases of the package (:mod:`rlmap.pages.versions`)."""
 
     id: Ident | None = None
-    title: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    title: Title | None = None
     prose: Ident | None = None
     lead: Text | None = None
     # the releases of the documented package this section applies to: ">=0.14, <0.16"
@@ -43,7 +47,7 @@ class Phase(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     and runs to the next phase; ``anchor`` must be called or touched inside it, so a phase whose
     code moved or vanished fails generation."""
 
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+    name: Label
     anchor: Name
     starts_at: Name | None = None
 
@@ -58,8 +62,8 @@ class Configuration(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     from where the code assigns it (:mod:`rlmap.pages.conditions`)."""
 
     id: Ident
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
-    summary: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+    name: Label
+    summary: Summary
     inherits: Ident | None = None  # an earlier configuration whose facts this one starts from
     facts: dict[Fact, Fact] = {}
 
@@ -242,7 +246,7 @@ class Claims(Spec, kw_only=True):
     cells under ``columns``, then what it says and the line that decides it (or the test that runs it)."""
 
     group: Ident
-    columns: list[Annotated[str, msgspec.Meta(min_length=1, max_length=100)]] = []
+    columns: list[Label] = []
 
 
 class KeyUse(Spec, kw_only=True):
@@ -260,7 +264,7 @@ class Link(msgspec.Struct, forbid_unknown_fields=True):
     """A related page: ``doc`` a Sphinx document name (``/reference/data_layout`` is from the docs
     root, so it holds wherever the generated pages are placed), ``url`` for Markdown."""
 
-    title: Name
+    title: Title
     doc: Annotated[str, msgspec.Meta(pattern=r"^/?[A-Za-z0-9_][A-Za-z0-9_/.-]{0,200}$")] | None = None
     url: Annotated[str, msgspec.Meta(pattern=r"^https://[^\s<>`]+$", max_length=500)] | None = None
 
@@ -294,3 +298,17 @@ SECTION_SPECS: dict[str, type[Spec]] = {
     "helpers": Helpers,
     "prose": ProseOnly,
 }
+
+
+def shown_words(spec: Spec) -> list[tuple[str, str]]:
+    """The words a section shows as the profile wrote them, with their field: its title, and its
+    phases', configurations', columns' and links' names (each checked for markup on load, as
+    curated text is)."""
+    found: list[tuple[str, str]] = [("title", spec.title)] if spec.title else []
+    for phase in getattr(spec, "phases", ()):
+        found.append(("phases.name", phase.name))
+    for configuration in getattr(spec, "configurations", ()):
+        found += [("configurations.name", configuration.name), ("configurations.summary", configuration.summary)]
+    found += [("columns", column) for column in getattr(spec, "columns", ())]
+    found += [("related.title", link.title) for link in getattr(spec, "related", ())]
+    return found
