@@ -104,7 +104,13 @@ def from_git(
     for entry in filter(None, listing.split(b"\0")):
         head, _, listed = entry.partition(b"\t")
         mode, kind, blob, length = head.split()
-        path = listed.decode("utf-8", errors="surrogateescape")
+        try:
+            path = listed.decode("utf-8")
+        except UnicodeDecodeError:  # shown escaped, and skipped as a working tree's file is
+            path = listed.decode("utf-8", errors="backslashreplace")
+            if kind == b"blob" and path.endswith(".py"):
+                skipped.append((path, "name is not valid UTF-8; skipped"))
+            continue
         top_init = top_init or path == "__init__.py"  # (a link too)
         if kind == b"blob" and not length.isdigit():  # "-" or "BAD": an object the repository lacks
             raise UsageError(

@@ -119,12 +119,16 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
     (tmp_path / "pk" / "elsewhere.py").symlink_to("../outside.py")  # a link is not followed at a revision: said
     (tmp_path / "outside.py").write_text("class Outside:\n    pass\n")
     (tmp_path / "pk" / "notes.txt").write_text("not python")
+    # a name that is not UTF-8 is skipped as in a working tree (it was a module named with a surrogate)
+    (tmp_path / "pk" / os.fsdecode(b"caf\xe9.py")).write_text("class Cafe:\n    pass\n")
     git("add", "-A")
     git("commit", "-q", "-m", "v2")
     (tmp_path / "pk" / "collect.py").write_text("garbage (the working tree is not read)")
     code, out, err = run("diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--package", "pk", "--format", "json")
     assert code == 3
     assert "pk/elsewhere.py:1: symbolic link; not followed at a revision, skipped" in err
+    assert "pk/caf\\xe9.py:1: name is not valid UTF-8; skipped" in err
+    assert "Cafe" not in out
     check(json.loads(out))  # every file of each revision read whole (one git process for them all)
     code, _, err = run("diff", "HEAD~1", "nope", "--repo", str(tmp_path), "--package", "pk")
     assert code == 2
