@@ -294,7 +294,8 @@ def recover(out: Path, wanted: set[str] | None = None) -> None:
     leftovers = sorted(parent.glob(f".{name}{_OLD}*")) + sorted(parent.glob(f".{name}{_NEW}*"))
     for leftover in leftovers:
         if leftover.name.startswith(f".{out.name}{_OLD}") and not os.path.lexists(out):
-            os.rename(leftover, out)  # killed between the two renames of the fallback swap
+            if leftover.is_dir() and not leftover.is_symlink():  # (a link planted there is not taken)
+                os.rename(leftover, out)  # killed between the two renames of the fallback swap
             continue
         if leftover.is_dir() and not leftover.is_symlink():
             shutil.rmtree(leftover, ignore_errors=True)

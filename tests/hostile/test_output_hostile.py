@@ -124,6 +124,20 @@ def test_moved_away_directory_is_restored(
     del old
 
 
+def test_a_link_left_where_a_moved_away_directory_would_be_is_not_taken_for_it(tmp_path: Path) -> None:
+    """A link named like a moved-away output directory was renamed into the output's place (then
+    refused as a link): recovery takes only a real directory."""
+    from rlmap.output.write import recover
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / ".out.rlmap-old-xyz"
+    planted.symlink_to(elsewhere)
+    recover(tmp_path / "out")
+    assert not os.path.lexists(tmp_path / "out")
+    assert planted.is_symlink()
+
+
 def test_hand_written_files_survive_and_only_manifest_files_go(
     two_versions: tuple[Path, Path, dict[str, str], dict[str, str]], run: Run
 ) -> None:
