@@ -237,7 +237,7 @@ def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, An
 
 # words a profile shows as written (a title, a name, a summary, a column): one line, no control
 # character (a newline in a title started a directive of its own in the rst page)
-ONE_LINE = r"^[^\x00-\x1f\x7f\u2028\u2029]+$"
+ONE_LINE = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`")
 _WHERE = re.compile(r" - at `\$((?:\.[\w-]+|\[\d+\])*)`$")
 

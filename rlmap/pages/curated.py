@@ -89,7 +89,10 @@ _FORBIDDEN_MARKUP = (
 
 
 def check_markup(text: str, where: str) -> None:
-    """Refuse curated text carrying markup that could inject into the built docs."""
+    """Refuse curated text carrying markup that could inject into the built docs.  A line starts
+    after every break the page writer splits on (``str.splitlines``: ``\x85``, ``\u2028``, ``\x0c``
+    too, not only ``\n``)."""
+    text = "\n".join(text.splitlines())
     for pattern, what in _FORBIDDEN_MARKUP:
         if pattern.search(text):
             raise ConfigError(

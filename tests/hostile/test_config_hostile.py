@@ -110,6 +110,12 @@ PROFILE_CASES = {
     ),
     "section-title-role": (HELPERS + 'id = "i"\ntitle = "A :func:`x` b"\n', "(inventory): 'title': holds"),
     "section-title-newline": (HELPERS + 'id = "i"\ntitle = "A\\nb"\n', "(inventory).title: expected one line of words"),
+    # U+0085 (NEL) is a line break to the page writer: it let a directive through a title and a lead
+    "title-nel": (
+        '[pages.helpers]\ntitle = "Main\\u0085\\u0085.. include:: /etc/hostname"\nslug = "h"\nsummary = "s"\n',
+        "title: expected one line of words",
+    ),
+    "lead-nel": (HELPERS + 'lead = "Words\\u0085\\u0085.. raw:: html"\n', "lead: holds an rst directive"),
 }
 
 
