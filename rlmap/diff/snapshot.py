@@ -20,7 +20,7 @@ from rlmap.gitread import GIT_MISSING, find_checkout, run_git
 from rlmap.index.indexer import MAX_FILE_BYTES, read_file
 from rlmap.index.records import Diagnostic
 from rlmap.index.source import SourceTree
-from rlmap.literals import safe_repr
+from rlmap.literals import safe_repr, unparse
 from rlmap.terminal import has_control
 
 if TYPE_CHECKING:
@@ -237,9 +237,9 @@ def _visit(
             guards: set[str] = set()
             for inner in ast.walk(node):  # (one walk for both)
                 if isinstance(inner, ast.Call):
-                    calls.add(ast.unparse(inner.func))
+                    calls.add(unparse(inner.func))
                 elif isinstance(inner, ast.If | ast.While | ast.IfExp):
-                    guards.add(ast.unparse(inner.test))
+                    guards.add(unparse(inner.test))
             symbols[qualname] = SymbolFacts(
                 qualname,
                 "function",

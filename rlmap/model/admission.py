@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from rlmap.index.records import CLASS, METHOD, CallSite
 from rlmap.index.summaries import dotted
+from rlmap.literals import unparse
 from rlmap.model.mro import derives_from
 from rlmap.model.target import Target
 
@@ -164,7 +165,7 @@ def _collect(node: ast.expr, positive: bool, facts: list[Fact]) -> None:
     ):
         names = _class_names(node.args[1])
         if names:
-            facts.append((ast.unparse(node.args[0]), names, positive))
+            facts.append((unparse(node.args[0]), names, positive))
 
 
 def _class_names(node: ast.expr) -> frozenset[str]:

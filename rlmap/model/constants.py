@@ -33,6 +33,7 @@ from typing import Any
 from rlmap.index.records import ATTRIBUTE, FUNCTION, ModuleIndex
 from rlmap.index.summaries import dotted
 from rlmap.index.vocabulary import EXTENSIONS
+from rlmap.literals import unparse
 from rlmap.model.mro import first_in_mro
 from rlmap.model.symbols import SymbolTable
 
@@ -265,7 +266,7 @@ class KeyConstants(SymbolTable):
             return ""
         if isinstance(node, ast.Name) and node.id in (self_name, "cls"):
             return cls
-        return cls if ast.unparse(node) in _CLASS_RECEIVERS else ""
+        return cls if unparse(node) in _CLASS_RECEIVERS else ""
 
     # -- attributes ----------------------------------------------------------------------
     def attribute_values(self, cls: str, attribute: str) -> tuple[Value, ...]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rlmap.errors import ConfigError, RlmapError
 from rlmap.index.lines import one_line
 from rlmap.index.records import READ, WRITE
+from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claims import (
     CallsClaim,
@@ -348,7 +349,7 @@ class ClaimChecker:
         if spec.parameter not in where:
             raise self._fail(claim, f"{function} has no parameter {spec.parameter!r}")
         default = defaults[spec.parameter]
-        written = ast.unparse(default) if default is not None else ""
+        written = unparse(default) if default is not None else ""
         try:  # compared as expressions: quotes and spacing as the claim likes
             wanted = ast.dump(ast.parse(spec.value.strip(), mode="eval").body)
         except (SyntaxError, ValueError, RecursionError, MemoryError):

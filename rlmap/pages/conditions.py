@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlmap.index.records import WRITE
+from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
 
 
@@ -42,7 +43,7 @@ _AFTER = 1 << 31  # the time a condition is evaluated: after every write
 def normalize(text: str) -> str:
     """An expression's canonical spelling (``ast.unparse``), so facts match however they are spaced."""
     try:
-        return ast.unparse(ast.parse(text.strip(), mode="eval").body)
+        return unparse(ast.parse(text.strip(), mode="eval").body)
     except SyntaxError:
         return " ".join(text.split())
 
@@ -98,7 +99,7 @@ class Evaluator:
     def _eval(self, node: ast.expr, time: int, depth: int) -> Any:
         if depth > _MAX_DEPTH:
             return UNKNOWN
-        spelled = ast.unparse(node)
+        spelled = unparse(node)
         if spelled in self.facts:
             return self.facts[spelled]
         if isinstance(node, ast.Constant):
@@ -308,7 +309,7 @@ def negated(text: str) -> str:
     except SyntaxError:
         return f"not ({text})"
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return ast.unparse(node.operand)
+        return unparse(node.operand)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         opposite = {
             ast.Is: ast.IsNot,
@@ -320,7 +321,7 @@ def negated(text: str) -> str:
         }
         flipped = opposite.get(type(node.ops[0]))
         if flipped is not None:
-            return ast.unparse(ast.Compare(node.left, [flipped()], node.comparators))
+            return unparse(ast.Compare(node.left, [flipped()], node.comparators))
     return f"not {grouped(text)}"
 
 

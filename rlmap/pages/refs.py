@@ -18,6 +18,7 @@ from rlmap.index.decode import Skip, decode_source
 from rlmap.index.indexer import MAX_FILE_BYTES
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 from rlmap.index.source import SourceTree
+from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.docstree import DocsTree
 from rlmap.pages.flows import Flows
@@ -306,7 +307,7 @@ def _import_fallbacks(tree: ast.Module) -> dict[int, str]:
                     {alias.asname or alias.name: f"{statement.module}.{alias.name}" for alias in statement.names}
                 )
         for handler in node.handlers:
-            caught = ast.unparse(handler.type) if handler.type is not None else ""
+            caught = unparse(handler.type) if handler.type is not None else ""
             if not any(name in caught for name in _IMPORT_ERRORS):
                 continue
             for statement in handler.body:

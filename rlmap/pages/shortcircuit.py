@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from rlmap.literals import unparse
+
 
 def operand_conditions(line: str, callee: str) -> list[str]:
     """The operands written before the one that calls ``callee`` on ``line``, as conditions (none
@@ -25,9 +27,9 @@ def operand_conditions(line: str, callee: str) -> list[str]:
             continue
         before = node.values[: holding[0]]
         if isinstance(node.op, ast.And):
-            found.extend(ast.unparse(operand) for operand in before)
+            found.extend(unparse(operand) for operand in before)
         else:
-            found.extend(f"not ({ast.unparse(operand)})" for operand in before)
+            found.extend(f"not ({unparse(operand)})" for operand in before)
     return found
 
 
@@ -45,4 +47,4 @@ def parse_line(line: str) -> ast.Module | None:
 
 def calls(node: ast.AST, callee: str) -> bool:
     """Whether ``node`` holds a call of ``callee`` (as :func:`ast.unparse` writes the callee)."""
-    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == callee for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) and unparse(n.func) == callee for n in ast.walk(node))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from rlmap.literals import unparse
+
 # A comparison operator and its negation (``not (a == b)`` is ``a != b``).
 _NEGATED = {"==": "!=", "!=": "==", "is": "is not", "is not": "is", "in": "not in", "not in": "in"}
 _OPERATOR = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
@@ -27,7 +29,7 @@ def _parse(text: str) -> ast.expr | None:
 
 
 def _segment(text: str, node: ast.AST) -> str:
-    return ast.get_source_segment(text, node) or ast.unparse(node)
+    return ast.get_source_segment(text, node) or unparse(node)
 
 
 def simplified(text: str) -> str:

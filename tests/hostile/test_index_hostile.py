@@ -99,18 +99,22 @@ def test_an_integer_too_long_to_print_in_decimal_is_indexed_and_compared(
     run: Run, make_package: MakePackage, tmp_path: Path
 ) -> None:
     """``0xfff...`` of 3,600 digits is valid Python, but ``repr`` of it raises: the file was
-    skipped as an internal error (a subscript key) and ``diff`` exited 70 (a constant)."""
+    skipped as an internal error (a subscript key) and ``diff`` exited 70 (a constant, a condition)."""
     big = "0x" + "f" * 3600
-    root = make_package(
-        {"pkg/__init__.py": "", "pkg/big.py": f"def f(td):\n    return td[{big}]\n\n\ndef g():\n    return {big}\n"}
+    guarded = (
+        f"def h(n):\n    if n == {big}:\n        return 1\n    return 2\n"  # (a condition: ast.unparse raised too)
     )
+    body = f"def f(td):\n    return td[{big}]\n\n\ndef g():\n    return {big}\n\n\n{guarded}"
+    root = make_package({"pkg/__init__.py": "", "pkg/big.py": body})
     code, nodes, warnings = graph(run, root)
     assert (code, warnings) == (0, [])
     assert {"pkg.big.f", "pkg.big.g"} <= set(nodes)
     other = tmp_path / "other"
     (other / "pkg").mkdir(parents=True)
     (other / "pkg" / "__init__.py").write_text("")
-    (other / "pkg" / "big.py").write_text(f"def g():\n    return {big}f\n")
+    (other / "pkg" / "big.py").write_text(
+        f"def g():\n    return {big}f\n\n\n" + guarded.replace("return 2", "return 3")
+    )
     code, out, err = run("diff", str(root), str(other), "--package", "pkg", "--format", "json")
     assert code == 0, err
     assert [(c["what"], c["old"]) for c in json.loads(out)["changes"]] == [("removed", "pkg.big.f")]

@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from rlmap.index.records import AUGMENTED, CLASS, MUTATE, WRITE
+from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.mro import mro
 from rlmap.pages.sections import specs
@@ -153,7 +154,7 @@ def _raises(ctx: Context, function: str) -> str:
     for statement, wording in ((body[:1], "always raises "), (body[-1:], "ends raising ")):
         if statement and isinstance(statement[0], ast.Raise) and statement[0].exc is not None:
             exc = statement[0].exc
-            return wording + ast.unparse(exc.func if isinstance(exc, ast.Call) else exc)
+            return wording + unparse(exc.func if isinstance(exc, ast.Call) else exc)
     return ""
 
 

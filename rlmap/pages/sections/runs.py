@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmap.index import controlflow as cf
-from rlmap.literals import safe_repr
+from rlmap.literals import safe_repr, unparse
 from rlmap.model.codemodel import ResolvedCall
 from rlmap.pages.conditions import AN_OBJECT, UNKNOWN, Evaluator, normalize, parse_fact
 from rlmap.pages.reach import Reach
@@ -244,7 +244,7 @@ def preceding_operands(test: str, callee: str) -> list[str]:
         return []
     before: list[str] = []
     for operand in node.values:
-        text = ast.unparse(operand)
+        text = unparse(operand)
         if callee in text:
             return before
         before.append(text if isinstance(node.op, ast.And) else f"not ({text})")
@@ -261,7 +261,7 @@ def ternary_conditions(statement: str, callee: str) -> list[str]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.IfExp):
             continue
-        test = ast.unparse(node.test)
+        test = unparse(node.test)
         if calls(node.body, callee):
             found.append(test)
         elif calls(node.orelse, callee):
