@@ -256,7 +256,9 @@ class ClaimChecker:
             if target:
                 hit = any(t == target or t.startswith(f"{target}.") for t in site.targets)
             else:
-                hit = spec.callee is not None and _fold(spec.callee) in _fold(site.callee_text)
+                # the callee as written, whole: ``self._policy`` is not ``self._policy_uncompiled.parameters``
+                written, wanted = _fold(site.callee_text), _fold(spec.callee or "")
+                hit = bool(wanted) and (written == wanted or written.endswith("." + wanted))
             if hit:
                 sites.append(site)
         what = target or spec.callee

@@ -6,7 +6,8 @@ and one check of a fixed vocabulary (``kind``):
 
 - ``code``: function ``in`` holds a statement containing ``code`` (whitespace ignored),
   optionally under an enclosing condition mentioning ``under``;
-- ``calls``: function ``in`` calls ``target`` (a symbol) or ``callee`` (the call as written),
+- ``calls``: function ``in`` calls ``target`` (a symbol) or ``callee`` (the callee as written, whole,
+  or its trailing dotted parts),
   optionally under a condition mentioning ``under``; with ``only_under`` every such call is;
   with ``always = true`` none is inside a branch (an earlier ``if c: raise``/``return`` aside);
 - ``writes-attribute``: function ``in`` assigns ``self.<attribute>`` a value mentioning

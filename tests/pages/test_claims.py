@@ -409,6 +409,22 @@ def test_a_statement_written_over_several_lines_matches_its_code_written_on_one(
         check('kind = "code"\nin = "pkg.m.f"\ncode = "v = min(b, a)"\n')
 
 
+def test_a_calls_claim_names_the_callee_whole(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """``callee = "self._policy"`` held on ``self._policy_uncompiled.parameters()`` (a substring),
+    citing that line as the call; the callee is matched whole, or by its trailing dotted parts."""
+    source = (
+        "class C:\n    def f(self, x):\n        for p in self._policy_uncompiled.parameters():\n            pass\n\n"
+        "    def g(self, x):\n        self._policy_uncompiled.parameters()\n        return self._policy(x)\n"
+    )
+    check = _one_claim_checker(make_package, tmp_path, source)
+    with pytest.raises(ConfigError, match=r"does not call self\._policy"):
+        check('kind = "calls"\nin = "pkg.m.C.f"\ncallee = "self._policy"\n')
+    assert check('kind = "calls"\nin = "pkg.m.C.g"\ncallee = "self._policy"\n').anchor.line == 8
+    assert check('kind = "calls"\nin = "pkg.m.C.g"\ncallee = "_policy"\n').anchor.line == 8
+
+
 def _one_claim_checker(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path, source: str
 ) -> Callable[[str], Any]:
