@@ -50,8 +50,10 @@ def _raw_key(key: tuple[str, ...]) -> str:
 
 
 def _receiver_text(node: cst.BaseExpression) -> str:
-    """The object a key is accessed on, short: ``td``, ``self.td``, ``out["next"]`` -> ``out[...]``."""
-    return compact_text(node, "")
+    """The object a key is accessed on, short: ``td``, ``self.td``, ``out["next"]`` -> ``out[...]``;
+    any other expression (``(td or other)``) is ``<expression>``: never empty, which only a
+    declared key is (``in_keys = [...]``)."""
+    return compact_text(node, "<expression>")
 
 
 class KeyVisitor(Walker):

@@ -96,10 +96,14 @@ def test_fixture_pages_state_the_code_facts(fixture_pages: Path) -> None:
     assert '- `hidden = td.get("hidden").transpose(0, 1)` (`pkg/rnn.py:50`)' in recurrent
     assert "Warning: Needs is_init in its input." in recurrent
     # a function that writes a key on several lines is listed at each (only its first line was),
-    # a write into a local copy says so, and so does a line that declares the key
+    # a write into a local copy says so, and so does a line that declares the key; a write into an
+    # expression is not a declaration, and a line reading the key twice is listed once
     glossary = (fixture_pages / "md" / "glossary.md").read_text()
-    assert "written by `_mark_first_steps` at `is_init` (`pkg/rnn.py:56`, `L58`, `L60`: on a copy);" in glossary
-    assert "`_Marker` at `is_init` (`pkg/rnn.py:65`: declared in `in_keys`)" in glossary
+    assert "written by `_mark_first_steps` at `is_init` (`pkg/rnn.py:56`, `L58`, `L60`: on a copy, `L61`);" in glossary
+    assert (
+        "`_Marker` at `is_init` (`pkg/rnn.py:66`: declared in `in_keys`), `_mark_first_steps` at `is_init` (`pkg/rnn.py:61`)\n"
+        in glossary
+    )
 
 
 def test_generation_is_deterministic_and_has_no_absolute_paths(tmp_path: Path) -> None:

@@ -175,7 +175,12 @@ class Context:
         found = []
         for name in sorted(rows):
             ordered = sorted(rows[name], key=lambda row: row.anchor.line if row.anchor else 0)
-            found.append(replace(ordered[0], more=tuple(ordered[1:])))
+            # a line once (``td.get("k") if "k" in td.keys() else td["k"]``), unless it says something else
+            once: dict[tuple[Anchor | None, str, bool], Site] = {}
+            for row in ordered:
+                once.setdefault((row.anchor, row.declared_in, row.on_copy), row)
+            first, *more = once.values()
+            found.append(replace(first, more=tuple(more)))
         return found
 
     def calls_to(self, callee: str, scope: tuple[str, ...]) -> list[Site]:
