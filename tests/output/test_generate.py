@@ -549,3 +549,14 @@ def test_committed_rst_nests_its_lists(tmp_path: Path) -> None:
     assert warnings.read_text() == ""
     nested = [bullets for bullets in tree.findall(nodes.bullet_list) if isinstance(bullets.parent, nodes.list_item)]
     assert len(nested) >= 5  # the carrier's writes and reads under each method, the hooks' call sites
+
+
+def test_a_symptoms_lines_are_each_listed_once() -> None:
+    """Two claims backing a symptom on one line (its call and its condition) listed that line twice
+    under "Where it happens" (the committed pages are what generation gives: see above)."""
+    page = (REPO / "generated_docs" / "md" / "debugging_map.md").read_text(encoding="utf-8")
+    for symptom in page.split("\n## ")[1:]:
+        where = symptom.partition("Where it happens, in the code:\n\n")[2].partition("\n\n")[0]
+        rows = where.splitlines()
+        assert len(rows) == len(set(rows)), symptom.splitlines()[0]
+    assert page.count("Where it happens, in the code:") >= 10
