@@ -159,7 +159,8 @@ def _confined(base: Path, value: str | None, where: str) -> Path | None:
             f"{where} = {value!r} is not a subdirectory of the directory of the file that sets it",
             "give a subdirectory of the repository, or pass --out on the command line",
         )
-    if ".git" in target.resolve().relative_to(root).parts:
+    # (``.GIT`` is the folder too where names ignore case, ``.git.`` where trailing dots go)
+    if any(part.lower().rstrip(". ") == ".git" for part in target.resolve().relative_to(root).parts):
         # git's own folder: the pages would replace it, or sit among its hooks and config
         raise ConfigError(
             f"{where} = {value!r} is inside the repository's .git folder",

@@ -213,10 +213,11 @@ class SymbolTable:
             current = found if found is not None else self.canonical(f"{current}.{part}", depth)
         return current
 
-    def _lookup_in_module(self, module: str, name: str, depth: int, seen: set[str] | None = None) -> str | None:
-        """``name`` in ``module``: defined there, imported, or from a ``*`` import, each module of a
-        chain of ``*`` imports asked once (``seen``: a module that star-imports itself, or two that
-        star-import each other, end the walk rather than recurse without end)."""
+    def _lookup_in_module(self, module: str, name: str, depth: int, seen: dict[str, int] | None = None) -> str | None:
+        """``name`` in ``module``: defined there, imported, or from a ``*`` import.  A module of a
+        chain of ``*`` imports is asked again only from a shorter chain (``seen``: the depth each
+        was asked at), so a module that star-imports itself, or two that star-import each other,
+        end the walk, and a module first met past the depth limit is still found by a shorter way."""
         if depth > _MAX_DEPTH:
             return None
         qualname = f"{module}.{name}"
@@ -233,10 +234,10 @@ class SymbolTable:
                 continue
             if exports is None and name.startswith("_"):
                 continue
-            seen = {module} if seen is None else seen
-            if star in seen:
+            seen = {module: depth} if seen is None else seen
+            if seen.get(star, depth + 2) <= depth + 1:
                 continue
-            seen.add(star)
+            seen[star] = depth + 1
             found = self._lookup_in_module(star, name, depth + 1, seen)
             if found:
                 return found

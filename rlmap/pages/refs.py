@@ -84,7 +84,12 @@ def read_source(tree: SourceTree | Path, path: str) -> bytes | None:
     absolute path), and only a regular file of at most :data:`MAX_FILE_BYTES` (never a FIFO or
     a device, which would hold the run up).  ``None`` for any other, and for a file not read."""
     parts = PurePosixPath(path).parts
-    if not parts or path.startswith("/") or any(part in ("..", ".") or "\\" in part or "\0" in part for part in parts):
+    if (
+        not parts
+        or path.startswith("/")
+        or ":" in parts[0]  # (``C:/...``: a drive, out of the tree where there are drives)
+        or any(part in ("..", ".") or "\\" in part or "\0" in part for part in parts)
+    ):
         return None
     found = read_regular(source_file(tree, path), MAX_FILE_BYTES)
     return found if isinstance(found, bytes) else None

@@ -245,7 +245,14 @@ def test_a_model_path_out_of_the_tree_or_no_regular_file_is_never_read(tmp_path:
     root = _checkout(tmp_path)
     os.mkfifo(root / "pkg" / "pipe.py")
     assert read_source(root, "pkg/rnn.py") == (root / "pkg" / "rnn.py").read_bytes()
-    for path in ("../checkout/pkg/rnn.py", "pkg/../pkg/rnn.py", str(root / "pkg" / "rnn.py"), "pkg/pipe.py", ""):
+    for path in (
+        "../checkout/pkg/rnn.py",
+        "pkg/../pkg/rnn.py",
+        str(root / "pkg" / "rnn.py"),
+        "pkg/pipe.py",
+        "",
+        "C:/x.py",
+    ):
         assert read_source(root, path) is None, path
 
 

@@ -170,7 +170,7 @@ def test_a_config_file_cannot_send_output_out_of_its_directory(
     assert "is not a subdirectory of the directory of the file that sets it" in err
 
 
-@pytest.mark.parametrize("out", [".git", ".git/hooks", "docs/../.git/x"])
+@pytest.mark.parametrize("out", [".git", ".git/hooks", "docs/../.git/x", ".GIT", ".git."])
 def test_a_config_file_cannot_send_output_into_the_git_folder(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str
 ) -> None:

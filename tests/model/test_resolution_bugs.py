@@ -184,3 +184,14 @@ def test_star_imports_in_a_cycle_end_the_lookup(make_package: MakePackage) -> No
     model = model_of(root, "sp")
     assert model.edge("sp.x.run", "sp.y.helper") is not None
     assert [edge.callee for edge in model.callees("sp.odd.run")] == ["?:missing"]  # unresolved, named as written
+
+
+def test_a_star_import_chain_past_the_depth_limit_does_not_hide_a_shorter_one(make_package: MakePackage) -> None:
+    """``a`` star-imports a chain of 31 modules ending in ``d``, and ``d`` itself: the chain meets
+    ``d`` past the depth limit first, and ``x`` of ``d`` must still resolve by the direct import."""
+    files = {"lp/__init__.py": "", "lp/d.py": "def x():\n    return 1\n"}
+    for number in range(1, 31):
+        files[f"lp/b{number}.py"] = f"from lp.{'b' + str(number + 1) if number < 30 else 'd'} import *\n"
+    files["lp/a.py"] = "from lp.b1 import *\nfrom lp.d import *\n\n\ndef run():\n    x()\n"
+    model = model_of(make_package(files), "lp")
+    assert model.edge("lp.a.run", "lp.d.x") is not None

@@ -93,6 +93,7 @@ class KeysBody(Body):
     sites: tuple[Site, ...]  # every access, for the one-table layout
     scope: tuple[str, ...]
     layout: str
+    through: bool = False  # rows the profile places, by claims (``through``), are among them
 
 
 def build_keys(spec: specs.Keys, ctx: Context, profile: Profile | None = None) -> KeysBody:
@@ -108,7 +109,7 @@ def build_keys(spec: specs.Keys, ctx: Context, profile: Profile | None = None) -
         readers = [*ctx.key_sites(key, READERS, scope), *through.get((key, "read"), ())]
         keys.append(Key(format_key(key), tuple(writers), tuple(readers)))
     diagrams = (key_diagram(spec.diagram, keys),) if spec.diagram else ()
-    return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, diagrams=diagrams)
+    return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, bool(through), diagrams=diagrams)
 
 
 def key_through(
