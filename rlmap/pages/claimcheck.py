@@ -8,6 +8,9 @@ The code model answers calls, attribute writes and key accesses; the statements,
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from dataclasses import dataclass
 
 from rlmap.errors import ConfigError, RlmapError
@@ -67,9 +70,28 @@ class ClaimsFailed(ConfigError):
 
 
 def _fold(text: str) -> str:
-    """Code on one line, as written there (white space is not compared): a statement spanning
-    lines matches the same code written on one."""
-    return one_line(text)
+    """Code on one line, as written there (white space, comments and a comma before a closing
+    bracket are not compared): a statement spanning lines, as black writes it, matches the same
+    code written on one."""
+    return _TRAILING_COMMA.sub(r"\1", one_line(_without_comments(text)))
+
+
+_TRAILING_COMMA = re.compile(r",\s*([)\]}])")
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without its comments (found by Python's tokenizer, so a ``#`` in a string stays)."""
+    if "#" not in text:
+        return text
+    lines = text.split("\n")
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                lines[row - 1] = lines[row - 1][:column]
+    except (tokenize.TokenError, SyntaxError):  # (a header cut mid-bracket: the comments met so far)
+        pass
+    return "\n".join(lines)
 
 
 def segment(lines: list[str], node: ast.AST) -> str:

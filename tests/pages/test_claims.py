@@ -407,6 +407,11 @@ def test_a_statement_written_over_several_lines_matches_its_code_written_on_one(
     assert check('kind = "code"\nin = "pkg.m.f"\ncode = "v = min(a, b)"\nunder = "if max(a, b)"\n').anchor.line == 5
     with pytest.raises(ConfigError, match="holds no statement"):
         check('kind = "code"\nin = "pkg.m.f"\ncode = "v = min(b, a)"\n')
+    # as black writes a call too long for one line: a comma before the bracket, comments between
+    black = "def g(a, b):\n    w = max(\n        a,  # the first\n        b,\n    )\n    return '#' + w\n"
+    check = _one_claim_checker(make_package, tmp_path, black)
+    assert check('kind = "code"\nin = "pkg.m.g"\ncode = "w = max(a, b)"\n').anchor.line == 2
+    assert check('kind = "code"\nin = "pkg.m.g"\ncode = "return \'#\' + w"\n').anchor.line == 6
 
 
 def test_a_calls_claim_names_the_callee_whole(
