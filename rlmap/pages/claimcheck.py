@@ -76,6 +76,11 @@ def _fold(text: str) -> str:
     return _TRAILING_COMMA.sub(r"\1", one_line(_without_comments(text)))
 
 
+def _within(guards: tuple[str, ...], condition: str) -> bool:
+    """Whether one of a line's ``guards`` mentions ``condition`` (both folded)."""
+    return any(condition in guard for guard in guards)
+
+
 _TRAILING_COMMA = re.compile(r",\s*([)\]}])")
 
 
@@ -263,7 +268,7 @@ class ClaimChecker:
             raise self._fail(claim, f"{function} holds no statement with {spec.code!r}")
         if spec.under:
             under = _fold(spec.under)
-            guarded = [s for s in matches if any(under in g for g in s.guards)]
+            guarded = [s for s in matches if _within(s.guards, under)]
             if not guarded:
                 conditions = "; ".join(" / ".join(s.guards) or "(none)" for s in matches)
                 raise self._fail(claim, f"{spec.code!r} in {function} is not under {spec.under!r} ({conditions})")
@@ -274,12 +279,13 @@ class ClaimChecker:
     def _calls(self, claim: Claim, function: str, spec: CallsClaim) -> Held:
         target = self.refs.lookup(spec.target, claim.origin) if spec.target else ""
         sites = []
+        wanted = _fold(spec.callee or "")
         for site in self.model.call_sites(function):
             if target:
                 hit = any(t == target or t.startswith(f"{target}.") for t in site.targets)
             else:
                 # the callee as written, whole: ``self._policy`` is not ``self._policy_uncompiled.parameters``
-                written, wanted = _fold(site.callee_text), _fold(spec.callee or "")
+                written = _fold(site.callee_text)
                 hit = bool(wanted) and (written == wanted or written.endswith("." + wanted))
             if hit:
                 sites.append(site)
@@ -287,7 +293,8 @@ class ClaimChecker:
         if not sites:
             raise self._fail(claim, f"{function} does not call {what}")
         if spec.only_under:
-            free = [s for s in sites if not any(_fold(spec.only_under) in g for g in s.guards)]
+            only_under = _fold(spec.only_under)
+            free = [s for s in sites if not _within(s.guards, only_under)]
             if free:
                 raise self._fail(claim, f"{function} calls {what} at line {free[0].line} without {spec.only_under!r}")
         if spec.always:
@@ -297,7 +304,8 @@ class ClaimChecker:
                 site, guard = branches[0]
                 raise self._fail(claim, f"{function} calls {what} at line {site.line} under {guard!r}")
         if spec.under:
-            sites = [s for s in sites if any(_fold(spec.under) in g for g in s.guards)]
+            under = _fold(spec.under)
+            sites = [s for s in sites if _within(s.guards, under)]
             if not sites:
                 raise self._fail(claim, f"{function} never calls {what} under {spec.under!r}")
         site = sites[0]
@@ -312,9 +320,11 @@ class ClaimChecker:
             if access.function == function and access.kind in (WRITE, "augmented")
         ]
         if spec.value:
-            rows = [access for access in rows if _fold(spec.value) in _fold(access.value)]
+            value = _fold(spec.value)
+            rows = [access for access in rows if value in _fold(access.value)]
         if spec.under:
-            rows = [access for access in rows if any(_fold(spec.under) in g for g in access.guards)]
+            under = _fold(spec.under)
+            rows = [access for access in rows if _within(access.guards, under)]
         if not rows:
             detail = f" with a value mentioning {spec.value!r}" if spec.value else ""
             detail += f" under {spec.under!r}" if spec.under else ""

@@ -209,7 +209,7 @@ def _evidence(text_id: str, ctx: Context, profile: Profile) -> tuple[tuple[Evide
         line = Evidence(kind, ctx.ref(held.function), held.anchor, _short(held.text, 160))
         # two claims checking one line (its call and its condition, two sentences of a docstring)
         # show it once
-        if not any((e.kind, e.function, e.anchor) == (kind, line.function, held.anchor) for e in found):
+        if not any((e.kind, e.function, e.anchor) == (line.kind, line.function, line.anchor) for e in found):
             found.append(line)
     order = {"raises": 0, "warns": 1, "line": 2}
     found.sort(key=lambda e: order[e.kind])  # stable: claims file order within a kind
