@@ -443,22 +443,26 @@ def test_primer_writes_its_keys_on_reset_and_copies_them_forward_on_step() -> No
     assert torch.equal(stepped["next", "recurrent_state_h"], td["recurrent_state_h"])
 
 
-def test_a_partial_reset_restarts_only_the_hidden_state_of_the_envs_it_resets() -> None:
-    """Two envs, the first reset: it gets the primer's default (5 here), the second keeps the
-    value of its input."""
+@pytest.mark.parametrize("random", [False, True])
+def test_a_partial_reset_restarts_only_the_hidden_state_of_the_envs_it_resets(random: bool) -> None:
+    """Two envs, the first reset: it gets the primer's value (5, or a random one), the second
+    keeps the value of its input, whatever the primer's default."""
     from torchrl.data import Unbounded
     from torchrl.envs import SerialEnv, TensorDictPrimer, TransformedEnv
     from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
 
-    primer = TensorDictPrimer(h=Unbounded(shape=(3,)), default_value=5.0)  # per env: (2, 3) in all
+    spec = Unbounded(shape=(3,))  # per env: (2, 3) in all
+    primer = TensorDictPrimer(h=spec, random=True) if random else TensorDictPrimer(h=spec, default_value=5.0)
     env = TransformedEnv(SerialEnv(2, ContinuousActionVecMockEnv), primer)
     try:
         td = env.reset()
-        assert torch.equal(td["h"], torch.full((2, 3), 5.0))
         td["h"] = torch.ones(2, 3)
         td["_reset"] = torch.tensor([[True], [False]])
         out = env.reset(td)
-        assert torch.equal(out["h"], torch.tensor([[5.0] * 3, [1.0] * 3]))
+        assert torch.equal(out["h"][1], torch.ones(3)), "the env not reset keeps its input's value"
+        assert not torch.equal(out["h"][0], torch.ones(3)), "the env reset takes the primer's"
+        if not random:
+            assert torch.equal(out["h"][0], torch.full((3,), 5.0))
     finally:
         env.close()
 
@@ -548,6 +552,64 @@ def test_init_tracker_marks_reset_true_and_step_false() -> None:
     rollout = env.rollout(3)
     assert rollout["is_init"][0].all()
     assert not rollout["is_init"][1:].any()
+
+
+def _two_envs_ending_differently():
+    """Two envs with the done keys ``done``, ``terminated`` and ``truncated``: on the second step
+    the first terminates and the second is truncated."""
+    from torchrl.data import Categorical, Composite, Unbounded
+    from torchrl.envs import EnvBase
+
+    def flags(*values: bool) -> torch.Tensor:
+        return torch.tensor(values, dtype=torch.bool).unsqueeze(-1)
+
+    class Ends(EnvBase):
+        def __init__(self) -> None:
+            super().__init__(batch_size=[2])
+            self.observation_spec = Composite(obs=Unbounded((2, 3)), shape=(2,))
+            self.action_spec = Unbounded((2, 1))
+            self.reward_spec = Unbounded((2, 1))
+            done = {name: Categorical(2, (2, 1), dtype=torch.bool) for name in ("done", "terminated", "truncated")}
+            self.full_done_spec = Composite(**done, shape=(2,))
+            self.steps = 0
+
+        def _reset(self, td):
+            none = flags(False, False)
+            return TensorDict({"obs": torch.zeros(2, 3), "done": none, "terminated": none, "truncated": none}, [2])
+
+        def _step(self, td):
+            self.steps += 1
+            last = self.steps == 2
+            terminated, truncated = flags(last, False), flags(False, last)
+            data = {"obs": torch.full((2, 3), float(self.steps)), "reward": torch.zeros(2, 1)}
+            data.update(done=terminated | truncated, terminated=terminated, truncated=truncated)
+            return TensorDict(data, [2])
+
+        def _set_seed(self, seed):
+            return seed
+
+    return Ends()
+
+
+def test_native_autoreset_leaves_the_truncated_flags_in_is_init() -> None:
+    """Under native autoreset the done keys, in ``done_keys`` order, each write their flags into
+    the next input's ``is_init``: the last, ``truncated``, decides, so the env that terminated is
+    not marked; the step's own ``("next", "is_init")`` is cleared where it is done."""
+    from torchrl.envs import InitTracker, TransformedEnv
+
+    base = _two_envs_ending_differently()
+    env = TransformedEnv(base, InitTracker())
+    base._torchrl_native_autoreset = env._torchrl_native_autoreset = True
+    assert list(env.done_keys) == ["done", "terminated", "truncated"]
+    td = env.reset()
+    assert td["is_init"].all()
+    for _ in range(2):
+        td["action"] = torch.zeros(2, 1)
+        out, td = env.step_and_maybe_reset(td)
+    assert out["next", "done"].squeeze(-1).tolist() == [True, True]
+    assert out["next", "terminated"].squeeze(-1).tolist() == [True, False]
+    assert td["is_init"].squeeze(-1).tolist() == [False, True], "the truncated flags decide"
+    assert not out["next", "is_init"].any(), "the stored next is_init is cleared where the step is done"
 
 
 @_UPDATER

@@ -115,10 +115,10 @@ def test_every_listed_step_override_defines_step_and_none_is_missing() -> None:
 
 @pytest.mark.runtime
 def test_init_tracker_marks_the_first_step_of_every_trajectory() -> None:
-    """The page says InitTracker marks the first step of every trajectory under is_init: run it."""
+    """The page says InitTracker writes is_init true on a reset's output and false after a step: run it."""
     assert "builds the input of the next step from the output of\nthis one." in _section("step_mdp")
     init = _section("InitTracker and is_init")
-    assert "marks the first step of every trajectory" in init
+    assert "true in the output\nof a reset, false after an ordinary step" in init
     assert re.search(r"in `InitTracker\._reset` \(`set via init_key`\)", init)
     assert re.search(r"in `InitTracker\._call` \(`set via init_key`\)", init)
     with warnings.catch_warnings():
