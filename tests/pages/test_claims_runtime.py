@@ -573,11 +573,11 @@ def _two_envs_ending_differently():
             self.full_done_spec = Composite(**done, shape=(2,))
             self.steps = 0
 
-        def _reset(self, td):
+        def _reset(self, td):  # noqa: ARG002 - the env ignores its input
             none = flags(False, False)
             return TensorDict({"obs": torch.zeros(2, 3), "done": none, "terminated": none, "truncated": none}, [2])
 
-        def _step(self, td):
+        def _step(self, td):  # noqa: ARG002 - the env ignores its input
             self.steps += 1
             last = self.steps == 2
             terminated, truncated = flags(last, False), flags(False, last)
