@@ -165,3 +165,13 @@ def test_the_complete_call_lists_say_they_leave_out_the_builtins_they_leave_out(
     listed = _section("step_mdp").split("### Every call, in the order it is made", 1)[1]
     assert "builtins, such as ``isinstance``\nor ``len``, left out" in listed
     assert not re.search(r"^\d+\. `(isinstance|len|zip)`", listed, flags=re.MULTILINE)
+
+
+def test_the_is_init_lists_name_the_package_they_cover() -> None:
+    """The section lists is_init's accesses in torchrl.envs only (the value code's and the
+    recurrent modules' are on other pages): its lists say so."""
+    section = _section("InitTracker and is_init")
+    assert "The key `is_init` is written in `torchrl.envs` at:" in section
+    assert "and read in `torchrl.envs` at:" in section
+    listed = re.findall(r"\]\(https://github\.com/pytorch/rl/blob/[^/]+/(torchrl/[\w/]+)\.py#L\d+\)\) in `", section)
+    assert listed and all(path.startswith("torchrl/envs/") for path in listed)
