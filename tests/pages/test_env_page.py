@@ -174,4 +174,5 @@ def test_the_is_init_lists_name_the_package_they_cover() -> None:
     assert "The key `is_init` is written in `torchrl.envs` at:" in section
     assert "and read in `torchrl.envs` at:" in section
     listed = re.findall(r"\]\(https://github\.com/pytorch/rl/blob/[^/]+/(torchrl/[\w/]+)\.py#L\d+\)\) in `", section)
-    assert listed and all(path.startswith("torchrl/envs/") for path in listed)
+    assert listed
+    assert all(path.startswith("torchrl/envs/") for path in listed)
