@@ -20,7 +20,7 @@ from rlmap.index.records import CLASS, MODULE, Symbol
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.curated import Term
-from rlmap.pages.refs import public_paths, read_source
+from rlmap.pages.refs import links, public_paths, read_source
 
 CODE_REF_KINDS = frozenset(
     {"class", "meth", "func", "attr", "mod", "data", "obj", "exc", "literal", "example", "autodoc"}
@@ -142,7 +142,8 @@ class AuditContext:
             return ""
         if self._public_paths is None:
             self._public_paths = public_paths(self.model)
-        return next((path for path in self._public_paths.get(qualname, ()) if tree.documents(path)), "")
+        paths = self._public_paths.get(qualname, ())
+        return next((path for path in paths if links(tree, path, self.model, qualname)), "")
 
     # -- what the docs use, for rename inference ---------------------------------------------
     def code_references(self) -> list[str]:

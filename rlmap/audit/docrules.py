@@ -16,6 +16,7 @@ from rlmap.audit.context import EXTERNAL_PREFIX, AuditContext, is_private
 from rlmap.audit.docscan import DocRef
 from rlmap.audit.renames import Suggestion, first_missing, suggest_replacement
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY
+from rlmap.pages.refs import unlinked_because
 
 _ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "mod": (MODULE,),
@@ -188,9 +189,17 @@ def _check_documented(ctx: AuditContext, ref: DocRef, target: str, resolved: str
     if tree is None or ref.text.startswith("."):  # no tree read, or Sphinx's suffix search
         return None
     written = [target] + ([f"{ref.module}.{target}"] if ref.module else [])
-    if any(tree.documents(path) for path in written):
+    reasons = [unlinked_because(tree, path, ctx.model, resolved) for path in written]
+    if not all(reasons):
         return None
     documented = ctx.documented_path(resolved)
+    left_out = next((reason for reason in reasons if reason.startswith(("inherited", "without a docstring"))), "")
+    if left_out and not documented:  # its class is documented, autodoc does not show this member
+        message = f"{shown} names a member autodoc does not show: {left_out}; Sphinx renders no link"
+        hint = "give it a docstring or document it with its own directive, or write it as a literal"
+        if left_out.startswith("inherited"):
+            hint = "name the class that defines it, or write it as a literal"
+        return Finding.of("unlinkable-ref", ref.path, ref.line, ref.text, message, hint)
     message = f"{shown} names an object the docs tree does not document under that path: Sphinx renders no link"
     if documented:
         hint = f"name the documented path: :{ref.kind}:`~{documented}`"

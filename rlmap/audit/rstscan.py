@@ -100,7 +100,7 @@ class _Role(nodes.Inline, nodes.TextElement):
 
 
 class _Module(nodes.Element):
-    """``.. currentmodule::`` / ``.. module::``: the module names after it are relative to."""
+    """``.. currentmodule::`` / ``.. module::`` / ``.. automodule::``: the module names after it are relative to."""
 
 
 class _Code(nodes.Element):
@@ -158,6 +158,10 @@ class _AnyDirective(Directive):
             opaque = _Opaque()
             opaque["first"], opaque["last"] = first, first + len(self.content) - 1
             opaque["entries"] = _autodoc_entries(name, argument, self.lineno, self.content, first)
+            if name == "automodule" and argument.strip():  # autodoc's ``py:module``: names after it are relative to it
+                module = _Module()
+                module["module"] = argument.split()[0]
+                return [module, opaque]
             return [opaque]
         container = nodes.container()
         if argument and not name.startswith("auto"):

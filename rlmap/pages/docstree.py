@@ -9,10 +9,17 @@ Sphinx, no import of the documented code), or a built ``objects.inv``:
 - ``.. currentmodule::`` / ``.. module::`` set the module that names are relative to (``module``
   also documents it);
 - ``.. autosummary::`` entries, ``.. autoclass::``, ``.. autofunction::``, ``.. autodata::``,
-  ``.. automethod::``, ``.. autoattribute::`` and their ``py:`` twins document one object each; a
-  class documented that way documents its public methods and attributes too (TorchRL's
-  autosummary templates say ``:members:``);
-- ``.. automodule:: m`` with ``:members:`` documents the public names of ``m`` (and theirs);
+  ``.. automethod::``, ``.. autoattribute::`` and their ``py:`` twins document one object each;
+- a class documented by ``.. autoclass::`` with ``:members:`` documents its public members as
+  autodoc does: those it defines itself (also those it inherits with ``:inherited-members:``),
+  and of those only the ones with a docstring (any with ``:undoc-members:``); which members have
+  one is the model's to say (:func:`rlmap.pages.refs.links`).  An autosummary entry with
+  ``:toctree:`` takes the options of the ``.. autoclass::`` in its ``:template:`` (read from a
+  ``_templates`` folder of the tree), or of the tree's ``_templates/autosummary/class.rst``; Sphinx's
+  own class template documents no member.  A template the tree does not hold is taken to say
+  ``:members:``;
+- ``.. automodule:: m`` with ``:members:`` documents the public names of ``m`` (and theirs), and
+  names that follow it are relative to ``m``, as after ``.. currentmodule:: m``;
 - ``.. glossary::`` blocks define terms (their first-level lines, aliases included).
 
 Docs come from pull requests: a file over :data:`MAX_DOC_BYTES`, anything that is not a
@@ -57,6 +64,9 @@ _OBJECT_DIRECTIVES = frozenset(
         "property",
     }
 )
+MEMBERS, INHERITED, UNDOCUMENTED = "members", "inherited-members", "undoc-members"
+_MEMBER_OPTIONS = re.compile(r"^\s*:(members|inherited-members|undoc-members):")
+_DEFAULT_TEMPLATE = "autosummary/class.rst"
 _INVENTORY_PY = re.compile(r"^(?P<name>\S+)\s+py:(?P<role>\w+)\s+-?\d+\s")
 
 
@@ -70,6 +80,8 @@ class DocsTree:
 
     objects: frozenset[str] = frozenset()  # dotted paths documented themselves
     with_members: frozenset[str] = frozenset()  # classes/modules whose public members are documented too
+    inherited: frozenset[str] = frozenset()  # of those, the ones whose inherited members are too
+    undocumented: frozenset[str] = frozenset()  # of those, the ones whose members without a docstring are too
     terms: dict[str, str] = field(default_factory=dict)  # lower-cased term or alias -> as written
     term_document: str = ""  # the document defining the first term (``reference/glossary``)
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -139,20 +151,33 @@ class DocsReader:
     """Collects what the documents it is shown document (``rlmap audit`` feeds it the pages it scans)."""
 
     objects: set[str] = field(default_factory=set)
-    with_members: set[str] = field(default_factory=set)
+    # documented path -> its members' options (:data:`MEMBERS`, ...), or the autosummary template
+    # that gives them (a name, resolved in :meth:`tree`: a page may come before its template)
+    members: dict[str, frozenset[str] | str] = field(default_factory=dict)
+    templates: dict[str, frozenset[str]] = field(default_factory=dict)  # name -> its autoclass options
     terms: dict[str, str] = field(default_factory=dict)
     term_document: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def tree(self) -> DocsTree:
         """What was read so far."""
+        options = {path: self._options(given) for path, given in self.members.items()}
         return DocsTree(
             frozenset(self.objects),
-            frozenset(self.with_members),
+            frozenset(path for path, found in options.items() if MEMBERS in found),
+            frozenset(path for path, found in options.items() if MEMBERS in found and INHERITED in found),
+            frozenset(path for path, found in options.items() if MEMBERS in found and UNDOCUMENTED in found),
             dict(sorted(self.terms.items())),
             self.term_document,
             tuple(self.diagnostics),
         )
+
+    def _options(self, given: frozenset[str] | str) -> frozenset[str]:
+        if not isinstance(given, str):
+            return given
+        if given:  # a template the tree does not hold: as TorchRL's say
+            return self.templates.get(given, frozenset({MEMBERS}))
+        return self.templates.get(_DEFAULT_TEMPLATE, frozenset())  # Sphinx's own: no member
 
     def rst(self, path: Path, root: Path) -> None:
         shown = _shown(path, root)
@@ -199,8 +224,10 @@ def _split_header(data: bytes) -> tuple[bytes, bytes]:
 
 
 def scan_rst(text: str, reader: DocsReader, document: str) -> None:
-    """Record what one rst document documents and defines."""
+    """Record what one rst document documents and defines (a document under a ``_templates``
+    folder is an autosummary template: the options of its ``.. autoclass::``)."""
     lines = text.split("\n")
+    template = _template_name(document)
     module = ""
     index = 0
     while index < len(lines):
@@ -210,22 +237,49 @@ def scan_rst(text: str, reader: DocsReader, document: str) -> None:
             continue
         name, arg, indent = match.group("name"), match.group("arg").strip(), len(match.group("indent"))
         body, index = _block(lines, index, indent)
-        if name in ("currentmodule", "module"):
+        if template and name == "autoclass":
+            reader.templates.setdefault(template, _member_options(body))
+        elif name in ("currentmodule", "module"):
             module = "" if arg == "None" else arg
             if name == "module" and module:
                 reader.objects.add(module)  # ``.. module::`` is a target for :mod:, ``currentmodule`` is not
         elif name == "autosummary":
-            for entry in body:
-                if entry.strip() and not _OPTION.match(entry):
-                    _documented(reader, module, entry.strip(), members=True)
+            # without ``:toctree:`` no page is made: the entries are documented elsewhere, or not at all
+            if any(re.match(r"\s*:toctree:", line) for line in body):
+                used = next((line.split(":template:", 1)[1].strip() for line in body if ":template:" in line), "")
+                for entry in body:
+                    if entry.strip() and not _OPTION.match(entry):
+                        _documented(reader, module, entry.strip(), used)
         elif name in _OBJECT_DIRECTIVES and arg:
-            _documented(reader, module, arg.split("(", 1)[0].strip(), members=name in _CLASSES)
+            written = arg.split("(", 1)[0].strip()
+            options = _member_options(body) if name in _CLASSES else frozenset()
+            _documented(reader, module, written, options)
+            if name in ("class", "exception"):  # written by hand: the members it holds, each its own directive
+                for line in body:
+                    nested = _DIRECTIVE.match(line)
+                    if nested and nested.group("name") in _OBJECT_DIRECTIVES and nested.group("arg").strip():
+                        member = nested.group("arg").split("(", 1)[0].strip()
+                        _documented(reader, module, f"{written}.{member}", frozenset())
         elif name == "automodule" and arg:
             reader.objects.add(arg)
-            if any(re.match(r"\s*:members:", line) for line in body):
-                reader.with_members.add(arg)
+            reader.members.setdefault(arg, _member_options(body))
+            module = arg  # autodoc's ``py:module``: names after it are relative to it
         elif name == "glossary":
             _terms(reader, body, document)
+
+
+def _template_name(document: str) -> str:
+    """``docs/source/_templates/autosummary/class`` -> ``autosummary/class.rst``; ``""`` for a page."""
+    parts = document.split("/")
+    if "_templates" not in parts:
+        return ""
+    return "/".join(parts[len(parts) - parts[::-1].index("_templates") :]) + ".rst"
+
+
+def _member_options(body: list[str]) -> frozenset[str]:
+    """The member options of an autodoc directive's body (``:members:``, ``:inherited-members:``,
+    ``:undoc-members:``)."""
+    return frozenset(found.group(1) for line in body if (found := _MEMBER_OPTIONS.match(line)))
 
 
 _CLASSES = frozenset({"autoclass", "autoexception", "class", "exception"})
@@ -245,7 +299,9 @@ def _block(lines: list[str], index: int, indent: int) -> tuple[list[str], int]:
     return body, index
 
 
-def _documented(reader: DocsReader, module: str, entry: str, *, members: bool) -> None:
+def _documented(reader: DocsReader, module: str, entry: str, members: frozenset[str] | str) -> None:
+    """``entry`` documented under ``module``; ``members``: its members' options, or the name of
+    the autosummary template that gives them (``""``: Sphinx's default)."""
     match = _NAME.match(entry)
     if match is None:
         return
@@ -254,8 +310,9 @@ def _documented(reader: DocsReader, module: str, entry: str, *, members: bool) -
     if "." in name or not module:
         paths.add(name)  # autodoc tries the name as written too
     reader.objects |= paths
-    if members:
-        reader.with_members |= paths
+    for path in paths:
+        if members or path not in reader.members:
+            reader.members[path] = members
 
 
 def _terms(reader: DocsReader, body: list[str], document: str) -> None:

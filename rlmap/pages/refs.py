@@ -20,6 +20,7 @@ from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROP
 from rlmap.index.source import SourceTree
 from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
+from rlmap.model.mro import mro
 from rlmap.pages.docstree import DocsTree
 from rlmap.pages.flows import Flows
 from rlmap.query.lookup import find_symbols
@@ -378,21 +379,55 @@ def _linked_names(paths: dict[str, list[str]], docs: DocsTree | None, model: Cod
         return {qualname: candidates[0] for qualname, candidates in paths.items()}
     linked: dict[str, str] = {}
     for qualname, candidates in paths.items():
-        documented = next((path for path in candidates if _documented(docs, path, model, qualname)), "")
+        documented = next((path for path in candidates if links(docs, path, model, qualname)), "")
         if documented:
             linked[qualname] = documented
     return linked
 
 
-def _documented(docs: DocsTree, path: str, model: CodeModel, qualname: str) -> bool:
-    """Whether a role to ``path`` links: named by the tree itself, or a member autodoc's
-    ``:members:`` shows - one with a docstring of its own (not ``__init__``, not an attribute only
-    assigned in a method, which autodoc does not see)."""
+def links(docs: DocsTree, path: str, model: CodeModel, qualname: str) -> bool:
+    """Whether a role to ``path``, which names the symbol ``qualname``, links in ``docs``: the tree
+    names it itself, or it is a member autodoc's ``:members:`` shows (:mod:`rlmap.pages.docstree`):
+    defined in the class the path names (or inherited, under ``:inherited-members:``), with a
+    docstring (its own, or the one autodoc takes from the same member of a base) or under
+    ``:undoc-members:``; never ``__init__``, nor an attribute only assigned in a method, which
+    autodoc does not see."""
+    return not unlinked_because(docs, path, model, qualname)
+
+
+def unlinked_because(docs: DocsTree, path: str, model: CodeModel, qualname: str) -> str:
+    """Why a role to ``path`` (naming ``qualname``) does not link in ``docs``, ``""`` when it does
+    (see :func:`links`)."""
     if path in docs.objects:
-        return True
+        return ""
     if not docs.documents(path):
-        return False
+        return "not documented"
     symbol = model.symbol(qualname)
     if symbol is None or qualname.endswith(".__init__"):
+        return "not shown by autodoc"
+    if symbol.kind in (CLASS, MODULE):
+        return ""
+    owner = path.rpartition(".")[0]
+    options = owner if owner in docs.with_members else owner.rpartition(".")[0]  # (a class of an automodule)
+    cls = model.follow(owner) if model.node_kind(qualname.rpartition(".")[0]) == CLASS else None
+    if cls is not None and qualname.rpartition(".")[0] != cls and options not in docs.inherited:
+        return "inherited, and its class is documented without :inherited-members:"
+    if options in docs.undocumented or _has_docstring(model, cls, qualname):
+        return ""
+    return "without a docstring, which autodoc's :members: leaves out (without :undoc-members:)"
+
+
+def _has_docstring(model: CodeModel, cls: str | None, qualname: str) -> bool:
+    """Whether autodoc finds a docstring for ``qualname`` read through ``cls``: its own, else that
+    of the first class of ``cls``'s MRO whose member of that name has one (``inspect.getdoc``)."""
+    symbol = model.symbol(qualname)
+    if symbol is not None and symbol.has_docstring:
+        return True
+    if cls is None or symbol is None or symbol.kind not in (FUNCTION, METHOD, PROPERTY):
         return False
-    return symbol.kind in (CLASS, MODULE) or bool(symbol.has_docstring)
+    name = qualname.rpartition(".")[2]
+    for base in mro(model.bases, cls):
+        found = model.symbol(f"{base}.{name}")
+        if found is not None and found.has_docstring:
+            return True
+    return False

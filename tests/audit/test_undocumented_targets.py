@@ -21,8 +21,19 @@ Environments
 
 .. autosummary::
     :toctree: generated/
+    :template: rl_template.rst
 
     Env
+"""
+# an autosummary template as TorchRL's are written, showing members without a docstring too
+TEMPLATE = """
+.. currentmodule:: {{ module }}
+
+{{ name | underline}}
+
+.. autoclass:: {{ name }}
+    :members:
+    :undoc-members:
 """
 
 
@@ -36,7 +47,7 @@ def test_a_role_the_tree_does_not_document_is_reported_with_the_documented_path(
         ".. currentmodule:: pkg.envs\n\n"
         "And :class:`Env` (relative to the current module), :func:`pkg.buffers.make_buffer`.\n"
     )
-    docs = write_docs(tmp_path, {"api.rst": API, "page.rst": page})
+    docs = write_docs(tmp_path, {"api.rst": API, "page.rst": page, "_templates/rl_template.rst": TEMPLATE})
     code, findings, _ = fixture_audit(run, docs, "--rule", "unlinkable-ref")
     found = unlinkable(findings)
     assert found == {
@@ -46,6 +57,48 @@ def test_a_role_the_tree_does_not_document_is_reported_with_the_documented_path(
     }
     assert found[(5, "pkg.buffers.make_buffer")].startswith("the docs tree documents it under no path")
     assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "reported"),
+    [
+        (":members:\n    :undoc-members:\n", {}),  # every member the class defines is shown
+        (":members:\n", {"Env.step": "without a docstring", "Env.reset": "without a docstring"}),  # neither has one
+        ("", {"Env.step": "documents it under no path", "Env.reset": "documents it under no path"}),
+        (None, {"Env.step": "documents it under no path", "Env.reset": "documents it under no path"}),
+    ],
+)
+def test_roles_to_members_link_only_where_autodoc_shows_them(
+    run: Run, tmp_path: Path, options: str | None, reported: dict[str, str]
+) -> None:
+    """A member links when its class's autodoc shows it: ``:members:`` shows those with a
+    docstring (all of them with ``:undoc-members:``), no option none; an autosummary entry takes
+    the options of its template (``None``: no ``:template:``, Sphinx's own, which shows none)."""
+    api = API if options is not None else API.replace("    :template: rl_template.rst\n", "")
+    template = TEMPLATE.replace("    :members:\n    :undoc-members:\n", f"    {options}" if options else "")
+    page = ".. currentmodule:: pkg.envs\n\nSee :meth:`Env.step` and :meth:`Env.reset`.\n"
+    docs = write_docs(tmp_path, {"api.rst": api, "page.rst": page, "_templates/rl_template.rst": template})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "unlinkable-ref")
+    found = {name: hint for (_, name), hint in unlinkable(findings).items()}
+    messages = {str(f["name"]): str(f["message"]) for f in findings if f["rule"] == "unlinkable-ref"}
+    assert set(found) == set(reported)
+    for name, why in reported.items():
+        assert why in messages[name] or why in found[name]
+
+
+def test_an_inherited_member_links_only_under_inherited_members(run: Run, tmp_path: Path) -> None:
+    """``TransformedEnv.reset`` is ``Env.reset``: autodoc shows it on TransformedEnv only with
+    ``:inherited-members:``."""
+    api = ".. currentmodule:: pkg.envs\n\n.. autoclass:: TransformedEnv\n    :members:\n    :undoc-members:\n"
+    page = "See :meth:`pkg.envs.TransformedEnv.reset`.\n"
+    docs = write_docs(tmp_path, {"api.rst": api, "page.rst": page})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "unlinkable-ref")
+    messages = [str(f["message"]) for f in findings if f["rule"] == "unlinkable-ref"]
+    assert len(messages) == 1
+    assert "inherited, and its class is documented without :inherited-members:" in messages[0]
+    docs = write_docs(tmp_path, {"api.rst": api + "    :inherited-members:\n", "page.rst": page})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "unlinkable-ref")
+    assert not [f for f in findings if f["rule"] == "unlinkable-ref"]
 
 
 def test_without_autodoc_in_the_docs_no_role_is_reported_as_undocumented(run: Run, tmp_path: Path) -> None:
@@ -82,3 +135,19 @@ def test_rlmaps_pages_against_torchrls_tree(
     assert len(plain) > 100
     assert main([*base, "--out", str(tmp_path / "linked"), "--docs", str(TORCHRL_DOCS)]) == 0
     assert audit(tmp_path / "linked" / "rst") == []
+
+
+def test_automodule_makes_later_names_relative_to_its_module(run: Run, tmp_path: Path) -> None:
+    """``.. automodule:: pkg.envs`` is autodoc's ``py:module``: ``:class:`TransformedEnv``` after
+    it names ``pkg.envs.TransformedEnv`` (before it, in ``pkg.collector``, nothing)."""
+    page = (
+        ".. currentmodule:: pkg.collector\n\n"
+        "Before: :class:`TransformedEnv`.\n\n"
+        ".. automodule:: pkg.envs\n    :members:\n\n"
+        "After: :class:`TransformedEnv`.\n"
+    )
+    docs = write_docs(tmp_path, {"page.rst": page})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "unlinkable-ref")
+    found = [(f["line"], f["name"], f["message"]) for f in findings if f["rule"] == "unlinkable-ref"]
+    assert found == [(3, "TransformedEnv", found[0][2] if found else "")]
+    assert "not found from the current module pkg.collector" in found[0][2]

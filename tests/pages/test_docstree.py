@@ -83,6 +83,63 @@ def test_a_docs_tree_documents_autosummary_autoclass_and_their_members(tmp_path:
     assert tree.term_document == "reference/glossary"
 
 
+def test_member_options_come_from_the_directive_or_the_autosummary_template(tmp_path: Path) -> None:
+    """autoclass options as written; an autosummary entry takes its template's, whichever file is
+    read first; without ``:template:``, the tree's ``autosummary/class.rst`` or Sphinx's own
+    (no member); a bare autoclass and an autosummary without ``:toctree:`` document no member."""
+    template = ".. autoclass:: {{ name }}\n    :members:\n    :inherited-members:\n"
+    files = {
+        "a_page.rst": (
+            ".. currentmodule:: pkg.envs\n\n.. autosummary::\n    :toctree: generated/\n"
+            "    :template: zz_template.rst\n\n    Env\n\n"
+            ".. autosummary::\n    :toctree: generated/\n\n    TransformedEnv\n\n"
+            ".. autoclass:: pkg.collector.Collector\n\n"
+            ".. autoclass:: pkg.buffers.Buffer\n    :members:\n    :undoc-members:\n"
+        ),
+        "table.rst": ".. currentmodule:: pkg\n\n.. autosummary::\n\n    helpers.helper\n",
+        "_templates/zz_template.rst": template,
+    }
+    tree = load_docs_tree([write_tree(tmp_path / "docs", files)])
+    assert tree is not None
+    assert tree.documents("pkg.envs.Env.step")
+    assert "pkg.envs.Env" in tree.inherited
+    assert tree.documents("pkg.envs.TransformedEnv")
+    assert not tree.documents("pkg.envs.TransformedEnv.reset")  # Sphinx's own class template
+    assert tree.documents("pkg.collector.Collector")
+    assert not tree.documents("pkg.collector.Collector.rollout")  # no :members:
+    assert "pkg.buffers.Buffer" in tree.undocumented
+    assert "pkg.buffers.Buffer" not in tree.inherited
+    assert not tree.documents("pkg.helpers.helper")  # a table only: documented elsewhere, or not at all
+    default = {**files, "_templates/autosummary/class.rst": ".. autoclass:: {{ name }}\n    :members:\n"}
+    tree = load_docs_tree([write_tree(tmp_path / "other", default)])
+    assert tree is not None
+    assert tree.documents("pkg.envs.TransformedEnv.reset")
+
+
+@pytest.mark.torchrl
+def test_torchrl_members_link_as_its_templates_show_them(torchrl_model) -> None:  # type: ignore[no-untyped-def]
+    """TorchRL documents EnvBase with ``rl_template.rst`` (members, inherited too) and
+    TransformedEnv (under ``torchrl.envs.transforms``) with ``rl_template_noinherit.rst``: a member without a docstring, or inherited
+    under the second, does not link."""
+    from rlmap.pages.refs import links, unlinked_because
+
+    needs_corpus()
+    tree = load_docs_tree([TORCHRL_DOCS])
+    assert tree is not None
+    assert "torchrl.envs.EnvBase" in tree.inherited
+    assert "torchrl.envs.transforms.TransformedEnv" in tree.with_members
+    assert "torchrl.envs.transforms.TransformedEnv" not in tree.inherited
+    rollout = "torchrl.envs.common.EnvBase.rollout"
+    assert links(tree, "torchrl.envs.EnvBase.rollout", torchrl_model, rollout)
+    assert "inherited" in unlinked_because(
+        tree, "torchrl.envs.transforms.TransformedEnv.rollout", torchrl_model, rollout
+    )
+    step_and_reset = "torchrl.envs.common.EnvBase.step_and_maybe_reset"
+    assert not torchrl_model.symbol(step_and_reset).has_docstring
+    why = unlinked_because(tree, "torchrl.envs.EnvBase.step_and_maybe_reset", torchrl_model, step_and_reset)
+    assert why.startswith("without a docstring")
+
+
 def test_module_members_and_an_objects_inv(tmp_path: Path) -> None:
     docs = write_tree(
         tmp_path / "docs", {"api.rst": ".. module:: pkg.helpers\n\n.. automodule:: pkg.buffers\n   :members:\n"}
