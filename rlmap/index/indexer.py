@@ -8,6 +8,7 @@ part of every file's cache key.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
@@ -293,6 +294,10 @@ def index_unless(
                 done += 1
                 if progress:
                     progress("index", done, len(files))
+    except BaseException:  # an interrupt (or a failure here): the workers are stopped, not waited for
+        for batch in batches:
+            batch.stop()
+        raise
     finally:
         for batch in batches:
             batch.close()
@@ -496,7 +501,7 @@ class _Parsing:
         try:
             self.futures = [_submit(self.pool, work) for work in self.ordered]
         except BaseException:  # interrupted while handing out: no worker is left behind
-            self.close()
+            self.stop()
             raise
 
     def ready(self) -> bool:
@@ -534,9 +539,36 @@ class _Parsing:
         yield from _parse_alone(unfinished)
 
     def close(self) -> None:
+        """Let the workers finish what they hold and leave (after the last record)."""
         if self.pool is not None:
             pool, self.pool = self.pool, None
-            pool.shutdown(wait=True, cancel_futures=True)
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            except BaseException:  # interrupted while waiting for them: they are stopped instead
+                _stop_pool(pool)
+                raise
+
+    def stop(self) -> None:
+        """Stop the workers now, whatever they hold (an interrupt: nothing they parse is wanted)."""
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            _stop_pool(pool)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers and reap them, without waiting for what they hold.  Waiting (a
+    shutdown) can be interrupted in turn, a second Ctrl-C, and would leave the workers, which
+    ignore the interrupt, blocked for good on a result nobody reads; a killed worker leaves at
+    once (a cache entry it was writing is never half there: entries are renamed into place)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # (a private table: no public one before 3.14)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.kill()
+    with contextlib.suppress(Exception):
+        pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(5)
 
 
 def _submit(pool: ProcessPoolExecutor, work: Work) -> Future[Done] | None:
@@ -596,6 +628,11 @@ def _parse_alone(items: list[Work]) -> Iterator[Done]:
                 pool = None
                 done = _failed(work, _crashed(work[0][1]))
             yield done
+    except BaseException:
+        if pool is not None:
+            _stop_pool(pool)
+            pool = None
+        raise
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
