@@ -1,5 +1,5 @@
 """``python -m rlmap``: the same as the ``rlmap`` command."""
 
-from rlmap.cli import run
+from rlmap.entry import run
 
 run()

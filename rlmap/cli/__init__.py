@@ -102,7 +102,7 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     except BrokenPipeError:
         if sys.stderr is not None:  # the reader went away (``| head``): not an error worth a message
             sys.stderr.close()
-        return int(ExitCode.OK)
+        return 1  # as typer leaves then (a command whose output is written at the end)
     except Exception as error:
         if isinstance(error, OSError) and _written_by_click(error):  # help or completions: not a bug
             say_error(str(WriteFailed.output(error)))
@@ -118,6 +118,8 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
         if os.environ.get("RLMAP_DEBUG"):
             raise
         return int(ExitCode.INTERNAL)
+    if result == 130:  # typer's own answer to Ctrl-C inside a command (no command exits 130 itself)
+        say_error("interrupted")
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
 
 
@@ -143,15 +145,19 @@ def run() -> None:
         sys.exit(main())
     kept_to_exit()
     code = main()
-    for stream in (sys.stdout, sys.stderr):
-        if stream is None:  # closed when the process started (``>&-``)
-            continue
-        try:
-            stream.flush()
-        except (BrokenPipeError, ValueError):  # the reader went away (``| head``), or it is closed
-            pass
-        except OSError:  # the output is not whole (a full disk): as the interpreter's own shutdown
-            code = code or int(ExitCode.OUTPUT_FAILED)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is None:  # closed when the process started (``>&-``)
+                continue
+            try:
+                stream.flush()
+            except (BrokenPipeError, ValueError):  # the reader went away (``| head``), or it is closed
+                pass
+            except OSError:  # the output is not whole (a full disk): as the interpreter's own shutdown
+                code = code or int(ExitCode.OUTPUT_FAILED)
+    except KeyboardInterrupt:  # pressed while the last of the output was written
+        say_error("interrupted")
+        code = 130
     os._exit(code)
 
 

@@ -222,14 +222,24 @@ def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
 
 def page(text: str) -> None:
     """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links).
-    It is printed as it is when no pager runs, or when the pager exits with an error before
+    It is printed as it is when no pager runs (none found, ``$PAGER`` not a command line, or
+    ``TERM=dumb``, where no pager works), or when the pager exits with an error before
     reading any of it (``PAGER=false`` would lose the report); a pager that read the report and
     then exits with an error (``less -K`` left with Ctrl-C) has shown it, and it is not printed
     again.  While the pager runs, Ctrl-C is the pager's (as git does): rlmap does not die under it."""
     import shlex
     import shutil
 
-    command = shlex.split(os.environ.get("PAGER") or "less -FRX")
+    if os.environ.get("TERM") == "dumb":  # no pager works there (less asks for RETURN, then may lose it)
+        say(text)
+        return
+    given = os.environ.get("PAGER") or "less -FRX"
+    try:
+        command = shlex.split(given)
+    except ValueError as error:  # an unbalanced quote: not a command line
+        say_warning(f"PAGER={given!r} is not a command line ({error}); the report is printed instead")
+        say(text)
+        return
     if not command or shutil.which(command[0]) is None:
         say(text)
         return

@@ -951,6 +951,24 @@ def test_a_pager_that_fails_leaves_the_report_printed(
     assert capsys.readouterr().out == ""
 
 
+def test_a_pager_that_cannot_run_leaves_the_report_printed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``PAGER`` with an unbalanced quote was an internal error (exit 70); under ``TERM=dumb``
+    less asks for RETURN, and quitting there lost the report.  Both print it."""
+    from rlmap.cli import common
+
+    monkeypatch.setenv("PAGER", 'less "unterminated')
+    common.page("the report")
+    out, err = capsys.readouterr()
+    assert out == "the report\n"
+    assert "rlmap: warning: PAGER='less \"unterminated' is not a command line (No closing quotation)" in err
+    monkeypatch.setenv("PAGER", "true")  # would take the report and show nothing
+    monkeypatch.setenv("TERM", "dumb")
+    common.page("the report")
+    assert capsys.readouterr().out == "the report\n"
+
+
 def test_a_pager_that_read_the_report_and_exits_with_an_error_has_shown_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1198,3 +1216,55 @@ def test_generate_takes_format_repeated_as_it_takes_it_comma_separated(run: Run,
     code, _, err = run("generate", *args)
     assert code == 1
     assert "--format rst,md" in err
+
+
+def test_a_streamed_output_whose_reader_goes_away_also_ends_with_exit_1(tmp_path: Path) -> None:
+    """``graph`` writes as it goes: a reader gone mid-way (``| head -c 100``) ends it as ``show``'s
+    does.  The package's graph is larger than a pipe holds, so the command meets the closed pipe."""
+    package = tmp_path / "wide"
+    package.mkdir()
+    calls = "".join(f"def function_{n}():\n    return function_{n + 1}()\n\n\n" for n in range(3000))
+    (package / "__init__.py").write_text(calls + "def function_3000():\n    return 0\n")
+    args = ["graph", "--source", str(tmp_path), "--package", "wide", "--no-cache", "-q", "--format", "json"]
+    with subprocess.Popen(_command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        assert process.stdout.read(100)
+        process.stdout.close()
+        errors = process.stderr.read()
+        assert process.wait() == 1
+    assert b"Traceback" not in errors
+
+
+def test_ctrl_c_in_a_command_says_interrupted_and_exits_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer turns an interrupt inside a command into its own exit 130, which said nothing."""
+    from rlmap.cli import common, main
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(common, "load_model_of", interrupted)
+    assert main(["show", *fixture_args("Collector.rollout")]) == 130
+    assert capsys.readouterr().err == "rlmap: error: interrupted\n"
+
+
+def test_ctrl_c_while_the_command_line_is_imported_ends_cleanly() -> None:
+    """An interrupt during the imports (a fifth of a second of typer and rich) ended with a
+    traceback from the import machinery: until the command line handles it, the entry point does."""
+    code = (
+        "import os, signal, sys\n"
+        "import rlmap.entry\n"
+        "real = __import__\n"
+        "def slow(name, *args, **kwargs):\n"
+        "    if name == 'rlmap.cli':\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "import builtins\n"
+        "builtins.__import__ = slow\n"
+        "sys.argv = ['rlmap', '--version']\n"
+        "rlmap.entry.run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert (done.returncode, done.stderr) == (130, b"rlmap: error: interrupted\n")
