@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 MISSING = "missing"
 UNREADABLE = "unreadable"  # the system refused (``detail``: its words)
@@ -60,3 +62,33 @@ def read_regular(
     if len(data) > limit:
         return Unread(GREW, size=len(data))
     return data
+
+
+def walk_files(root: Path, keep: Callable[[str], bool]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The paths of the files under the folder ``root`` whose name ``keep`` accepts, sorted, and
+    ``(folder, why)`` for each folder that could not be listed (no permission, a path too long
+    for the system): skipped, not an error.  A link to a folder is not walked into (no loop, no
+    tree outside); a link to a file is listed like a file, for its reader to check."""
+    found: list[Path] = []
+    unlisted: list[tuple[Path, str]] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as error:
+            unlisted.append((folder, error.strerror or str(error)))
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+                    continue
+            except OSError:
+                continue
+            if keep(entry.name):
+                found.append(Path(entry.path))
+    found.sort()
+    unlisted.sort()
+    return found, unlisted

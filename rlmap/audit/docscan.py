@@ -30,7 +30,7 @@ from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
 from rlmap.index.cache import Cache
 from rlmap.index.records import Diagnostic
 from rlmap.pages.docstree import MAX_DOC_BYTES, DocsReader, DocsTree, scan_rst, unread_doc
-from rlmap.readfile import read_regular
+from rlmap.readfile import read_regular, walk_files
 from rlmap.terminal import has_control
 
 ROOT_MARKERS = (".git", "pyproject.toml")
@@ -243,7 +243,10 @@ def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None)
             continue
         if root.is_dir():
             # sphinx-gallery tutorials define labels in their .py sources
-            for script in sorted(root.rglob("*.py")):
+            scripts, unlisted = walk_files(root, lambda name: name.endswith(".py"))
+            for folder, why in unlisted:
+                diagnostics.append(Diagnostic(_display(folder, display_root), 1, f"cannot list folder: {why}; skipped"))
+            for script in scripts:
                 shown = _display(script, display_root)
                 data, problem = _read_inside(script, shown, display_root)
                 if data is None:
@@ -251,7 +254,7 @@ def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None)
                     continue
                 text = data.decode("utf-8", errors="replace")
                 labels |= {m.lower() for m in _GALLERY_LABEL.findall(text)}
-        files = [root] if not root.is_dir() else sorted(p for p in root.rglob("*") if p.suffix in DOCS_SUFFIXES)
+        files = [root] if not root.is_dir() else walk_files(root, lambda name: Path(name).suffix in DOCS_SUFFIXES)[0]
         base = root.parent if not root.is_dir() else root
         for path in files:
             if path.is_dir():

@@ -69,6 +69,10 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     command = typer.main.get_command(app)
     errors = _click_exceptions()
     no_args = getattr(errors, "NoArgsIsHelpError", ())
+    empty = _empty_path(command, sys.argv[1:] if argv is None else argv)
+    if empty:  # a path option given "" (an unset $VAR) would be read as the working directory
+        say_error(f"{empty} is given an empty path - pass a path, or leave the option out")
+        return int(ExitCode.USAGE)
     try:
         result = command.main(args=argv, prog_name="rlmap", standalone_mode=False)
     except DamagedEntry as error:
@@ -121,6 +125,27 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     if result == 130:  # typer's own answer to Ctrl-C inside a command (no command exits 130 itself)
         say_error("interrupted")
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def _empty_path(group: Any, args: list[str]) -> str:
+    """The first option taking a path that ``args`` give an empty value (``--cache-dir ""``,
+    ``--docs=``); ``""`` when none is.  The parser turns an empty path into ``.``, the working
+    directory: the cache, the pages or the docs would be looked for, or written, there."""
+    options = {
+        name
+        for command in (group, *getattr(group, "commands", {}).values())
+        for param in getattr(command, "params", ())
+        if type(getattr(param, "type", None)).__name__ in ("Path", "TyperPath")
+        for name in getattr(param, "opts", ())
+        if name.startswith("-")
+    }
+    for place, arg in enumerate(args):
+        if arg == "--":
+            break
+        name, equals, value = arg.partition("=")
+        if name in options and (value == "" if equals else place + 1 < len(args) and args[place + 1] == ""):
+            return name
+    return ""
 
 
 def _command_path(group: Any, argv: list[str] | None) -> str:

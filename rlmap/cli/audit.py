@@ -271,13 +271,14 @@ def _check_docs_root(root: Path) -> None:
     page; or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with
     no page, and every central symbol reported as documented nowhere."""
     from rlmap.audit.docscan import DOCS_SUFFIXES, defines_gallery_label
+    from rlmap.readfile import walk_files
 
     if not root.exists():
         raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
     if root.is_dir():
         if not any(
             path.suffix in DOCS_SUFFIXES or (path.suffix == ".py" and defines_gallery_label(path))
-            for path in root.rglob("*")
+            for path in walk_files(root, lambda _: True)[0]
         ):
             raise UsageError(
                 f"no .rst or .md page (nor a sphinx-gallery script with a label) under docs path '{root}'",

@@ -37,7 +37,7 @@ from pathlib import Path
 from rlmap.errors import RlmapError
 from rlmap.index.records import Diagnostic
 from rlmap.output.write import MANIFEST, read_manifest
-from rlmap.readfile import GREW, IRREGULAR, LARGE, Unread, read_regular
+from rlmap.readfile import GREW, IRREGULAR, LARGE, Unread, read_regular, walk_files
 
 MAX_DOC_BYTES = 4 * 1024 * 1024
 MAX_INVENTORY_BYTES = 64 * 1024 * 1024
@@ -129,7 +129,10 @@ def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
             # leave its terms out of the next run's, and --check would never pass
             generated = _generated_pages(root)
             # (a folder named ``x.rst`` is a folder: its files are met on their own)
-            files = sorted(p for p in root.rglob("*.rst") if p not in generated and (p.is_symlink() or not p.is_dir()))
+            found, unlisted = walk_files(root, lambda name: name.endswith(".rst"))
+            for folder, why in unlisted:
+                reader.diagnostics.append(Diagnostic(_shown(folder, root), 1, f"cannot list folder: {why}; skipped"))
+            files = [file for file in found if file not in generated]
             for file in files[:MAX_FILES]:
                 reader.rst(file, root)
     return reader.tree()
@@ -139,7 +142,7 @@ def _generated_pages(root: Path) -> set[Path]:
     """The files under ``root`` that a manifest of rlmap's lists (a hand-written page beside them,
     or the docs tree itself when it is ``out``, stays the tree's)."""
     found: set[Path] = set()
-    for manifest in root.rglob(MANIFEST):
+    for manifest in walk_files(root, lambda name: name == MANIFEST)[0]:
         listed = read_manifest(manifest.parent)
         if listed is not None:
             found.update(manifest.parent / name for name in listed.files)

@@ -1268,3 +1268,14 @@ def test_ctrl_c_while_the_command_line_is_imported_ends_cleanly() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
     assert (done.returncode, done.stderr) == (130, b"rlmap: error: interrupted\n")
+
+
+@pytest.mark.parametrize("given", [["--cache-dir", ""], ["--docs="], ["--profile", ""], ["--templates", ""]])
+def test_an_empty_path_option_is_a_usage_error(run: Run, tmp_path: Path, given: list[str]) -> None:
+    """``--cache-dir "$UNSET"`` made a cache in the working directory, ``--docs=`` audited it,
+    ``--templates ""`` read templates from it: an empty path is the working directory to the parser."""
+    code, _, err = run("generate", "--check", "--out", str(tmp_path / "out"), *given)
+    assert code == 2
+    name = given[0].split("=")[0]
+    assert err == f"rlmap: error: {name} is given an empty path - pass a path, or leave the option out\n"
+    assert not (tmp_path / "out").exists()

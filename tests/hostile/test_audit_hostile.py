@@ -542,3 +542,27 @@ def test_write_baseline_never_replaces_a_device_or_fifo(run: Run, tmp_path: Path
     assert code == 2
     assert "is not a regular file" in err
     assert os.stat(target).st_mode == before
+
+
+def test_a_docs_folder_too_deep_to_list_is_skipped_not_a_crash(run: Run, tmp_path: Path) -> None:
+    """A folder whose path is longer than the system allows (a pull request can nest one) made
+    the walk of the docs raise: an internal error, exit 70.  It is skipped with a warning, the
+    pages beside it are audited, and the run says it is incomplete (exit 3)."""
+    docs = tmp_path / "docs"
+    (docs / "ok").mkdir(parents=True)
+    (docs / "ok" / "page.rst").write_text("Title\n=====\n\nSee :class:`pkg.collector.Collector`.\n")
+    deep = os.open(docs, os.O_RDONLY)
+    try:
+        for number in range(24):  # each step from the last: no path given to the system is too long
+            name = f"d{number:02d}" + "x" * 200
+            os.mkdir(name, dir_fd=deep)
+            inner = os.open(name, os.O_RDONLY, dir_fd=deep)
+            os.close(deep)
+            deep = inner
+    finally:
+        os.close(deep)
+    args = ("audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--no-cache")
+    code, _, err = run(*args, "--fail-on", "none")
+    assert code == 3
+    assert "cannot list folder" in err
+    assert "internal error" not in err
