@@ -28,6 +28,7 @@ from rlmap.audit.examples import example_names
 from rlmap.audit.pagecache import parse_page
 from rlmap.audit.pageparts import MAX_REF_CHARS, CodeBlock
 from rlmap.index.cache import Cache
+from rlmap.index.indexer import Progress
 from rlmap.index.records import Diagnostic
 from rlmap.pages.docstree import MAX_DOC_BYTES, DocsReader, DocsTree, scan_rst, unread_doc
 from rlmap.readfile import read_regular, walk_files
@@ -222,9 +223,12 @@ def defines_gallery_label(script: Path) -> bool:
     return data is not None and _GALLERY_LABEL.search(data.decode("utf-8", errors="replace")) is not None
 
 
-def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None) -> DocsScan:
+def scan_docs(
+    roots: list[Path], display_root: Path, cache: Cache | None = None, progress: Progress | None = None
+) -> DocsScan:
     """Every ``.rst`` and ``.md`` file under ``roots`` (files may be given directly), each page's
-    parse taken from ``cache`` when it is unchanged.
+    parse taken from ``cache`` when it is unchanged; ``progress`` is told ("read", pages read,
+    pages found) as it goes.
 
     Paths are shown relative to ``display_root`` (see :func:`report_root`); a file whose real
     location is outside it (a symlink out of the repository) is skipped with a diagnostic.
@@ -236,6 +240,7 @@ def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None)
     diagnostics: list[Diagnostic] = []
     documented = DocsReader()
     display_root = display_root.resolve()
+    pages: list[tuple[Path, list[Path]]] = []  # (the folder pages are named from, its pages)
     for given in roots:
         root = given.resolve()
         if root.is_file() and root.name.endswith(".inv"):  # a built Sphinx inventory: what it documents
@@ -255,8 +260,13 @@ def scan_docs(roots: list[Path], display_root: Path, cache: Cache | None = None)
                 text = data.decode("utf-8", errors="replace")
                 labels |= {m.lower() for m in _GALLERY_LABEL.findall(text)}
         files = [root] if not root.is_dir() else walk_files(root, lambda name: Path(name).suffix in DOCS_SUFFIXES)[0]
-        base = root.parent if not root.is_dir() else root
+        pages.append((root.parent if not root.is_dir() else root, files))
+    total, read = sum(len(files) for _, files in pages), 0
+    for base, files in pages:
         for path in files:
+            read += 1
+            if progress is not None:
+                progress("read", read, total)
             if path.is_dir():
                 continue
             shown = _display(path, display_root)

@@ -157,10 +157,13 @@ def audit(
         _coverage(loaded, settings, topic_profile, output_format, fail_under, excluded)
     _check_something_to_read(roots, rule or (), settings.origin)
     loaded = common.load_model_of(settings, topic_profile, cache_dir, no_cache, jobs, quiet)
-    scan, context = _context(settings, topic_profile, loaded, roots, _page_cache(cache_dir, no_cache))
-    if since is not None:
-        context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
-    findings = run_audit(context, rule or ())
+    with common.progress_display(quiet, first="read") as progress:
+        scan, context = _context(settings, topic_profile, loaded, roots, _page_cache(cache_dir, no_cache), progress)
+        if since is not None:
+            context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
+        if progress is not None:
+            progress("check", 0, 0)  # the rules: not counted as they go
+        findings = run_audit(context, rule or ())
     if fix or show_diff:
         findings = _fix(findings, context, show_diff=show_diff)
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics
@@ -308,14 +311,16 @@ def _check_something_to_read(roots: list[Path], rules: Sequence[str], origin: st
     )
 
 
-def _context(settings: Any, profile: Any, loaded: Any, roots: list[Path], cache: Any) -> tuple[Any, Any]:
+def _context(
+    settings: Any, profile: Any, loaded: Any, roots: list[Path], cache: Any, progress: Any = None
+) -> tuple[Any, Any]:
     """The docs scanned and the audit's context: one root for every path in the report, whatever
     the working directory (see ``report_root``); parsed pages come from ``cache`` when unchanged."""
     from rlmap.audit.docscan import report_root, scan_docs
     from rlmap.audit.rules import AuditContext
 
     root = report_root(roots or [loaded.source.root])
-    scan = scan_docs(roots, root, cache)
+    scan = scan_docs(roots, root, cache, progress)
     source_root = loaded.source.root.resolve()
     code_prefix = source_root.relative_to(root).as_posix() + "/" if source_root.is_relative_to(root) else ""
     context = AuditContext(

@@ -328,19 +328,45 @@ _UNITS = {"index": "files", "resolve": "modules", "render": "files", "write": "f
 class _PlainProgress:
     """Progress for a log (not a terminal): one line when a phase starts, every quarter of a
     counted phase, and when it ends, each with the seconds since the command started; nothing
-    in the first second (a warm run says nothing)."""
+    in the first second (a warm run says nothing).  A phase that started in the first second and
+    still runs at its end is said then (a timer: rendering reports nothing until it is done)."""
 
     def __init__(self) -> None:
+        import threading
         import time
 
         self._clock = time.monotonic
         self._start = self._clock()
         self._phase = ""
         self._quarter = -1
+        self._lock = threading.Lock()
+        self._waiting: tuple[str, int, int] | None = None  # reported in the first second
+        self._timer = threading.Timer(1.0, self._late)
+        self._timer.daemon = True
+        self._timer.start()
 
     def __call__(self, phase: str, done: int, total: int) -> None:
+        with self._lock:
+            if self._clock() - self._start < 1.0:
+                self._waiting = (phase, done, total)
+                return
+            self._waiting = None
+            self._say(phase, done, total)
+
+    def _late(self) -> None:
+        with self._lock:
+            if self._waiting is not None:
+                self._say(*self._waiting)
+                self._waiting = None
+
+    def close(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._waiting = None
+
+    def _say(self, phase: str, done: int, total: int) -> None:
         quarter = 4 * done // total if total else 0
-        if (phase, quarter) == (self._phase, self._quarter) or self._clock() - self._start < 1.0:
+        if (phase, quarter) == (self._phase, self._quarter):
             return
         self._phase, self._quarter = phase, quarter
         count = f" {done}/{total} {_UNITS.get(phase.partition(' ')[0], '')}".rstrip() if total else ""
@@ -360,19 +386,30 @@ def progress_display(quiet: bool, first: str = "index") -> Iterator[Progress | N
         yield None
         return
     if sys.stderr is None or not sys.stderr.isatty():  # (stderr closed from the start: lines dropped)
-        yield _PlainProgress()
+        with _plain() as plain:
+            yield plain
         return
     from rich.console import Console
 
     console = Console(stderr=True)
     if console.is_dumb_terminal:  # TERM=dumb: no bar can be drawn there, the lines can
-        yield _PlainProgress()
+        with _plain() as plain:
+            yield plain
         return
     bar = _DelayedBar(console, first)
     try:
         yield bar
     finally:
         bar.close()
+
+
+@contextmanager
+def _plain() -> Iterator[_PlainProgress]:
+    progress = _PlainProgress()
+    try:
+        yield progress
+    finally:
+        progress.close()
 
 
 BAR_DELAY = 1.0  # seconds before a terminal's bar appears: a run done sooner draws none (as a log says nothing)

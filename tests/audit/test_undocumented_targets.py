@@ -151,3 +151,13 @@ def test_automodule_makes_later_names_relative_to_its_module(run: Run, tmp_path:
     found = [(f["line"], f["name"], f["message"]) for f in findings if f["rule"] == "unlinkable-ref"]
     assert found == [(3, "TransformedEnv", found[0][2] if found else "")]
     assert "not found from the current module pkg.collector" in found[0][2]
+
+
+def test_the_docs_scan_reports_its_progress_page_by_page(tmp_path: Path) -> None:
+    """The audit read and checked the docs with no progress at all (seconds, silent, in a log)."""
+    from rlmap.audit.docscan import scan_docs
+
+    docs = write_docs(tmp_path, {"a.rst": "A\n=\n", "b/c.md": "# C\n", "b/d.rst": "D\n=\n", "e.txt": "no page"})
+    seen: list[tuple[str, int, int]] = []
+    scan_docs([docs], docs, None, lambda phase, done, total: seen.append((phase, done, total)))
+    assert seen == [("read", 1, 3), ("read", 2, 3), ("read", 3, 3)]

@@ -866,6 +866,7 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
         report("render", 0, 0)
     finally:
         common.say_progress = original
+        report.close()
     assert lines == [
         "index 0/40 files (2.0 s)",
         "index 10/40 files (2.0 s)",
@@ -1279,3 +1280,30 @@ def test_an_empty_path_option_is_a_usage_error(run: Run, tmp_path: Path, given: 
     name = given[0].split("=")[0]
     assert err == f"rlmap: error: {name} is given an empty path - pass a path, or leave the option out\n"
     assert not (tmp_path / "out").exists()
+
+
+def test_plain_progress_says_a_phase_started_in_the_first_second_once_it_ends() -> None:
+    """A warm generate started rendering within the first second and reported nothing more until
+    it was done: a log showed nothing for seconds, then only "render 36/36 files"."""
+    import re
+    import time
+
+    from rlmap.cli import common
+
+    lines: list[str] = []
+    original = common.say_progress
+    common.say_progress = lines.append  # type: ignore[assignment]
+    report = common._PlainProgress()
+    try:
+        report("render", 0, 0)
+        assert lines == []
+        deadline = time.monotonic() + 5
+        while not lines and time.monotonic() < deadline:
+            time.sleep(0.05)
+        report("render", 36, 36)
+    finally:
+        report.close()
+        common.say_progress = original
+    assert len(lines) == 2
+    assert re.fullmatch(r"render \(1\.\d s\)", lines[0])
+    assert re.fullmatch(r"render 36/36 files \(1\.\d s\)", lines[1])
