@@ -213,13 +213,15 @@ def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | 
 
 
 def refuse_unmakeable(out: Path) -> None:
-    """Refuse an output directory that cannot be one: a file, or a path below a file (said
-    before anything is computed, rather than as the system's "File exists" once it is)."""
+    """Refuse an output directory that cannot be one: a file, a path below a file, or one in a
+    directory where nothing can be made (``/proc``, a read-only file system): said before
+    anything is computed, rather than as the system's error once the pages are built."""
     out = Path(os.path.abspath(out))
     for place in (out, *out.parents):
         if not os.path.lexists(place):
             continue
         if place.is_dir():
+            _probe(out.parent if place == out else place, out)
             return
         if place == out:
             raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")
@@ -227,6 +229,19 @@ def refuse_unmakeable(out: Path) -> None:
             f"cannot make the output directory '{out}': '{place}' is a file, not a directory",
             "pass --out a path whose existing parents are directories",
         )
+
+
+def _probe(folder: Path, out: Path) -> None:
+    """Make and remove a directory in ``folder``, where the page set is built and swapped in."""
+    import tempfile
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".rlmap-probe-", dir=folder))
+    except OSError as error:
+        raise OutputError(
+            f"cannot write to '{out}': {error.strerror or error} (in '{folder}')",
+            "pass --out a writable directory (it is created if missing); its parent must be writable too",
+        ) from None
 
 
 def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:

@@ -1307,3 +1307,13 @@ def test_plain_progress_says_a_phase_started_in_the_first_second_once_it_ends() 
     assert len(lines) == 2
     assert re.fullmatch(r"render \(1\.\d s\)", lines[0])
     assert re.fullmatch(r"render 36/36 files \(1\.\d s\)", lines[1])
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="/proc: a directory where nothing can be made")
+def test_an_output_directory_that_cannot_be_made_is_refused_before_the_work(run: Run, tmp_path: Path) -> None:
+    """``--out /proc/foo`` failed only once every page was built; it is refused before the source
+    is even looked at (which does not exist here: that error would come first otherwise)."""
+    code, _, err = run("generate", "--out", "/proc/rlmap-out", "--source", str(tmp_path / "nothing"))
+    assert code == 2
+    assert err.startswith("rlmap: error: cannot write to '/proc/rlmap-out': ")
+    assert "(in '/proc')" in err
