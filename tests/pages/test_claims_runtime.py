@@ -792,3 +792,19 @@ def test_value_outputs_go_to_a_copy_when_next_observations_hold_nan() -> None:
     assert ("next", "state_value") not in data.keys(True)
     assert "advantage" in data  # the estimator's own outputs still reach the caller
     assert torch.isfinite(data["advantage"]).all()
+
+
+@pytest.mark.parametrize("name", ["TD0Estimator", "TD1Estimator", "TDLambdaEstimator"])
+def test_average_rewards_rewrites_the_callers_rewards(name: str) -> None:
+    from torchrl.objectives import value as estimators
+
+    critic = TensorDictModule(lambda obs: obs.sum(-1, keepdim=True), in_keys=["obs"], out_keys=["state_value"])
+    kwargs = {"gamma": 0.9, "value_network": critic, "average_rewards": True}
+    if name == "TDLambdaEstimator":
+        kwargs["lmbda"] = 0.9
+    data = _value_data()
+    data["next", "reward"] = torch.arange(3.0).view(1, 3, 1)
+    getattr(estimators, name)(**kwargs)(data)
+    rewards = data["next", "reward"].flatten()
+    assert torch.allclose(rewards.mean(), torch.tensor(0.0), atol=1e-6)
+    assert torch.allclose(rewards, torch.tensor([-1.0, 0.0, 1.0]), atol=1e-5)
