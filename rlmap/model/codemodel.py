@@ -582,6 +582,10 @@ class CodeModel:
             if has_symbol(function):
                 yield function, [ResolvedCall(*raw) for raw in rows]
 
+    def lazy_exports(self) -> Mapping[str, tuple[str, ...]]:
+        """Module -> the names its ``__getattr__`` serves lazily (its ``__all__``; see :meth:`member_of`)."""
+        return self._lazy_exports
+
     def exports(self) -> tuple[tuple[str, str, str], ...]:
         """(module, name, qualname): names modules bind by import to the package's symbols."""
         if isinstance(self._exports, _LazyPlain):

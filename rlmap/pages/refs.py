@@ -345,8 +345,8 @@ def _is_public_path(dotted: str) -> bool:
 
 
 def public_paths(model: CodeModel) -> dict[str, list[str]]:
-    """Qualname -> every public dotted path that reaches it (its own, and packages' re-exports),
-    shortest first.
+    """Qualname -> every public dotted path that reaches it (its own, and packages' re-exports,
+    those a package's ``__getattr__`` serves lazily too), shortest first.
 
     A member of a class is public under each public path of its class, when its own name is public.
     """
@@ -357,6 +357,12 @@ def public_paths(model: CodeModel) -> dict[str, list[str]]:
         # (``torchrl.objectives.cql.ValueEstimatorBase`` is no path Sphinx documents)
         if _is_public_path(dotted) and _is_package(model, module):
             exported.setdefault(target, []).append(dotted)
+    for module, names in sorted(model.lazy_exports().items()):  # served by the package's ``__getattr__``
+        for name in names:
+            dotted = f"{module}.{name}"
+            served = model.member_of(module, name) if _is_public_path(dotted) and _is_package(model, module) else None
+            if served is not None and dotted not in exported.get(served, ()):
+                exported.setdefault(served, []).append(dotted)
     public: dict[str, list[str]] = {}
     for name in sorted(model.qualnames(), key=lambda qualname: (qualname.count("."), qualname)):
         owner, _, member = name.rpartition(".")

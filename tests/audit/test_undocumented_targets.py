@@ -161,3 +161,26 @@ def test_the_docs_scan_reports_its_progress_page_by_page(tmp_path: Path) -> None
     seen: list[tuple[str, int, int]] = []
     scan_docs([docs], docs, None, lambda phase, done, total: seen.append((phase, done, total)))
     assert seen == [("read", 1, 3), ("read", 2, 3), ("read", 3, 3)]
+
+
+def test_a_path_a_package_serves_lazily_is_a_documented_path(run: Run, tmp_path: Path) -> None:
+    """TorchRL documents transforms under ``torchrl.envs.transforms``, whose ``__getattr__``
+    serves them lazily: a role naming another path was told the tree documents them under none."""
+    import json
+
+    root = tmp_path / "src"
+    (root / "lazypkg" / "sub").mkdir(parents=True)
+    (root / "lazypkg" / "_impl.py").write_text('class Thing:\n    """A thing."""\n')
+    (root / "lazypkg" / "__init__.py").write_text("from lazypkg._impl import Thing\n")
+    (root / "lazypkg" / "sub" / "__init__.py").write_text(
+        '__all__ = ["Thing"]\n\n\ndef __getattr__(name):\n    from lazypkg import _impl\n\n'
+        "    return getattr(_impl, name)\n"
+    )
+    api = ".. currentmodule:: lazypkg.sub\n\n.. autosummary::\n    :toctree: generated/\n\n    Thing\n"
+    docs = write_docs(tmp_path, {"api.rst": api, "page.rst": "See :class:`lazypkg.Thing`.\n"})
+    args = ["audit", "--source", str(root), "--package", "lazypkg", "--docs", str(docs), "--no-cache", "-q"]
+    _, out, _ = run(*args, "--format", "json", "--rule", "unlinkable-ref", "--fail-on", "none")
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "unlinkable-ref"]
+    assert [(f["name"], f["suggestion"]) for f in found] == [
+        ("lazypkg.Thing", "name the documented path: :class:`~lazypkg.sub.Thing`")
+    ]
