@@ -16,7 +16,7 @@ from rlmap.audit.context import EXTERNAL_PREFIX, AuditContext, is_private
 from rlmap.audit.docscan import DocRef
 from rlmap.audit.renames import Suggestion, first_missing, suggest_replacement
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY
-from rlmap.pages.refs import unlinked_because
+from rlmap.pages.refs import INHERITED_LEFT_OUT, UNDOCUMENTED_LEFT_OUT, unlinked_because
 
 _ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "mod": (MODULE,),
@@ -193,11 +193,11 @@ def _check_documented(ctx: AuditContext, ref: DocRef, target: str, resolved: str
     if not all(reasons):
         return None
     documented = ctx.documented_path(resolved)
-    left_out = next((reason for reason in reasons if reason.startswith(("inherited", "without a docstring"))), "")
+    left_out = next((reason for reason in reasons if reason in (INHERITED_LEFT_OUT, UNDOCUMENTED_LEFT_OUT)), "")
     if left_out and not documented:  # its class is documented, autodoc does not show this member
         message = f"{shown} names a member autodoc does not show: {left_out}; Sphinx renders no link"
         hint = "give it a docstring or document it with its own directive, or write it as a literal"
-        if left_out.startswith("inherited"):
+        if left_out == INHERITED_LEFT_OUT:
             hint = "name the class that defines it, or write it as a literal"
         return Finding.of("unlinkable-ref", ref.path, ref.line, ref.text, message, hint)
     message = f"{shown} names an object the docs tree does not document under that path: Sphinx renders no link"

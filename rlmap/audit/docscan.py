@@ -247,11 +247,11 @@ def scan_docs(
             documented.inventory(root)
             continue
         if root.is_dir():
-            # sphinx-gallery tutorials define labels in their .py sources
-            scripts, unlisted = walk_files(root, lambda name: name.endswith(".py"))
+            # the pages, and sphinx-gallery tutorials, which define labels in their .py sources
+            listed, unlisted = walk_files(root, lambda name: name.endswith((".py", *DOCS_SUFFIXES)))
             for folder, why in unlisted:
                 diagnostics.append(Diagnostic(_display(folder, display_root), 1, f"cannot list folder: {why}; skipped"))
-            for script in scripts:
+            for script in (path for path in listed if path.suffix == ".py"):
                 shown = _display(script, display_root)
                 data, problem = _read_inside(script, shown, display_root)
                 if data is None:
@@ -259,8 +259,9 @@ def scan_docs(
                     continue
                 text = data.decode("utf-8", errors="replace")
                 labels |= {m.lower() for m in _GALLERY_LABEL.findall(text)}
-        files = [root] if not root.is_dir() else walk_files(root, lambda name: Path(name).suffix in DOCS_SUFFIXES)[0]
-        pages.append((root.parent if not root.is_dir() else root, files))
+            pages.append((root, [path for path in listed if path.suffix in DOCS_SUFFIXES]))
+        else:
+            pages.append((root.parent, [root]))
     total, read = sum(len(files) for _, files in pages), 0
     for base, files in pages:
         for path in files:

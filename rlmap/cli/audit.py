@@ -281,7 +281,7 @@ def _check_docs_root(root: Path) -> None:
     if root.is_dir():
         if not any(
             path.suffix in DOCS_SUFFIXES or (path.suffix == ".py" and defines_gallery_label(path))
-            for path in walk_files(root, lambda _: True)[0]
+            for path in walk_files(root, lambda name: name.endswith((".py", *DOCS_SUFFIXES)))[0]
         ):
             raise UsageError(
                 f"no .rst or .md page (nor a sphinx-gallery script with a label) under docs path '{root}'",

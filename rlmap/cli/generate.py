@@ -83,7 +83,7 @@ def generate(
         what = "is not a directory" if settings.templates.exists() else "does not exist"
         raise UsageError(f"templates directory '{settings.templates}' {what}", "pass --templates a directory")
     if not check:  # (said before the source is looked at: the source may not exist either)
-        refuse_unmakeable(settings.out)
+        refuse_unmakeable(settings.out, probe=True)
     documented = common.documented_package(settings)
     topic_profile = common.profile_of(settings.profile, documented)
     if topic_profile is None:

@@ -212,16 +212,18 @@ def write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes] | 
         ) from None
 
 
-def refuse_unmakeable(out: Path) -> None:
-    """Refuse an output directory that cannot be one: a file, a path below a file, or one in a
-    directory where nothing can be made (``/proc``, a read-only file system): said before
-    anything is computed, rather than as the system's error once the pages are built."""
+def refuse_unmakeable(out: Path, probe: bool = False) -> None:
+    """Refuse an output directory that cannot be one: a file, or a path below a file (said
+    before anything is computed, rather than as the system's "File exists" once it is).
+    ``probe``: also one in a directory where nothing can be made (``/proc``, a read-only file
+    system), found by making and removing a directory where the page set will be built."""
     out = Path(os.path.abspath(out))
     for place in (out, *out.parents):
         if not os.path.lexists(place):
             continue
         if place.is_dir():
-            _probe(out.parent if place == out else place, out)
+            if probe:
+                _probe(out.parent if place == out else place, out)
             return
         if place == out:
             raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")

@@ -127,22 +127,22 @@ def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
             # rlmap's own pages (those its manifest lists: ``out`` inside the docs, as the README
             # sets TorchRL up) are not the tree's: their glossary read back as TorchRL's would
             # leave its terms out of the next run's, and --check would never pass
-            generated = _generated_pages(root)
             # (a folder named ``x.rst`` is a folder: its files are met on their own)
-            found, unlisted = walk_files(root, lambda name: name.endswith(".rst"))
+            found, unlisted = walk_files(root, lambda name: name.endswith(".rst") or name == MANIFEST)
             for folder, why in unlisted:
                 reader.diagnostics.append(Diagnostic(_shown(folder, root), 1, f"cannot list folder: {why}; skipped"))
-            files = [file for file in found if file not in generated]
+            generated = _generated_pages([file for file in found if file.name == MANIFEST])
+            files = [file for file in found if file.name != MANIFEST and file not in generated]
             for file in files[:MAX_FILES]:
                 reader.rst(file, root)
     return reader.tree()
 
 
-def _generated_pages(root: Path) -> set[Path]:
-    """The files under ``root`` that a manifest of rlmap's lists (a hand-written page beside them,
-    or the docs tree itself when it is ``out``, stays the tree's)."""
+def _generated_pages(manifests: list[Path]) -> set[Path]:
+    """The files that these manifests of rlmap's list (a hand-written page beside them, or the
+    docs tree itself when it is ``out``, stays the tree's)."""
     found: set[Path] = set()
-    for manifest in walk_files(root, lambda name: name == MANIFEST)[0]:
+    for manifest in manifests:
         listed = read_manifest(manifest.parent)
         if listed is not None:
             found.update(manifest.parent / name for name in listed.files)

@@ -401,37 +401,45 @@ def links(docs: DocsTree, path: str, model: CodeModel, qualname: str) -> bool:
     return not unlinked_because(docs, path, model, qualname)
 
 
+# Why a role does not link (:func:`unlinked_because`); the last two name a member its class's
+# autodoc leaves out, which the audit words on its own.
+NOT_DOCUMENTED = "not documented"
+NOT_SHOWN = "not shown by autodoc"
+INHERITED_LEFT_OUT = "inherited, and its class is documented without :inherited-members:"
+UNDOCUMENTED_LEFT_OUT = "without a docstring, which autodoc's :members: leaves out (without :undoc-members:)"
+
+
 def unlinked_because(docs: DocsTree, path: str, model: CodeModel, qualname: str) -> str:
-    """Why a role to ``path`` (naming ``qualname``) does not link in ``docs``, ``""`` when it does
-    (see :func:`links`)."""
+    """Why a role to ``path`` (naming ``qualname``) does not link in ``docs``, one of the reasons
+    above; ``""`` when it does (see :func:`links`)."""
     if path in docs.objects:
         return ""
     if not docs.documents(path):
-        return "not documented"
+        return NOT_DOCUMENTED
     symbol = model.symbol(qualname)
     if symbol is None or qualname.endswith(".__init__"):
-        return "not shown by autodoc"
+        return NOT_SHOWN
     if symbol.kind in (CLASS, MODULE):
         return ""
     owner = path.rpartition(".")[0]
     options = owner if owner in docs.with_members else owner.rpartition(".")[0]  # (a class of an automodule)
-    cls = model.follow(owner) if model.node_kind(qualname.rpartition(".")[0]) == CLASS else None
-    if cls is not None and qualname.rpartition(".")[0] != cls and options not in docs.inherited:
-        return "inherited, and its class is documented without :inherited-members:"
-    if options in docs.undocumented or _has_docstring(model, cls, qualname):
+    defined_in = qualname.rpartition(".")[0]
+    cls = model.follow(owner) if model.node_kind(defined_in) == CLASS else None
+    if cls is not None and defined_in != cls and options not in docs.inherited:
+        return INHERITED_LEFT_OUT
+    if options in docs.undocumented or _has_docstring(model, cls, symbol):
         return ""
-    return "without a docstring, which autodoc's :members: leaves out (without :undoc-members:)"
+    return UNDOCUMENTED_LEFT_OUT
 
 
-def _has_docstring(model: CodeModel, cls: str | None, qualname: str) -> bool:
-    """Whether autodoc finds a docstring for ``qualname`` read through ``cls``: its own, else that
+def _has_docstring(model: CodeModel, cls: str | None, symbol: Symbol) -> bool:
+    """Whether autodoc finds a docstring for ``symbol`` read through ``cls``: its own, else that
     of the first class of ``cls``'s MRO whose member of that name has one (``inspect.getdoc``)."""
-    symbol = model.symbol(qualname)
-    if symbol is not None and symbol.has_docstring:
+    if symbol.has_docstring:
         return True
-    if cls is None or symbol is None or symbol.kind not in (FUNCTION, METHOD, PROPERTY):
+    if cls is None or symbol.kind not in (FUNCTION, METHOD, PROPERTY):
         return False
-    name = qualname.rpartition(".")[2]
+    name = symbol.qualname.rpartition(".")[2]
     for base in mro(model.bases, cls):
         found = model.symbol(f"{base}.{name}")
         if found is not None and found.has_docstring:
