@@ -340,6 +340,22 @@ def test_hidden_state_keys_have_the_writers_values_hold(torchrl_pages) -> None:
         assert key.writers, key.key
 
 
+def test_no_key_access_is_listed_twice(torchrl_pages) -> None:
+    # a row a profile places by a claim, at a line where the model finds the access itself (the
+    # native autoreset's is_init write), is that row with the profile's words, not a second row
+    bodies = [s.body for page in torchrl_pages.values() for s in page.sections if s.kind == "keys"]
+    assert bodies
+    for body in bodies:
+        for key in body.keys:
+            for kind, sites in (("writes", key.writers), ("reads", key.readers)):
+                places = [(s.function.qualname, s.anchor.location) for s in sites if s.function and s.anchor]
+                assert len(places) == len(set(places)), (key.key, kind)
+    recurrent = next(s.body for s in torchrl_pages["recurrent_state_lifecycle"].sections if s.id == "keys")
+    is_init = next(key for key in recurrent.keys if key.key == "is_init")
+    native = [s for s in is_init.writers if s.function.display == "EnvBase._step_and_maybe_reset"]
+    assert [s.how for s in native] == ["the key built from each done key (native autoreset)"]
+
+
 def test_symptoms_are_anchored_where_the_code_raises_or_warns(torchrl_pages, torchrl_source) -> None:
     body = next(section for section in torchrl_pages["debugging_map"].sections if section.kind == "symptoms").body
     rows = {row.entry.id: row for row in body.symptoms}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -105,11 +106,32 @@ def build_keys(spec: specs.Keys, ctx: Context, profile: Profile | None = None) -
         key = ctx.key(raw, "keys")
         if spec.layout == "table":
             sites.extend(ctx.key_sites(key, ALL_KEY_ACCESSES, scope))
-        writers = [*ctx.key_sites(key, WRITERS, scope), *through.get((key, "write"), ())]
-        readers = [*ctx.key_sites(key, READERS, scope), *through.get((key, "read"), ())]
-        keys.append(Key(format_key(key), tuple(writers), tuple(readers)))
+        writers = _placed(ctx.key_sites(key, WRITERS, scope), through.get((key, "write"), ()))
+        readers = _placed(ctx.key_sites(key, READERS, scope), through.get((key, "read"), ()))
+        keys.append(Key(format_key(key), writers, readers))
     diagrams = (key_diagram(spec.diagram, keys),) if spec.diagram else ()
     return KeysBody(tuple(keys), tuple(sites), scope, spec.layout, bool(through), diagrams=diagrams)
+
+
+def _place(site: Site) -> tuple[str, str, int] | None:
+    if site.anchor is None or site.function is None:
+        return None
+    return (site.function.qualname, site.anchor.path, site.anchor.line)
+
+
+def _placed(found: list[Site], placed: list[Site] | tuple[Site, ...]) -> tuple[Site, ...]:
+    """The accesses the model found, then the rows a profile places by claims; a placed row at
+    the line of a found one (the model has come to find what a claim placed) gives that row its
+    ``how`` rather than listing the access twice."""
+    rows = list(found)
+    at = {_place(site): number for number, site in enumerate(rows) if _place(site) is not None}
+    for site in placed:
+        number = at.get(_place(site))
+        if number is None:
+            rows.append(site)
+        else:
+            rows[number] = dataclasses.replace(rows[number], how=site.how)
+    return tuple(rows)
 
 
 def key_through(
