@@ -356,6 +356,27 @@ def test_no_key_access_is_listed_twice(torchrl_pages) -> None:
     assert [s.how for s in native] == ["the key built from each done key (native autoreset)"]
 
 
+def test_an_estimator_that_inherits_its_forward_names_what_it_overrides(torchrl_pages) -> None:
+    kernels = next(s.body for s in torchrl_pages["advantages_internals"].sections if s.id == "kernels")
+    groups = {group.ref.display: group for group in kernels.groups}
+    multi = groups["MultiAgentGAE"]
+    assert not multi.rows  # it defines neither forward nor value_estimate
+    inherited = {row.name: row for row in multi.inherited}
+    assert inherited["MultiAgentGAE.forward"].ref.display == "GAE.forward"
+    assert [o.display for o in inherited["MultiAgentGAE.forward"].overrides] == [
+        "MultiAgentGAE._prepare_signals",
+        "MultiAgentGAE._broadcast_optional",
+        "MultiAgentGAE._normalize_advantage",
+    ]  # in the order GAE.forward calls them on self
+    assert [o.display for o in inherited["MultiAgentGAE.value_estimate"].overrides] == [
+        "MultiAgentGAE._prepare_signals"
+    ]
+    assert {row.ref.display for row in groups["GAE"].rows} == {"GAE.forward", "GAE.value_estimate"}
+    assert not groups["GAE"].inherited
+    (vtrace,) = groups["VTrace"].inherited
+    assert (vtrace.ref.display, vtrace.overrides) == ("ValueEstimatorBase.value_estimate", ())
+
+
 def test_symptoms_are_anchored_where_the_code_raises_or_warns(torchrl_pages, torchrl_source) -> None:
     body = next(section for section in torchrl_pages["debugging_map"].sections if section.kind == "symptoms").body
     rows = {row.entry.id: row for row in body.symptoms}

@@ -62,9 +62,48 @@ def _functions(
 
 
 @dataclass(frozen=True, slots=True)
+class Inherited:
+    """A member a class takes from a base (under ``own_only``): the base's method, and the methods
+    it calls on ``self`` that the class overrides (what the class changes of it)."""
+
+    name: str  # as the class has it (``MultiAgentGAE.forward``)
+    ref: Ref
+    overrides: tuple[Ref, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallsGroup:
+    ref: Ref  # the class
+    rows: tuple[Entry, ...]  # its own members -> their calls
+    inherited: tuple[Inherited, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class CallsBody(Body):
-    groups: tuple[Entry, ...]  # class -> its members -> their calls
+    groups: tuple[CallsGroup, ...]
     none: str
+
+
+def _inherited(ctx: Context, cls: str, members: list[str]) -> tuple[Inherited, ...]:
+    """The ``members`` ``cls`` does not define but takes from a base (Python's method resolution
+    order), each with the methods it calls on ``self`` that ``cls`` defines itself."""
+    found = []
+    for member in members:
+        if "." in member or ctx.model.node_kind(f"{cls}.{member}") in (METHOD, FUNCTION):
+            continue
+        base = ctx.model.member_of(cls, member)
+        if base is None or ctx.model.node_kind(base) not in (METHOD, FUNCTION):
+            continue
+        overrides: list[str] = []
+        for site in ctx.model.call_sites(base):
+            receiver, _, called = site.callee_text.partition(".")
+            own = f"{cls}.{called}"
+            own_method = ctx.model.node_kind(own) in (METHOD, FUNCTION)
+            if receiver == "self" and called.isidentifier() and own_method and own not in overrides:
+                overrides.append(own)
+        short = cls.rsplit(".", 1)[-1]
+        found.append(Inherited(f"{short}.{member}", ctx.ref(base), tuple(ctx.ref(name) for name in overrides)))
+    return tuple(found)
 
 
 def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
@@ -78,7 +117,8 @@ def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
             calls = _calls_into(ctx, function, into)
             edges.extend((function, t.qualname) for call in calls for t in call.targets if isinstance(t, Ref))
             members.append(Entry(ctx.ref(function), tuple(calls)))
-        groups.append(Entry(ctx.ref(cls), tuple(members)))
+        inherited = _inherited(ctx, cls, [*spec.members, *spec.members_of.get(cls.rsplit(".", 1)[-1], [])])
+        groups.append(CallsGroup(ctx.ref(cls), tuple(members), inherited if spec.own_only else ()))
         if spec.diagram and spec.diagram_style == "calls" and functions:
             name = spec.diagram.replace("{class}", cls.rsplit(".", 1)[-1].lower())
             diagrams.append(call_diagram(ctx.model, name, functions[0], into, depth=spec.depth))

@@ -101,7 +101,8 @@ class Callees(Spec, kw_only=True):
 
 class Calls(Spec, kw_only=True):
     """For each class of ``classes``: its ``members`` (and ``members_of[<class name>]``) with the
-    calls each makes into ``into``.  ``own_only`` skips members the class does not define itself;
+    calls each makes into ``into``.  ``own_only`` lists a member the class does not define itself as
+    the base's it inherits, with the methods it calls on ``self`` that the class overrides;
     ``none`` is said of a member that makes no such call.  ``diagram`` names one diagram of all
     the calls (``diagram_style = "edges"``) or, with ``{class}`` in it, one call diagram per class
     from its first member, ``depth`` deep (``diagram_style = "calls"``)."""
