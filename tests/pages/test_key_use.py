@@ -54,3 +54,73 @@ def test_keys_through_the_key_names_resolve_to_their_defaults(
         ("write", "state_value", "set via tensor_keys.value", 12),
         ("write", "shifted_valid", "[]", 13),
     ]  # options.get("value") is no key (options is a plain receiver); an unknown field is skipped
+
+
+HELPERS = {
+    "pkg/__init__.py": "",
+    "pkg/utils.py": """
+        def get_or_select(td, key_or_keys, default=None):
+            if isinstance(key_or_keys, str):
+                return td.get(key_or_keys, default)
+            return td.select(*key_or_keys)
+
+
+        def write_into(td, key, value):
+            td.set(key, value)
+
+
+        def not_a_key(td, size):
+            return td.get("fixed") * size
+        """,
+    "pkg/est.py": """
+        from dataclasses import dataclass
+
+        from pkg.utils import get_or_select, not_a_key, write_into
+
+
+        class Estimator:
+            @dataclass
+            class _AcceptedKeys:
+                value: str = "state_value"
+                log_prob: str | None = None
+
+                def __post_init__(self):
+                    if self.log_prob is None:
+                        if aggregate():
+                            self.log_prob = "sample_log_prob"
+                        else:
+                            self.log_prob = "action_log_prob"
+
+            def forward(self, td):
+                lp = get_or_select(td, self.tensor_keys.log_prob)
+                write_into(td, key=self.tensor_keys.value, value=lp)
+                not_a_key(td, self.tensor_keys.value)
+                return td.get(self.tensor_keys.log_prob)
+        """,
+}
+
+
+def test_a_key_a_helper_reads_and_a_default_set_when_the_key_names_are_made(
+    make_package: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    root = make_package(HELPERS)
+    model = model_of(root, "pkg")
+    profile = Profile("p", "p.toml", {}, {}, extensions=("tensordict",))
+    ctx = Context(model, Refs(model, root), "test")
+    body = build_key_use(KeyUse(classes=["pkg.est.Estimator"]), ctx, profile)
+    (member,) = body.classes[0].members
+    made = " (the default name set when the tensor_keys are made)"
+    rows = [(use.kind, use.key, use.how, use.anchor.line) for use in member.uses]
+    assert rows == [
+        # the helper's parameter is a key of its other parameter: read there, by get or select
+        (
+            "read",
+            "sample_log_prob or action_log_prob",
+            "get/select in get_or_select via tensor_keys.log_prob" + made,
+            20,
+        ),
+        # passed by keyword, written by the helper
+        ("write", "state_value", "set in write_into via tensor_keys.value", 21),
+        # not_a_key uses its second parameter as no key: line 22 has no row
+        ("read", "sample_log_prob or action_log_prob", "get via tensor_keys.log_prob" + made, 23),
+    ]

@@ -4,7 +4,10 @@ Losses and value estimators name their keys through an attribute (``self.tensor_
 whose fields are declared, with their default names, on a nested class (``_AcceptedKeys``).
 This section reads those defaults from the class and the accesses from each method's source
 (parsed with :mod:`ast`, never run): ``td.get(self.tensor_keys.reward)``,
-``td.set(("next", self.tensor_keys.value), v)``, ``td["shifted_valid"]`` and so on.
+``td.set(("next", self.tensor_keys.value), v)``, ``td["shifted_valid"]`` and so on, and the keys
+handed to a function of the package that reads or writes them (``_maybe_get_or_select(td, key)``).
+A field declared without a default name (``None``) has each name the key-name class's methods
+give it (``__post_init__``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rlmap.index.records import ATTRIBUTE, READ, WRITE, format_key
+from rlmap.index.records import ATTRIBUTE, FUNCTION, METHOD, READ, WRITE, format_key
 from rlmap.index.vocabulary import KeyVocabulary, vocabulary_for
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
@@ -67,29 +70,58 @@ def build_key_use(spec: specs.KeyUse, ctx: Context, profile: Profile) -> KeyUseB
     return KeyUseBody(tuple(classes))
 
 
-def _defaults(ctx: Context, cls: str, nested: str) -> dict[str, str]:
-    """Field -> default key name, from the nested class (its own, or a base's)."""
+def _defaults(ctx: Context, cls: str, nested: str) -> dict[str, tuple[str, ...]]:
+    """Field -> its default key names, from the nested class (its own, or a base's): the name
+    declared on the class, or, for a field declared without one (``None``), each name its methods
+    assign to it (``__post_init__`` picks ``"sample_log_prob"`` or ``"action_log_prob"``)."""
     holder = ctx.model.find_member(cls, nested)
     if holder is None:
         raise ctx.fail(f"defaults: {cls} has no '{nested}'")
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, ...]] = {}
+    unnamed: set[str] = set()
+    methods = []
     prefix = f"{holder}."
     for symbol in ctx.model.symbols():
-        if symbol.kind != ATTRIBUTE or not symbol.qualname.startswith(prefix):
+        if not symbol.qualname.startswith(prefix) or "." in symbol.qualname[len(prefix) :]:
             continue
         field = symbol.qualname[len(prefix) :]
-        if "." not in field:
-            try:
-                value = ast.literal_eval(symbol.value) if symbol.value else None
-            except (ValueError, SyntaxError, RecursionError, MemoryError):
-                value = None
-            if isinstance(value, str):
-                found[field] = value
+        if symbol.kind == METHOD:
+            methods.append(symbol)
+        if symbol.kind != ATTRIBUTE:
+            continue
+        try:
+            value = ast.literal_eval(symbol.value) if symbol.value else None
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            value = None
+        if isinstance(value, str):
+            found[field] = (value,)
+        elif value is None and symbol.value == "None":
+            unnamed.add(field)
+    assigned: dict[str, list[str]] = {}
+    for method in sorted(methods, key=lambda symbol: symbol.line):
+        node = ctx.refs.definition(method)
+        for inner in ast.walk(node) if node is not None else ():
+            if not isinstance(inner, ast.Assign) or not _is_str(inner.value):
+                continue
+            for target in inner.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                    and target.attr in unnamed
+                    and inner.value.value not in assigned.setdefault(target.attr, [])  # type: ignore[attr-defined]
+                ):
+                    assigned[target.attr].append(inner.value.value)  # type: ignore[attr-defined]
+    found.update({field: tuple(names) for field, names in assigned.items() if names})
     return found
 
 
+def _is_str(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
 def _uses(
-    ctx: Context, function: str, vocabulary: KeyVocabulary, through: str, defaults: dict[str, str]
+    ctx: Context, function: str, vocabulary: KeyVocabulary, through: str, defaults: dict[str, tuple[str, ...]]
 ) -> tuple[KeyUse, ...]:
     symbol = ctx.model.symbol(function)
     node = ctx.refs.definition(symbol) if symbol is not None else None
@@ -101,22 +133,102 @@ def _uses(
         resolved = _key(key_node, through, defaults)
         if resolved is None:
             return
-        key, fields = resolved
+        keys, fields = resolved
         how = method + (f" via {through}.{', '.join(fields)}" if fields else "")
-        shown = ctx.refs.line_text(symbol.path, line).strip()[:120] or key[-1]  # the line's code names it
+        if len(keys) > 1:
+            how += f" (the default name set when the {through} are made)"
+        shown = ctx.refs.line_text(symbol.path, line).strip()[:120] or keys[0][-1]  # the line's code names it
         anchor = ctx.refs.anchor(shown, symbol.path, line)
-        rows.setdefault((kind, format_key(key), how, line), KeyUse(kind, format_key(key), how, anchor))
+        named = " or ".join(format_key(key) for key in keys)
+        rows.setdefault((kind, named, how, line), KeyUse(kind, named, how, anchor))
 
+    helpers = _HelperCalls(ctx, function, vocabulary)
     for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            for helped, argument, through_helper in helpers.accesses(inner):
+                add(helped, argument, through_helper, inner.lineno)
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
             method = inner.func.attr
-            kind = vocabulary.methods.get(method)
-            if kind in (READ, WRITE) and inner.args and not _plain(inner.func.value, vocabulary):
-                add(kind, inner.args[0], method, inner.lineno)
+            found = vocabulary.methods.get(method)
+            if found in (READ, WRITE) and inner.args and not _plain(inner.func.value, vocabulary):
+                add(found, inner.args[0], method, inner.lineno)
         elif isinstance(inner, ast.Subscript) and not _plain(inner.value, vocabulary):
             kind = WRITE if isinstance(inner.ctx, ast.Store) else READ
             add(kind, inner.slice, "[]", inner.lineno)
     return tuple(sorted(rows.values(), key=lambda use: (use.anchor.line if use.anchor else 0, use.kind, use.key)))
+
+
+class _HelperCalls:
+    """Keys a method hands to a function of the package that reads or writes them for it:
+    ``_maybe_get_or_select(tensordict, self.tensor_keys.sample_log_prob)``, whose body does
+    ``td.get(key_or_keys, ...)`` with both as its parameters.  One call deep: the function's own
+    body, read with :mod:`ast`; the call is matched to what the model resolved it to."""
+
+    def __init__(self, ctx: Context, function: str, vocabulary: KeyVocabulary) -> None:
+        self._ctx, self._vocabulary = ctx, vocabulary
+        self._sites: dict[tuple[int, str], tuple[str, ...]] = {}
+        for site in ctx.model.call_sites(function):
+            self._sites.setdefault((site.line, site.callee_text), site.targets)
+        self._summaries: dict[str, tuple[list[str], dict[tuple[str, str], list[str]]]] = {}
+
+    def accesses(self, call: ast.Call) -> list[tuple[str, ast.expr, str]]:
+        """(kind, the key argument, how) for each key the call's resolved function accesses
+        through a parameter."""
+        text = _dotted(call.func)
+        if text is None or any(isinstance(argument, ast.Starred) for argument in call.args):
+            return []
+        found = []
+        for target in self._sites.get((call.lineno, text), ()):
+            parameters, keys = self._summary(target)
+            # (a function of the package: no bound self; the arguments past its parameters name none)
+            given: dict[str, ast.expr] = dict(zip(parameters, call.args, strict=False))
+            given.update({keyword.arg: keyword.value for keyword in call.keywords if keyword.arg})
+            short = target.rsplit(".", 1)[-1]
+            for (parameter, kind), methods in keys.items():
+                if parameter in given:
+                    found.append((kind, given[parameter], f"{'/'.join(methods)} in {short}"))
+        return found
+
+    def _summary(self, target: str) -> tuple[list[str], dict[tuple[str, str], list[str]]]:
+        """A module-level function's positional parameters, and those its body uses as a key of
+        another parameter ((name, kind) -> the methods, in line order); none for anything else."""
+        if target in self._summaries:
+            return self._summaries[target]
+        summary: tuple[list[str], dict[tuple[str, str], list[str]]] = ([], {})
+        symbol = self._ctx.model.symbol(target)
+        node = self._ctx.refs.definition(symbol) if symbol is not None and symbol.kind == FUNCTION else None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+            names = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
+            keys: dict[tuple[str, str], list[str]] = {}
+            for inner in sorted(ast.walk(node), key=lambda found: getattr(found, "lineno", 0)):
+                if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.args):
+                    continue
+                receiver, method, first = inner.func.value, inner.func.attr, inner.args[0]
+                if not (isinstance(receiver, ast.Name) and receiver.id in names):
+                    continue
+                kind = self._vocabulary.methods.get(method)
+                if isinstance(first, ast.Starred) and method in self._vocabulary.multi_key_methods:
+                    first = first.value  # ``td.select(*keys)``
+                if kind in (READ, WRITE) and isinstance(first, ast.Name) and first.id in names - {receiver.id}:
+                    methods = keys.setdefault((first.id, kind), [])
+                    if method not in methods:
+                        methods.append(method)
+            summary = (positional, keys)
+        self._summaries[target] = summary
+        return summary
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` as written; ``None`` for any other callee."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _plain(receiver: ast.expr, vocabulary: KeyVocabulary) -> bool:
@@ -126,20 +238,23 @@ def _plain(receiver: ast.expr, vocabulary: KeyVocabulary) -> bool:
     return bool(name) and vocabulary.is_plain_receiver(name)
 
 
-def _key(node: ast.expr, through: str, defaults: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """A key as (its default name parts, the key-name fields it went through); None when not a key."""
-    parts: list[str] = []
+def _key(
+    node: ast.expr, through: str, defaults: dict[str, tuple[str, ...]]
+) -> tuple[list[tuple[str, ...]], tuple[str, ...]] | None:
+    """A key as (each of its default names' parts, the key-name fields it went through); None when
+    not a key.  A field with more than one default name gives one key per name."""
+    keys: list[tuple[str, ...]] = [()]
     fields: list[str] = []
     for element in node.elts if isinstance(node, ast.Tuple) else [node]:
         if isinstance(element, ast.Constant) and isinstance(element.value, str):
-            parts.append(element.value)
+            keys = [(*key, element.value) for key in keys]
             continue
         field = _field(element, through)
         if field is None or field not in defaults:
             return None
-        parts.append(defaults[field])
+        keys = [(*key, name) for key in keys for name in defaults[field]]
         fields.append(field)
-    return (tuple(parts), tuple(fields)) if parts else None
+    return (keys, tuple(fields)) if keys[0] else None
 
 
 def _field(node: ast.expr, through: str) -> str | None:
