@@ -15,10 +15,13 @@ from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Body, Call, Context, Entry, Site
 
-# Lines worth quoting by default: shape changes and time/batch indexing.
+# Lines worth quoting by default: shape changes, stacking and splitting, padding and packing
+# sequences, and time/batch indexing.
 DEFAULT_MARKERS = (
     *(f".{method}(" for method in ("reshape", "transpose", "permute", "view", "unsqueeze", "squeeze")),
     *(f".{method}(" for method in ("flatten", "unflatten", "movedim", "expand", "flip")),
+    *(f".{method}(" for method in ("stack", "cat", "unbind", "split", "chunk")),
+    *(f"{function}(" for function in ("pack_padded_sequence", "pad_packed_sequence", "pad_sequence")),
     "[...",
     *(f"[:,{space}{start}" for space in ("", " ") for start in "-:0123456789"),
 )
