@@ -135,7 +135,7 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
         else:
             result["glossary"] = describe_term(model, term)
     if result is None:
-        close = similar_names(model, query)
+        close = similar_names(model, query, terms=terms)
         raise SymbolNotFound(
             f"'{_echoed(query)}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
             f"did you mean {' or '.join(repr(name) for name in close)}?"
@@ -173,13 +173,17 @@ def completions(
     return sorted(found)[:limit]
 
 
-def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
-    """Names spelled like ``query`` (``Colector.rollout`` -> ``Collector.rollout``), as short as the query."""
+def similar_names(model: CodeModel, query: str, count: int = 3, terms: Sequence[Term] = ()) -> list[str]:
+    """Names spelled like ``query`` (``Colector.rollout`` -> ``Collector.rollout``), as short as
+    the query: symbols, the paths imports make, glossary ``terms`` (their names); a member keeps
+    its name when only its owner is misspelled (``torchrl.collector.Collector.rollout``).  A name
+    with a leading underscore comes after the others unless the query has one."""
     import difflib
 
     query = query.strip()
     depth = query.count(".") + 1
     suffixes = {".".join(name.split(".")[-depth:]) for name in model.qualnames()}
+    found: list[str] = []  # the member of a misspelled owner's spellings
     if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``), whole
         suffixes.update(f"{module}.{name}" for module, name, _ in model.exports())
         head, _, last = query.rpartition(".")
@@ -188,8 +192,31 @@ def similar_names(model: CodeModel, query: str, count: int = 3) -> list[str]:
         if owner is not None:
             close = difflib.get_close_matches(last, _members(model, owner), n=count, cutoff=0.8)
             if close:
-                return [f"{head}.{member}" for member in close]
-    return difflib.get_close_matches(query, sorted(suffixes), n=count, cutoff=0.8)
+                return _public_first([f"{head}.{member}" for member in close], query)
+        else:  # the owner misspelled: its spellings that have the member
+            for meant in similar_names(model, head, count):
+                owner = _owner(model, meant)
+                if owner is not None and last in _members(model, owner):
+                    found.append(f"{meant}.{last}")
+    suffixes.update(name for term in terms for name in term.names() if name.count(".") + 1 == depth)
+    close = difflib.get_close_matches(query, sorted(suffixes), n=count * 3, cutoff=0.8)
+    if not _dunder(query):  # (a module's ``__all__`` is no answer to a misspelled name)
+        close = [name for name in close if not _dunder(name)]
+    if found:  # then the names as long as the query: not its owner alone (the member dropped)
+        close = [name for name in close if name.count(".") + 1 == depth and name not in found]
+    return [*found, *_public_first(close, query)][:count]
+
+
+def _dunder(name: str) -> bool:
+    last = name.rpartition(".")[2]
+    return last.startswith("__") and last.endswith("__")
+
+
+def _public_first(names: list[str], query: str) -> list[str]:
+    """``names`` in their order, those whose last part starts with ``_`` last unless ``query``'s does."""
+    if query.rpartition(".")[2].startswith("_"):
+        return names
+    return sorted(names, key=lambda name: name.rpartition(".")[2].startswith("_"))
 
 
 def _owner(model: CodeModel, head: str) -> str | None:

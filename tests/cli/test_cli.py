@@ -554,6 +554,20 @@ def test_show_suggests_a_name_spelled_alike(run: Run) -> None:
     assert "did you mean 'Collector.rollout'" in err
 
 
+def test_show_suggests_the_member_of_a_misspelled_owner_and_terms_before_private_names(run: Run) -> None:
+    # the module misspelled, the member right: the member is kept, not dropped for its class
+    code, _, err = run("show", *fixture_args("pkg.envz.base.Env.step"))
+    assert code == 2
+    assert "did you mean 'pkg.envs.base.Env.step'" in err
+    # a glossary term spelled alike comes before a private attribute spelled alike
+    profile = ("--profile", str(FIXTURES / "profile.toml"))
+    code, _, err = run("show", *fixture_args("carier"), *profile)
+    assert code == 2
+    assert "did you mean 'carrier' or '_carrier'?" in err
+    code, _, err = run("show", *fixture_args("_carier"), *profile)
+    assert "did you mean '_carrier' or 'carrier'?" in err  # (asked with the underscore: it first)
+
+
 def test_show_finds_a_name_through_the_package_that_imports_it(run: Run) -> None:
     # ``pkg.Env`` is what users type (pkg/__init__.py imports it from pkg.envs, which imports it
     # from pkg.envs.base); so is a member through it
