@@ -89,6 +89,13 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
         return int(ExitCode.USAGE)
     except errors.UsageError as error:
         hint = f"run '{error.ctx.command_path if error.ctx else _command_path(command, argv)} --help'"
+        if isinstance(error, errors.NoSuchOption):
+            meant = _options_like(error)
+            say_error(
+                f"{error.message} - "
+                + (f"did you mean {' or '.join(meant)}? ({hint} for every option)" if meant else hint)
+            )
+            return int(ExitCode.USAGE)
         message = error.format_message().replace("Value error, ", "")  # pydantic's prefix, in typer's messages
         say_error(f"{message} - {hint}")
         return int(ExitCode.USAGE)
@@ -125,6 +132,18 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
     if result == 130:  # typer's own answer to Ctrl-C inside a command (no command exits 130 itself)
         say_error("interrupted")
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def _options_like(error: Any) -> list[str]:
+    """The command's long options spelled like the unknown one (``--chek`` -> ``--check``).
+    click's own guesses are loose (``--bogus`` -> ``--jobs``): these are the close ones only."""
+    import difflib
+
+    params = error.ctx.command.params if error.ctx is not None else []
+    options = sorted(
+        {name for param in params for name in (*param.opts, *param.secondary_opts) if name.startswith("--")}
+    )
+    return difflib.get_close_matches(error.option_name, options, n=2, cutoff=0.8)
 
 
 def _empty_path(group: Any, args: list[str]) -> str:

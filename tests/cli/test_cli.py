@@ -233,6 +233,22 @@ def test_usage_errors_exit_2(run: Run, args: list[str], message: str) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["generate", "--chek"], "No such option: --chek - did you mean --check? (run 'rlmap generate --help'"),
+        (["show", "x", "--cach-dir", "d"], "No such option: --cach-dir - did you mean --cache-dir? (run 'rlmap show"),
+        (["--verison"], "No such option: --verison - did you mean --version? (run 'rlmap --help'"),
+        # nothing spelled like it: no guess (click's own offered --jobs for --bogus)
+        (["show", "--bogus", "x"], "No such option: --bogus - run 'rlmap show --help'\n"),
+    ],
+)
+def test_an_unknown_option_is_answered_with_the_options_spelled_like_it(run: Run, args: list[str], said: str) -> None:
+    code, _, err = run(*args)
+    assert code == 2
+    assert err.startswith(f"rlmap: error: {said}")
+
+
 def test_a_path_of_the_wrong_kind_is_named_as_given_and_said_to_be_so(run: Run, tmp_path: Path) -> None:
     a_file = tmp_path / "afile"
     a_file.write_text("")
