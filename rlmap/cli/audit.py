@@ -343,9 +343,7 @@ def _context(
 
 def _page_cache(cache_dir: Path | None, no_cache: bool) -> Any:
     """The cache the model came from, for parsed pages too (the model's loading said if it is unusable)."""
-    from rlmap.index.cache import Cache, default_cache_dir
-
-    return Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
+    return common.cache_of(cache_dir, no_cache)
 
 
 def _write_step_summary(findings: list[Any], known: frozenset[str]) -> bool:

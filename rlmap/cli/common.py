@@ -492,6 +492,17 @@ class _BarProgress:
         self.bar.update(self.task, completed=done, total=total or None, count=count)
 
 
+def cache_of(cache_dir: Path | None, no_cache: bool) -> Any:
+    """The cache the options name; both ``--no-cache`` and ``--cache-dir`` are a usage error (which
+    one was meant is not known)."""
+    if no_cache and cache_dir is not None:
+        raise UsageError(
+            "--no-cache and --cache-dir are both given",
+            "pass --cache-dir to use that cache, or --no-cache to read and write none",
+        )
+    return Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
+
+
 def load_model_of(
     settings: Any,
     profile: Any,
@@ -526,7 +537,7 @@ def load_model_of(
     if jobs is not None and jobs > cores:
         say_note(f"--jobs {jobs} is more than the {cores} CPU(s) here; using {cores}")
         jobs = cores
-    cache = Cache.disabled() if no_cache else Cache.at(cache_dir or default_cache_dir())
+    cache = cache_of(cache_dir, no_cache)
     if progress is not None:
         loaded = load_model(tree, cache, jobs, progress, extensions, value_cap)
     else:

@@ -93,12 +93,13 @@ def builtin_profile_folder(package: str) -> str:
 def profile_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     """The profile's TOML file (``path``, or ``profile.toml`` in it when it is a directory) and
     the name messages show for it."""
+    given = display or str(path)  # a profile passed is named as given (its name alone hides where it is)
     if path.is_dir():
-        shown = f"{(display or path.name).rstrip('/')}/{PROFILE_FILE}"
+        shown = f"{given.rstrip('/')}/{PROFILE_FILE}"
         return data_file(path / PROFILE_FILE, PROFILE_FILE, shown), shown  # (not a link out of the folder)
-    if display is None and not os.path.lexists(path):  # named as given: its name alone would hide where
+    if display is None and not os.path.lexists(path):
         raise ConfigError(f"profile '{path}' does not exist", "pass --profile a profile file or the folder holding one")
-    return path, display or path.name
+    return path, given
 
 
 def read_profile(path: Path, origin: str) -> tuple[str, dict[str, Any], Header]:

@@ -223,6 +223,8 @@ def test_graph_dot_is_deterministic(run: Run) -> None:
         (["show"], "Missing argument"),
         (["show", "x", "--source", "/definitely/not/here"], "source path '/definitely/not/here' does not exist"),
         (["frobnicate"], "No such command"),
+        (["show", "x", "--no-cache", "--cache-dir", "d"], "--no-cache and --cache-dir are both given - pass"),
+        (["graph", "--cache-dir=d", "--no-cache"], "--no-cache and --cache-dir are both given - pass"),
     ],
 )
 def test_usage_errors_exit_2(run: Run, args: list[str], message: str) -> None:
@@ -247,6 +249,18 @@ def test_an_unknown_option_is_answered_with_the_options_spelled_like_it(run: Run
     code, _, err = run(*args)
     assert code == 2
     assert err.startswith(f"rlmap: error: {said}")
+
+
+def test_a_profile_passed_is_named_as_given(run: Run, tmp_path: Path) -> None:
+    # its name alone ("passwd", "etc/profile.toml") hid where it was, or named another place
+    not_toml = tmp_path / "passwd"
+    not_toml.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    code, _, err = run("show", *fixture_args("x", "--profile", str(not_toml)))
+    assert code == 2
+    assert err.startswith(f"rlmap: error: {not_toml}: invalid TOML: ")
+    code, _, err = run("show", *fixture_args("x", "--profile", str(tmp_path)))
+    assert code == 2
+    assert err.startswith(f"rlmap: error: cannot read '{tmp_path}/profile.toml': ")
 
 
 def test_a_path_of_the_wrong_kind_is_named_as_given_and_said_to_be_so(run: Run, tmp_path: Path) -> None:

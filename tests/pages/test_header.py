@@ -36,7 +36,7 @@ def test_the_header_and_glossary_are_checked_as_a_whole_load_checks_them(tmp_pat
     for header, message in [
         ('extensions = ["jax"]', "profile.toml: [profile] extensions: jax is not an extension rlmap has"),
         ('colour = "red"', "profile.toml: [profile]"),
-        ('glossary = "missing.toml"', "cannot read 'missing.toml'"),
+        ('glossary = "missing.toml"', "/missing.toml': No such file or directory"),
     ]:
         path = _profile(tmp_path, header)
         with pytest.raises(ConfigError) as basics:
