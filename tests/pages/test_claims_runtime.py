@@ -804,7 +804,12 @@ def test_average_rewards_rewrites_the_callers_rewards(name: str) -> None:
         kwargs["lmbda"] = 0.9
     data = _value_data()
     data["next", "reward"] = torch.arange(3.0).view(1, 3, 1)
-    getattr(estimators, name)(**kwargs)(data)
+    getattr(estimators, name)(**kwargs)(data)  # shifted=False, the default
     rewards = data["next", "reward"].flatten()
     assert torch.allclose(rewards.mean(), torch.tensor(0.0), atol=1e-6)
     assert torch.allclose(rewards, torch.tensor([-1.0, 0.0, 1.0]), atol=1e-5)
+    # shifted=True: the values are computed on a copy of the data, which gets the rewards
+    data = _value_data()
+    data["next", "reward"] = torch.arange(3.0).view(1, 3, 1)
+    getattr(estimators, name)(**kwargs, shifted=True)(data)
+    assert torch.equal(data["next", "reward"].flatten(), torch.arange(3.0))
