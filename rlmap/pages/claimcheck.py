@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rlmap.errors import ConfigError, RlmapError
 from rlmap.index.lines import one_line
-from rlmap.index.records import READ, WRITE
+from rlmap.index.records import READ, WRITE, Symbol
 from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.claims import (
@@ -399,6 +399,18 @@ class ClaimChecker:
         docstring = _fold(self.refs.docstring(symbol)) if symbol is not None else ""
         if _fold(spec.text) not in docstring:
             raise self._fail(claim, f"the docstring of {name} does not say {spec.text!r}")
-        # anchored at the definition, named by it: a docstring line may hold markup of its own
         assert symbol is not None
-        return self._held(claim, name, symbol.line, spec.text, shown=name.rsplit(".", 1)[-1])
+        line = self._docstring_line(symbol, " ".join(spec.text.split()))
+        if line is None:  # (the words span an escape the source writes otherwise): the definition
+            return self._held(claim, name, symbol.line, spec.text, shown=name.rsplit(".", 1)[-1])
+        return self._held(claim, name, line, spec.text)
+
+    def _docstring_line(self, symbol: Symbol, wanted: str) -> int | None:
+        """The line of the docstring's source where ``wanted`` (its words, each space one) starts:
+        the last line from which the docstring's lines, read on, hold it."""
+        lines = self.refs.docstring_lines(symbol)
+        texts = [self.refs.line_text(symbol.path, line) for line in lines]
+        for place in range(len(texts) - 1, -1, -1):
+            if wanted in " ".join(" ".join(texts[place:]).split()):
+                return lines[place]
+        return None

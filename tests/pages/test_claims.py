@@ -29,6 +29,8 @@ PACKAGE = {
             """Runs steps.
 
             .. note:: the hidden state is zeroed at starts.
+                It is carried over
+                between steps.
             """
 
             def __init__(self, steps, track, mode: str | None = None):
@@ -175,9 +177,16 @@ def test_every_kind_holds_at_the_line_that_shows_it(checker: ClaimChecker, tmp_p
         "reads-key": 'td["next", "h"] = td.get("h")',
         "value": 'DEFAULT_KEYS = ["h", "c"]',
         "default": "def __init__(self, steps, track, mode: str | None = None):",
-        "docstring": "class Loop:",
+        # the docstring's line where the words start (not the class line: a page links the words)
+        "docstring": ".. note:: the hidden state is zeroed at starts.",
     }
     assert held["warns"].text == "odd step counts are slow"  # literal parts joined, as the code writes them
+    # words over two lines: the line they start on
+    spanning = load_claims(
+        _claims(tmp_path, HOLDING.replace("the hidden state is zeroed at starts", "carried over between")), "c.toml"
+    )
+    line = checker.check_all(spanning)["docstring"].anchor.line
+    assert refs.line_text(held["docstring"].anchor.path, line).strip() == "It is carried over"
     assert summary(claims) == {
         "claims": 11,
         "static": 10,
@@ -209,7 +218,7 @@ def test_every_kind_holds_at_the_line_that_shows_it(checker: ClaimChecker, tmp_p
         ('kind = "warns"\nin = "pkg.core.Loop.run"\nmessage = "odd"', "warns nothing"),
         ('kind = "writes-key"\nin = "pkg.core.Loop.run"\nkey = "is_init"', "does not write"),
         ('kind = "value"\nin = "pkg.core.DEFAULT_KEYS"\nvalue = "obs"', ""),
-        ('kind = "docstring"\nin = "pkg.core.Loop"\ntext = "carried"', "does not say"),
+        ('kind = "docstring"\nin = "pkg.core.Loop"\ntext = "dropped"', "does not say"),
         ('kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "mode"\nvalue = "True"', "defaults to 'None'"),
         ('kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "steps"\nvalue = "None"', "has no default"),
         ('kind = "default"\nin = "pkg.core.Loop.__init__"\nparameter = "nope"\nvalue = "None"', "no parameter 'nope'"),
