@@ -7,6 +7,7 @@ two lists together, so a claim cannot point at a test that does not exist (or si
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from pathlib import Path
@@ -219,6 +220,12 @@ def test_default_collector_on_cpu_casts_every_step() -> None:
         assert collector._cast_to_env_device is True  # env.device (cpu) != storing_device (None)
         assert collector._carrier_has_no_device is True
         assert collector._carrier.device is None
+        # the cast the rollout makes: a new tensordict over the same CPU tensors, nothing copied
+        cast = collector._carrier.to(collector.env_device)
+        assert cast is not collector._carrier
+        leaves = list(cast.keys(True, True))
+        assert leaves
+        assert all(cast.get(key).data_ptr() == collector._carrier.get(key).data_ptr() for key in leaves)
     finally:
         collector.shutdown()
     collector = Collector(_pendulum(), frames_per_batch=4, total_frames=4)  # an env without a device
@@ -228,6 +235,23 @@ def test_default_collector_on_cpu_casts_every_step() -> None:
         assert collector._carrier_has_no_device is True  # env_device is None
     finally:
         collector.shutdown()
+
+
+def test_a_rollout_adding_to_a_buffer_step_by_step_ends_at_total_frames() -> None:
+    """With a replay buffer and extend_buffer=False, the rollout adds each step and returns once
+    the frames reach total_frames: the last batch is cut short."""
+    from torchrl.collectors import Collector
+    from torchrl.data import LazyTensorStorage, ReplayBuffer
+
+    buffer = ReplayBuffer(storage=LazyTensorStorage(100))
+    collector = Collector(_pendulum(), frames_per_batch=4, total_frames=6, replay_buffer=buffer, extend_buffer=False)
+    sizes = []
+    try:
+        for _ in collector:
+            sizes.append(len(buffer))
+    finally:
+        collector.shutdown()
+    assert sizes == [4, 6]  # the second rollout stopped after 2 of its 4 steps
 
 
 @_UPDATER
@@ -479,14 +503,23 @@ def test_a_collector_built_on_a_recurrent_policy_without_is_init_raises_the_key_
 
     lstm = _lstm_for_mock()
     policy = TensorDictSequential(lstm, TensorDictModule(nn.Linear(4, 7), in_keys=["features"], out_keys=["action"]))
+    # the policy (no spec) runs in the constructor's branch for a policy without a complete spec:
+    # the last of _maybe_make_final_rollout's calls of the policy
+    lines, start = inspect.getsourcelines(Collector._maybe_make_final_rollout)
+    calls = [start + n for n, text in enumerate(lines) if "policy_output = self._wrapped_policy(" in text]
     for flag in (None, False):
         env = TransformedEnv(_mock_env(), lstm.make_tensordict_primer())
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            with pytest.raises(KeyError, match="is_init"):
+            with pytest.raises(KeyError, match="is_init") as raised:
                 Collector(env, policy, frames_per_batch=4, total_frames=8, auto_register_policy_transforms=flag)
         warned = [w for w in caught if "missing transforms required by the policy" in str(w.message)]
         assert bool(warned) is (flag is None)
+        frames = [
+            (f.name, f.lineno + 1) for f in raised.traceback if f.name == "_maybe_make_final_rollout"
+        ]  # (0-based)
+        assert len(calls) == 2
+        assert [line for _, line in frames] == [calls[-1]]
     env = TransformedEnv(_mock_env(), lstm.make_tensordict_primer())
     collector = Collector(env, policy, frames_per_batch=4, total_frames=8, auto_register_policy_transforms=True)
     try:
