@@ -477,15 +477,14 @@ def _named_before(text: str, start: int, fmt: str) -> str:
     """The name shown just before a link: ``name`` or :role:`Name <...>` or `name`, on the same line."""
     line_start = text.rfind("\n", 0, start) + 1
     head = text[line_start:start]
-    # rst: ``literal`` or :role:`Name <target>`; md: `literal` (links are [text](url), no backticks)
+    # rst: ``literal``, :code:`literal with \`escaped\` backticks`, or :role:`Name <target>`;
+    # md: a code span, its fence longer than any backtick run inside (links are [text](url))
     if fmt == "rst":
-        names = re.findall(r"``([^`]+)``|:\w+:`([^`<]+?)(?: <[^>]+>)?`", head)
+        found = re.findall(r"``((?:[^`]|`(?!`))+)``|:code:`((?:\\.|[^`\\])*)`|:\w+:`([^`<]+?)(?: <[^>]+>)?`", head)
+        names = [re.sub(r"\\(.)", r"\1", code) if code else literal or role for literal, code, role in found]
     else:
-        names = re.findall(r"``? ?([^`]+?) ?``?", head)
-    if not names:
-        return ""
-    last = names[-1] if isinstance(names[-1], str) else next(part for part in names[-1] if part)
-    return last.strip()
+        names = [match.group(2) for match in re.finditer(r"(`+) ?(.+?) ?\1(?!`)", head)]
+    return names[-1].strip() if names else ""
 
 
 @pytest.mark.torchrl

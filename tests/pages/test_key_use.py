@@ -124,3 +124,65 @@ def test_a_key_a_helper_reads_and_a_default_set_when_the_key_names_are_made(
         # not_a_key uses its second parameter as no key: line 22 has no row
         ("read", "sample_log_prob or action_log_prob", "get via tensor_keys.log_prob" + made, 23),
     ]
+
+
+CALLS_ON_SELF = {
+    "pkg/__init__.py": "",
+    "pkg/est.py": """
+        from dataclasses import dataclass
+
+
+        class Estimator:
+            @dataclass
+            class _AcceptedKeys:
+                reward: str = "reward"
+                done: str = "done"
+
+            def forward(self, td, flag):
+                if td.batch_dims < 1:
+                    raise ValueError("no batch")
+                if flag:
+                    self.value_estimate(td)
+                local = td.select(self.tensor_keys.reward)
+                local["mark"] = 1
+                nested = td.get("next")
+                return td.get(("next", self.tensor_keys.done))
+
+            def value_estimate(self, td):
+                reward = td.get(("next", self.tensor_keys.reward))
+                if self.average:
+                    td.set(("next", self.tensor_keys.reward), reward)
+                td = td.copy()
+                td.set("copied", reward)
+                return reward
+        """,
+}
+
+
+def test_keys_of_a_method_called_on_self_with_conditions_and_copies(
+    make_package: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    root = make_package(CALLS_ON_SELF)
+    model = model_of(root, "pkg")
+    profile = Profile("p", "p.toml", {}, {}, extensions=("tensordict",))
+    ctx = Context(model, Refs(model, root), "test")
+    body = build_key_use(KeyUse(classes=["pkg.est.Estimator"]), ctx, profile)
+    (member,) = body.classes[0].members
+    rows = [(use.kind, use.key, use.how, use.anchor.line, use.guard) for use in member.uses]
+    assert rows == [
+        # value_estimate's accesses, at its lines, in the place of forward's call (under "if flag");
+        # the input check every row shares (not (td.batch_dims < 1)) is left out of each
+        ("read", '("next", "reward")', "get via tensor_keys.reward, in value_estimate", 21, "if flag"),
+        (
+            "write",
+            '("next", "reward")',
+            "set via tensor_keys.reward, in value_estimate",
+            23,
+            "if flag / if self.average",
+        ),
+        ("write", "copied", "set on a copy, in value_estimate", 25, "if flag"),  # after td = td.copy()
+        ("read", "reward", "select via tensor_keys.reward", 15, ""),
+        ("write", "mark", "[] on a copy", 16, ""),  # local is made by select
+        # td.get("next") (line 17) is the nested data, no entry
+        ("read", '("next", "done")', "get via tensor_keys.done", 18, ""),
+    ]

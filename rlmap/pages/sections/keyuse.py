@@ -13,11 +13,13 @@ give it (``__post_init__``).
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import ATTRIBUTE, FUNCTION, METHOD, READ, WRITE, format_key
 from rlmap.index.vocabulary import KeyVocabulary, vocabulary_for
+from rlmap.pages.claimcheck import statements
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
 from rlmap.pages.sections.base import Body, Context
@@ -32,6 +34,9 @@ class KeyUse:
     key: str  # the default name, formatted (``("next", "reward")``)
     how: str  # ``get via tensor_keys.reward`` or ``set``
     anchor: Anchor | None
+    guard: str = ""  # the conditions the access runs under, `` / ``-joined (those of every row left out)
+    order: tuple[int, int] = (0, 0)  # (the member's line, the line in a method it calls on self)
+    conditions: tuple[str, ...] = ()  # the conditions, before those every row shares are left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +69,19 @@ def build_key_use(spec: specs.KeyUse, ctx: Context, profile: Profile) -> KeyUseB
             function = ctx.model.find_member(cls, member)
             if function is None:
                 raise ctx.fail(f"members: {name} has no '{member}'")
-            uses = _uses(ctx, function, vocabulary, spec.through, defaults)
+            uses = _shown_conditions(_uses(ctx, function, vocabulary, spec.through, defaults))
             members.append(MemberKeys(ctx.ref(function), uses))
         classes.append(ClassKeys(ctx.ref(cls), tuple(members)))
     return KeyUseBody(tuple(classes))
+
+
+def _shown_conditions(uses: tuple[KeyUse, ...]) -> tuple[KeyUse, ...]:
+    """Each row's conditions, less those every row of the table shares (the member's input checks,
+    ``not (tensordict.batch_dims < 1)``): what tells the rows apart."""
+    shared = set.intersection(*(set(use.conditions) for use in uses)) if uses else set()
+    return tuple(
+        dataclasses.replace(use, guard=" / ".join(c for c in use.conditions if c not in shared)) for use in uses
+    )
 
 
 def _defaults(ctx: Context, cls: str, nested: str) -> dict[str, tuple[str, ...]]:
@@ -121,41 +135,108 @@ def _is_str(node: ast.expr) -> bool:
 
 
 def _uses(
-    ctx: Context, function: str, vocabulary: KeyVocabulary, through: str, defaults: dict[str, tuple[str, ...]]
+    ctx: Context,
+    function: str,
+    vocabulary: KeyVocabulary,
+    through: str,
+    defaults: dict[str, tuple[str, ...]],
+    called: tuple[str, int, tuple[str, ...]] | None = None,
 ) -> tuple[KeyUse, ...]:
+    """The keys ``function`` reads and writes in its body, by its helpers (functions of the package
+    it hands them to) and in the methods it calls on ``self`` (one call deep: ``called`` is such a
+    call, as (the method's name, the caller's line, the caller's conditions there))."""
     symbol = ctx.model.symbol(function)
     node = ctx.refs.definition(symbol) if symbol is not None else None
     if symbol is None or node is None:
         return ()
     rows: dict[tuple[str, str, str, int], KeyUse] = {}
+    guards = _Guards(ctx.refs.source_lines(symbol.path), node)
 
-    def add(kind: str, key_node: ast.expr, method: str, line: int) -> None:
+    copies = _local_copies(node, vocabulary)
+
+    def add(kind: str, key_node: ast.expr, method: str, line: int, receiver: ast.expr | None = None) -> None:
         resolved = _key(key_node, through, defaults)
-        if resolved is None:
+        if resolved is None or resolved[0] == [("next",)]:  # (``td.get("next")``: the nested data, no entry)
             return
         keys, fields = resolved
         how = method + (f" via {through}.{', '.join(fields)}" if fields else "")
+        if _on_copy(copies, receiver, line):
+            how += " on a copy"
         if len(keys) > 1:
             how += f" (the default name set when the {through} are made)"
+        if called is not None:
+            how += f", in {called[0]}"
         shown = ctx.refs.line_text(symbol.path, line).strip()[:120] or keys[0][-1]  # the line's code names it
         anchor = ctx.refs.anchor(shown, symbol.path, line)
         named = " or ".join(format_key(key) for key in keys)
-        rows.setdefault((kind, named, how, line), KeyUse(kind, named, how, anchor))
+        conditions = guards.at(line)
+        order = (line, 0)
+        if called is not None:
+            conditions = (*called[2], *conditions)
+            order = (called[1], line)
+        rows.setdefault((kind, named, how, line), KeyUse(kind, named, how, anchor, "", order, conditions))
 
     helpers = _HelperCalls(ctx, function, vocabulary)
+    found_rows: list[KeyUse] = []
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call):
             for helped, argument, through_helper in helpers.accesses(inner):
                 add(helped, argument, through_helper, inner.lineno)
+            if called is None:
+                for method in helpers.own_methods(inner, function):
+                    at = (method.rsplit(".", 1)[-1], inner.lineno, guards.at(inner.lineno))
+                    found_rows.extend(_uses(ctx, method, vocabulary, through, defaults, at))
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
             method = inner.func.attr
             found = vocabulary.methods.get(method)
             if found in (READ, WRITE) and inner.args and not _plain(inner.func.value, vocabulary):
-                add(found, inner.args[0], method, inner.lineno)
+                add(found, inner.args[0], method, inner.lineno, inner.func.value)
         elif isinstance(inner, ast.Subscript) and not _plain(inner.value, vocabulary):
             kind = WRITE if isinstance(inner.ctx, ast.Store) else READ
-            add(kind, inner.slice, "[]", inner.lineno)
-    return tuple(sorted(rows.values(), key=lambda use: (use.anchor.line if use.anchor else 0, use.kind, use.key)))
+            add(kind, inner.slice, "[]", inner.lineno, inner.value)
+    return tuple(sorted([*rows.values(), *found_rows], key=lambda use: (use.order, use.kind, use.key)))
+
+
+def _local_copies(node: ast.AST, vocabulary: KeyVocabulary) -> dict[str, list[tuple[int, bool]]]:
+    """Each local name's assignments in the function, in line order: (line, whether it binds a new
+    container made from another: ``x = td.select(...)``, ``td = td.copy()``).  What is written into
+    such a container does not reach the tensordict it came from."""
+    assigned: dict[str, list[tuple[int, bool]]] = {}
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Name):
+            value = inner.value
+            copy = (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in vocabulary.copy_methods
+            )
+            assigned.setdefault(inner.targets[0].id, []).append((inner.lineno, copy))
+    for lines in assigned.values():
+        lines.sort()
+    return assigned
+
+
+def _on_copy(copies: dict[str, list[tuple[int, bool]]], receiver: ast.expr | None, line: int) -> bool:
+    """Whether ``receiver`` at ``line`` is a name whose last assignment above the line made a copy
+    (read in line order: a branch's assignment counts as made)."""
+    if not isinstance(receiver, ast.Name):
+        return False
+    before = [copy for at, copy in copies.get(receiver.id, ()) if at < line]
+    return bool(before) and before[-1]
+
+
+class _Guards:
+    """The conditions each line of a function runs under (``if x`` / ``not (x)``, loop headers),
+    as the claims read them (:func:`rlmap.pages.claimcheck.statements`)."""
+
+    def __init__(self, source: list[str], node: ast.AST) -> None:
+        self._statements = statements(source, node)
+
+    def at(self, line: int) -> tuple[str, ...]:
+        """The conditions of the innermost statement holding ``line`` (none outside every one); a
+        ``with`` block is no condition."""
+        held = [s for s in self._statements if s.line <= line <= s.end]
+        return tuple(g for g in held[-1].guards if not g.startswith("with ")) if held else ()
 
 
 class _HelperCalls:
@@ -170,6 +251,15 @@ class _HelperCalls:
         for site in ctx.model.call_sites(function):
             self._sites.setdefault((site.line, site.callee_text), site.targets)
         self._summaries: dict[str, tuple[list[str], dict[tuple[str, str], list[str]]]] = {}
+
+    def own_methods(self, call: ast.Call, caller: str) -> list[str]:
+        """The methods of the package a call on ``self`` (``self.value_estimate(td)``) resolves to,
+        other than the caller itself."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return []
+        targets = self._sites.get((call.lineno, f"self.{func.attr}"), ())
+        return [t for t in targets if t != caller and self._ctx.model.node_kind(t) == METHOD]
 
     def accesses(self, call: ast.Call) -> list[tuple[str, ast.expr, str]]:
         """(kind, the key argument, how) for each key the call's resolved function accesses
