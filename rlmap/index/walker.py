@@ -10,6 +10,7 @@ lookup of its type in :attr:`Walker.dispatch`.  The handlers live in the mixins 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -96,10 +97,12 @@ class Walker:
         return ".".join(parts) if parts else self.text(node)
 
     def line_holding(self, needle: str, start: int, end: int) -> int:
-        """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)."""
+        """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)
+        as a whole word: key ``reward`` is not on a line that names only ``reward_model``."""
         if needle and end > start:
+            word = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
             for number in range(start, min(end, len(self.source_lines)) + 1):
-                if needle in self.source_lines[number - 1]:
+                if needle in self.source_lines[number - 1] and word.search(self.source_lines[number - 1]):
                     return number
         return start
 

@@ -121,6 +121,25 @@ def test_keys_are_extracted_when_the_extension_is_enabled(make_package: MakePack
     assert _keys(loaded) == EXPECTED_KEYS  # nothing from kwargs[...], kwargs.get(...) or obs_spec[...]
 
 
+def test_a_key_of_a_call_over_lines_is_at_the_line_holding_it_whole(make_package: MakePackage) -> None:
+    # "reward" is in reward_model and reward_module above it: the key is on the out_keys line
+    module = """
+        def build(make, reward_module):
+            reward_model = make(
+                reward_module,
+                in_keys=["state"],
+                out_keys=[("next", "reward")],
+            )
+            return reward_model
+    """
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": module})
+    model = _load(root, Cache.disabled(), TENSORDICT).model
+    (access,) = model.key_accesses(("next", "reward"))
+    assert (access.how, access.line) == ("out_keys", 5)
+    (state,) = model.key_accesses(("state",))
+    assert state.line == 4
+
+
 def test_no_key_is_extracted_without_an_extension(make_package: MakePackage) -> None:
     root = _package(make_package)
     plain = _load(root, Cache.disabled(), ())
