@@ -384,6 +384,8 @@ def test_an_estimator_that_inherits_its_forward_names_what_it_overrides(torchrl_
     assert not groups["GAE"].inherited
     (vtrace,) = groups["VTrace"].inherited
     assert (vtrace.ref.display, vtrace.overrides) == ("ValueEstimatorBase.value_estimate", ())
+    assert vtrace.raises == "NotImplementedError"  # the base's is abstract: VTrace has no value_estimate
+    assert not inherited["MultiAgentGAE.forward"].raises
 
 
 def test_symptoms_are_anchored_where_the_code_raises_or_warns(torchrl_pages, torchrl_source) -> None:

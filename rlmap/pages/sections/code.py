@@ -4,6 +4,7 @@ and a :class:`Context`, and returns the frozen body its template renders."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ class Inherited:
     name: str  # as the class has it (``MultiAgentGAE.forward``)
     ref: Ref
     overrides: tuple[Ref, ...]
+    raises: str = ""  # the exception the base's method raises and does nothing else (an abstract one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +107,23 @@ def _inherited(ctx: Context, cls: str, members: list[str]) -> tuple[Inherited, .
             if receiver == "self" and called.isidentifier() and own_method and own not in overrides:
                 overrides.append(own)
         short = cls.rsplit(".", 1)[-1]
-        found.append(Inherited(f"{short}.{member}", ctx.ref(base), tuple(ctx.ref(name) for name in overrides)))
+        refs = tuple(ctx.ref(name) for name in overrides)
+        found.append(Inherited(f"{short}.{member}", ctx.ref(base), refs, _only_raises(ctx, base)))
     return tuple(found)
+
+
+def _only_raises(ctx: Context, function: str) -> str:
+    """The exception ``function``'s body raises when raising is all it does (past its docstring):
+    ``NotImplementedError`` of an abstract method; ``""`` otherwise."""
+    symbol = ctx.model.symbol(function)
+    node = ctx.refs.definition(symbol) if symbol is not None else None
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return ""
+    body = node.body[1:] if ctx.refs.docstring_lines(symbol) else node.body  # type: ignore[arg-type]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return ""
+    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return ast.unparse(raised) if isinstance(raised, ast.Name | ast.Attribute) else ""
 
 
 def build_calls(spec: specs.Calls, ctx: Context) -> CallsBody:
