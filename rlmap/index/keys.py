@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from rlmap.index import lines as L
-from rlmap.index.records import CHECK, CLASS, ON_COPY, READ, KeyAccess
+from rlmap.index.records import CHECK, CLASS, ON_COPY, READ, WRITE, KeyAccess
 from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, string_value
 from rlmap.index.walker import Walker
 
@@ -107,7 +107,7 @@ class KeyVisitor(Walker):
             return
         func = node.func
         if type(func) is cst.Attribute and func.attr.value in vocabulary.methods:  # type: ignore[attr-defined]
-            self.key_method(func, node.args, line, start, end)
+            self.key_method(func, node.args, line, start, end, self.changed_in_place(node))
         for arg in node.args:
             keyword = arg.keyword.value if arg.keyword is not None else ""
             kind = vocabulary.keywords.get(keyword)
@@ -115,7 +115,19 @@ class KeyVisitor(Walker):
                 for key in key_list(arg.value):
                     self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), keyword)
 
-    def key_method(self, func: cst.Attribute, args: Sequence[cst.Arg], line: int, start: int, end: int) -> None:
+    def changed_in_place(self, node: cst.CSTNode) -> str:
+        """How the value ``node`` gives is changed in place (``td["k"][i] = v``: ``[]=``;
+        ``td.get("k").copy_(x)``: ``copy_``), when it is; ``""`` otherwise.  Taken once."""
+        if self.mutated is not None and self.mutated[0] is node:
+            operation, self.mutated = self.mutated[1], None
+            # an entry is a tensor (or a tensordict): torch's trailing underscore says in place; a
+            # container's mutator of the same name (``add``, ``update``) gives a new tensor there
+            return operation if operation in ("[]=", "del []") or operation.endswith("_") else ""
+        return ""
+
+    def key_method(
+        self, func: cst.Attribute, args: Sequence[cst.Arg], line: int, start: int, end: int, changed: str = ""
+    ) -> None:
         assert self.vocabulary is not None
         receiver = dotted_parts(func.value)
         if receiver and self.vocabulary.is_plain_receiver(receiver[-1]):
@@ -125,6 +137,8 @@ class KeyVisitor(Walker):
         multi = method in self.vocabulary.multi_key_methods
         positional = [arg for arg in args if arg.keyword is None and (not arg.star or (multi and arg.star == "*"))]
         candidates = positional if multi else positional[:1]
+        if changed and kind == READ and not multi:  # the entry read, then changed in place: a write
+            kind, method = WRITE, f"{method} changed in place by {changed}"
         how = self.on_copy(receiver, method) if kind != READ else method
         held_by = _receiver_text(func.value)
         for arg in candidates:
@@ -139,23 +153,26 @@ class KeyVisitor(Walker):
 
     def visit_subscript(self, node: cst.Subscript, kind: str = READ) -> None:
         line, _, _ = self.position(node, L.SUBSCRIPT)
+        changed = self.changed_in_place(node) if kind == READ else ""
         if self.vocabulary is not None and len(node.slice) == 1:
-            self.subscript_key(node, kind, line)
+            self.subscript_key(node, WRITE if changed else kind, line, changed)
         elif self.vocabulary is not None and len(node.slice) > 1:
-            self.nested_subscript_key(node, kind, line)
+            self.nested_subscript_key(node, WRITE if changed else kind, line, changed)
         self.walk(node.value)
         for element in node.slice:
             self.walk(element)
 
-    def subscript_key(self, node: cst.Subscript, kind: str, line: int) -> None:
-        """``td["k"]`` (any kind) and ``td[name] = v`` (writes only) on a receiver that is not plain."""
+    def subscript_key(self, node: cst.Subscript, kind: str, line: int, changed: str = "") -> None:
+        """``td["k"]`` (any kind) and ``td[name] = v`` (writes only) on a receiver that is not plain;
+        ``changed``: how the entry read is then changed in place (a write)."""
         assert self.vocabulary is not None
         receiver = dotted_parts(node.value)
         index = node.slice[0].slice
         if (receiver and self.vocabulary.is_plain_receiver(receiver[-1])) or not isinstance(index, cst.Index):
             return
         key = key_literal(index.value)
-        how = self.on_copy(receiver, "[]") if kind != READ else "[]"
+        written = f"[] changed in place by {changed}" if changed else "[]"
+        how = self.on_copy(receiver, written) if kind != READ else "[]"
         held_by = _receiver_text(node.value)
         if key is not None:
             self.add_key(key, kind, line, how, receiver=held_by)
@@ -163,7 +180,7 @@ class KeyVisitor(Walker):
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept
             self.add_symbolic_key(index.value, kind, line, how, held_by)
 
-    def nested_subscript_key(self, node: cst.Subscript, kind: str, line: int) -> None:
+    def nested_subscript_key(self, node: cst.Subscript, kind: str, line: int, changed: str = "") -> None:
         """``td["collector", "traj_ids"]``: a nested key written without its parentheses."""
         assert self.vocabulary is not None
         receiver = dotted_parts(node.value)
@@ -175,7 +192,8 @@ class KeyVisitor(Walker):
             if text is None:
                 return
             parts.append(text)
-        how = self.on_copy(receiver, "[]") if kind != READ else "[]"
+        written = f"[] changed in place by {changed}" if changed else "[]"
+        how = self.on_copy(receiver, written) if kind != READ else "[]"
         self.add_key(tuple(parts), kind, line, how, receiver=_receiver_text(node.value))
 
     def visit_comparison(self, node: cst.Comparison) -> None:

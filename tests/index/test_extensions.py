@@ -140,6 +140,28 @@ def test_a_key_of_a_call_over_lines_is_at_the_line_holding_it_whole(make_package
     assert state.line == 4
 
 
+def test_an_entry_read_then_changed_in_place_is_a_write(make_package: MakePackage) -> None:
+    module = """
+        def fill(td, x, kwargs):
+            td["next", "done"][:, -1] = True
+            td.get("obs").copy_(x)
+            td["state"].zero_()
+            value = td.get("value")
+            td["reward"].add(1)
+            kwargs["a"][0] = 1
+            return value
+    """
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": module})
+    keys = _keys(_load(root, Cache.disabled(), TENSORDICT))
+    assert keys == [
+        (("next", "done"), "write", "[] changed in place by []=", "pkg.m.fill"),
+        (("obs",), "write", "get changed in place by copy_", "pkg.m.fill"),
+        (("state",), "write", "[] changed in place by zero_", "pkg.m.fill"),
+        (("value",), "read", "get", "pkg.m.fill"),
+        (("reward",), "read", "[]", "pkg.m.fill"),  # add returns a new tensor: nothing changed
+    ]  # (kwargs is a plain dict: no key)
+
+
 def test_no_key_is_extracted_without_an_extension(make_package: MakePackage) -> None:
     root = _package(make_package)
     plain = _load(root, Cache.disabled(), ())
