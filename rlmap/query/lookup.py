@@ -496,7 +496,9 @@ def _format_ambiguous(result: dict[str, Any], width: int = 0, also: bool = False
 
 def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str = "  ", width: int = 0) -> list[str]:
     """Rows as aligned columns (the last one free); a column is as wide as its widest cell, at most
-    its cap (``caps``, else 60): a longer cell pushes the rest of its row only.  On a terminal
+    its cap (``caps``, else 60): a longer cell pushes the rest of its row only.  Into a pipe (no
+    ``width``), a column wider than its cap holds 19 cells in 20 of it (up to
+    :data:`_PIPED_CAP`): a few long cells push their rows, the rest stay in line.  On a terminal
     (``width``) wide enough for every column at its widest cell and a last one of
     :data:`_NARROWEST_CELL`, no column is capped; a row longer than ``width`` is fitted to it
     (:func:`_fitted`)."""
@@ -510,9 +512,12 @@ def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str 
     # push their own row), when the terminal has room for that
     nine_in_ten = [found[(len(found) * 9 + 9) // 10 - 1] if found else 0 for found in lengths]  # (rounded up)
     roomy = [min(widest[i], max(caps[i], nine_in_ten[i])) for i in range(count - 1)]
-    if width and len(indent) + sum(roomy) + 2 * (count - 1) + _NARROWEST_CELL <= width:
+    if not width:  # into a pipe or a file rows are whole: a column holds 19 cells in 20 of it
+        most = [found[(len(found) * 19 + 19) // 20 - 1] if found else 0 for found in lengths]  # (rounded up)
+        caps = [min(_PIPED_CAP, max(caps[i], most[i])) for i in range(count - 1)]
+    elif len(indent) + sum(roomy) + 2 * (count - 1) + _NARROWEST_CELL <= width:
         caps = roomy
-    elif width:  # on a narrow terminal no column takes more than half of it
+    else:  # on a narrow terminal no column takes more than half of it
         caps = [min(cap, max(16, (width - len(indent)) // 2)) for cap in caps]
     widths = [min(caps[i], widest[i]) for i in range(count - 1)]
     lines = []
@@ -525,6 +530,8 @@ def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str 
 
 # Below this many columns left for the cells that did not fit, they go on lines of their own.
 _NARROWEST_CELL = 24
+# Into a pipe no column is wider than this: a longer cell pushes its row only.
+_PIPED_CAP = 100
 
 
 def _fitted(cells: list[str], width: int, indent: str) -> list[str]:

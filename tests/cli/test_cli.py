@@ -26,8 +26,8 @@ def test_show_method_on_fixture(run: Run) -> None:
     assert "pkg.collector.Collector.rollout  (method in pkg.collector)" in out
     assert "defined at  pkg/collector.py:47" in out
     assert "(names in pkg.collector are shown relative to it)" in out
-    assert "  line 51          pkg.envs.base.Env.step_and_maybe_reset  [annotation]    (inferred)\n" in out
-    assert "  line 53          BaseCollector._sync                     [attribute]     (inferred)\n" in out
+    assert "  line 51          pkg.envs.base.Env.step_and_maybe_reset  [annotation]              (inferred)\n" in out
+    assert "  line 53          BaseCollector._sync                     [attribute]               (inferred)\n" in out
     assert "  BaseCollector.collect  line 34  [override]\n" in out  # a caller, relative to the module
 
 
@@ -48,10 +48,16 @@ def test_show_never_cuts_a_name_to_fit_a_terminal() -> None:
     name = "torchrl.envs.transforms._base.TransformedEnv._step_and_maybe_reset"
     lines = _table([("read", "torchrl/envs/common.py:3518", name)], width=60)
     assert name in "\n".join(lines)
-    # and a terminal with room aligns every column whole, where a pipe caps them
+    # and a terminal with room aligns every column whole; so does a pipe, past the column's cap
     rows = [("line 1, 2, 3, 4, 5", "a.b"), ("line 7", "c")]
     assert _table(rows, width=120) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7              c"]
-    assert _table(rows, caps=(8,)) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7    c"]
+    assert _table(rows, caps=(8,)) == ["  line 1, 2, 3, 4, 5  a.b", "  line 7              c"]
+    # into a pipe: a few cells past the cap (the lines of a call made three times) stay in line;
+    # one in thirty, far longer, pushes its own row only
+    piped = [(f"line {n}", "name") for n in range(27)] + [("line 1, 2, 3", "name")] * 2
+    assert {line.index("name") for line in _table(piped, caps=(8,))} == {2 + len("line 1, 2, 3") + 2}
+    piped = [(f"line {n}", "name") for n in range(29)] + [("line " + ", ".join(map(str, range(40))), "name")]
+    assert {line.index("name") for line in _table(piped, caps=(8,))[:-1]} == {2 + 8 + 2}  # (the cap: wider than those)
     # two callers longer than the default cap of 60, on a wide terminal: aligned
     callers = [("x" * 70, "a.py:1", "[flow]"), ("y" * 65, "line 9", "[self]")]
     assert (
