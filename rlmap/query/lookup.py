@@ -574,10 +574,22 @@ def _linked(lines: list[str], places: Sequence[tuple[str, str]], link: Link) -> 
         for number in range(at, len(out)):
             found = cell.search(out[number])
             if found is not None:  # (a cell wrapped over lines is found on none: left unlinked)
-                out[number] = out[number][: found.start()] + link(text, url) + out[number][found.end() :]
+                out[number] = out[number][: found.start()] + _each_line(text, url, link) + out[number][found.end() :]
                 at = number + 1
                 break
     return out
+
+
+def _each_line(text: str, url: str, link: Link) -> str:
+    """A location of several lines (``line 2066, 2132``, ``x.py:533, 535``) with each line a link
+    to its own line: the text up to the first comma links to the first (``url``)."""
+    import re
+
+    head, comma, rest = text.partition(", ")
+    anchored = re.fullmatch(r"(.*#L)\d+", url)
+    if not comma or anchored is None or re.fullmatch(r"\d+(?:, \d+)*", rest) is None:
+        return link(text, url)
+    return ", ".join([link(head, url), *(link(line, anchored.group(1) + line) for line in rest.split(", "))])
 
 
 class _Report:

@@ -729,6 +729,21 @@ def test_hyperlinks_only_where_the_terminal_shows_them() -> None:
     assert hyperlink("x.py:2", "https://evil\x1b]0;title\x07") == "x.py:2"  # no sequence from a URL
 
 
+def test_a_location_of_several_lines_links_each_line() -> None:
+    from rlmap.query.lookup import _linked
+    from rlmap.terminal import hyperlink
+
+    url = "https://github.com/pytorch/rl/blob/v0.14.1/x.py#L2066"
+    (line,) = _linked(["  line 2066, 2132  f"], [("line 2066, 2132", url)], hyperlink)
+    assert line == (
+        f"  {hyperlink('line 2066', url)}, {hyperlink('2132', url.replace('L2066', 'L2132'))}  f"
+    )  # (the second went to the first line)
+    (line,) = _linked(["  v2/x.py:3, 9  f"], [("v2/x.py:3, 9", url.replace("2066", "3"))], hyperlink)
+    assert hyperlink("9", url.replace("2066", "9")) in line
+    (line,) = _linked(["  line 7  f"], [("line 7", url)], hyperlink)  # one line: one link
+    assert line == f"  {hyperlink('line 7', url)}  f"
+
+
 def test_show_and_graph_never_import_networkx_or_libcst_when_warm(tmp_path: Path) -> None:
     """The warm path loads plain data: the graph library and the parser stay unimported."""
     probe = (
