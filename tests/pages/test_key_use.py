@@ -8,9 +8,19 @@ from pathlib import Path
 from rlmap.pages.profile import Profile
 from rlmap.pages.refs import Refs
 from rlmap.pages.sections.base import Context
-from rlmap.pages.sections.keyuse import build_key_use
+from rlmap.pages.sections.keyuse import MemberKeys, build_key_use
 from rlmap.pages.sections.specs import KeyUse
 from tests.conftest import model_of
+
+
+def _member(root: Path, cls: str) -> MemberKeys:
+    """The key_use section of ``cls``'s ``forward``, in the package at ``root``."""
+    model = model_of(root, "pkg")
+    profile = Profile("p", "p.toml", {}, {}, extensions=("tensordict",))
+    ctx = Context(model, Refs(model, root), "test")
+    (member,) = build_key_use(KeyUse(classes=[cls]), ctx, profile).classes[0].members
+    return member
+
 
 PACKAGE = {
     "pkg/__init__.py": "",
@@ -41,12 +51,7 @@ PACKAGE = {
 def test_keys_through_the_key_names_resolve_to_their_defaults(
     make_package: Callable[[dict[str, str | bytes]], Path],
 ) -> None:
-    root = make_package(PACKAGE)
-    model = model_of(root, "pkg")
-    profile = Profile("p", "p.toml", {}, {}, extensions=("tensordict",))
-    ctx = Context(model, Refs(model, root), "test")
-    body = build_key_use(KeyUse(classes=["pkg.est.Child"]), ctx, profile)
-    (member,) = body.classes[0].members
+    member = _member(make_package(PACKAGE), "pkg.est.Child")
     assert member.member.qualname == "pkg.est.Base.forward"  # inherited members are found
     rows = [(use.kind, use.key, use.how, use.anchor.line) for use in member.uses]
     assert rows == [
@@ -103,12 +108,7 @@ HELPERS = {
 def test_a_key_a_helper_reads_and_a_default_set_when_the_key_names_are_made(
     make_package: Callable[[dict[str, str | bytes]], Path],
 ) -> None:
-    root = make_package(HELPERS)
-    model = model_of(root, "pkg")
-    profile = Profile("p", "p.toml", {}, {}, extensions=("tensordict",))
-    ctx = Context(model, Refs(model, root), "test")
-    body = build_key_use(KeyUse(classes=["pkg.est.Estimator"]), ctx, profile)
-    (member,) = body.classes[0].members
+    member = _member(make_package(HELPERS), "pkg.est.Estimator")
     made = " (the default name set when the tensor_keys are made)"
     rows = [(use.kind, use.key, use.how, use.anchor.line) for use in member.uses]
     assert rows == [
@@ -162,12 +162,7 @@ CALLS_ON_SELF = {
 def test_keys_of_a_method_called_on_self_with_conditions_and_copies(
     make_package: Callable[[dict[str, str | bytes]], Path],
 ) -> None:
-    root = make_package(CALLS_ON_SELF)
-    model = model_of(root, "pkg")
-    profile = Profile("p", "p.toml", {}, {}, extensions=("tensordict",))
-    ctx = Context(model, Refs(model, root), "test")
-    body = build_key_use(KeyUse(classes=["pkg.est.Estimator"]), ctx, profile)
-    (member,) = body.classes[0].members
+    member = _member(make_package(CALLS_ON_SELF), "pkg.est.Estimator")
     rows = [(use.kind, use.key, use.how, use.anchor.line, use.guard) for use in member.uses]
     assert rows == [
         # value_estimate's accesses, at its lines, in the place of forward's call (under "if flag");
