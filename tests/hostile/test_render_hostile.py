@@ -76,7 +76,7 @@ def test_prose_cannot_escape_the_sandbox(run: Run, tmp_path: Path, payload: str)
     code, out, err = _generate(run, tmp_path / "out", "--profile", str(profile))
     assert not marker.exists()
     assert code == 2, err
-    assert "rlmap: error: profile.toml:" in err
+    assert f"rlmap: error: {profile}:" in err  # (the profile named as given)
     assert "Traceback" not in err + out
     assert not (tmp_path / "out").exists()  # nothing half-written
 
