@@ -79,8 +79,11 @@ class DocsScan:
 
 _DEF_AFTER = re.compile(r"\s*+(?:(?:->|:|-)\s*+)?(?:def|class)\s+(\w+)")
 _DEF_BEFORE = re.compile(r"(?:def|class)\s+(\w+)\s*$")
-_RST_NAMES = re.compile(r"``([^`]+)``|:\w+:`([^`<]+?)(?: <[^>]+>)?`")
-_MD_NAMES = re.compile(r"(?<!`)`([^`]+)`(?!`)")
+# rst: ``literal`` (single backticks may be inside), :code:`with \`escaped\` backticks`, or
+# :role:`Name <target>`; md: a code span, its fence longer than any run of backticks inside
+_RST_NAMES = re.compile(r"``((?:[^`]|`(?!`))+)``|:code:`((?:\\.|[^`\\])*)`|:\w+:`([^`<]+?)(?: <[^>]+>)?`")
+_MD_NAMES = re.compile(r"(?<!`)(?:``` ?((?:[^`]|`{1,2}(?!`))+?) ?```|`` ?((?:[^`]|`(?!`))+?) ?``|`([^`]+)`)(?!`)")
+_ESCAPED = re.compile(r"\\(.)")
 _NAME_SPLIT = re.compile(r"[.(\[ ]")
 
 
@@ -94,9 +97,12 @@ def _beside(text: str, start: int, end: int, is_rst: bool) -> str:
     if match:
         return match.group(1)
     head = text[max(0, start - 200) : start]
-    names = [a or b for a, b in _RST_NAMES.findall(head)] if is_rst else _MD_NAMES.findall(head)
+    if is_rst:
+        names = [literal or _ESCAPED.sub(r"\1", code) or role for literal, code, role in _RST_NAMES.findall(head)]
+    else:
+        names = [three or two or one for three, two, one in _MD_NAMES.findall(head)]
     if names:
-        return _NAME_SPLIT.split(names[-1].lstrip("~").rstrip("()"))[-1]
+        return _NAME_SPLIT.split(names[-1].lstrip("~").rstrip("().,:;"))[-1]
     match = _DEF_BEFORE.search(head)
     return match.group(1) if match else ""
 

@@ -173,3 +173,21 @@ def test_code_examples_are_checked_statically(run: Run, tmp_path: Path) -> None:
         ("page.rst", 14, "pkg.buffers.Bufer"),
     ]
     assert code == 1
+
+
+def test_the_name_beside_a_line_anchor_is_read_from_literals_holding_backticks() -> None:
+    # a docstring line quoted as the anchor's name: rst writes it ``... `True` ...`` or as
+    # :code:`...` with escapes, Markdown in a longer fence; the name before it is not the one
+    from rlmap.audit.docscan import _beside
+
+    cases = [
+        ("in ``GAE``: ``Default is `True` if not compiling.`` (`x.py:12 <u>`__)", True, "compiling"),
+        ("in ``GAE``: :code:`a \\`b\\` c` (`x.py:12 <u>`__)", True, "c"),
+        ("in `GAE`: ``` if ``i + 1`` is the same ``` ([x.py:12](u))", False, "same"),
+        ("in `GAE`: `` Default is `True` `` ([x.py:12](u))", False, "`True`"),
+        ("`A` ([a.py:1](u)), `B.call` ([x.py:12](u))", False, "call"),
+        ("in ``GAE``: ``GAE.forward`` (`x.py:12 <u>`__)", True, "forward"),
+    ]
+    for text, is_rst, name in cases:
+        at = text.index("x.py:12")
+        assert _beside(text, at, at + len("x.py:12"), is_rst) == name, text
