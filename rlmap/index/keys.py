@@ -73,7 +73,12 @@ class KeyVisitor(Walker):
 
     def add_symbolic_key(self, node: cst.BaseExpression, kind: str, line: int, how: str, receiver: str = "") -> None:
         """A key held by a local name or a ``self`` attribute, or an element of one at a constant
-        index (``self.out_keys[1]``): resolved later by the model."""
+        index (``self.out_keys[1]``), or a nested key of strings and such names (``("next",
+        prefix)``): resolved later by the model."""
+        nested = self.nested_expression(node) if isinstance(node, cst.Tuple) else ""
+        if nested:
+            self.add_key((), kind, line, how, nested, receiver)
+            return
         index = ""
         if isinstance(node, cst.Subscript) and len(node.slice) == 1:
             element = node.slice[0].slice
@@ -88,6 +93,25 @@ class KeyVisitor(Walker):
         parts = dotted_parts(node)
         if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
             self.add_key((), kind, line, how, ".".join(parts) + index, receiver)
+
+    def nested_expression(self, node: cst.Tuple | Sequence[cst.BaseExpression]) -> str:
+        """``("next", prefix)`` as text, when the tuple holds a string and the rest are strings or
+        names the model can resolve (a local, ``self.x``); ``""`` otherwise."""
+        elements = [element.value for element in node.elements] if isinstance(node, cst.Tuple) else list(node)
+        texts = []
+        for element in elements:
+            text = string_value(element)
+            if text is not None:
+                texts.append(f'"{text}"' if '"' not in text and "\\" not in text else repr(text))
+                continue
+            parts = dotted_parts(element)
+            if not (len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0])):
+                return ""
+            texts.append(".".join(parts))
+        quoted = [text[:1] in "'\"" for text in texts]
+        if len(elements) < 2 or all(quoted) or not any(quoted):
+            return ""
+        return f"({', '.join(texts)})"
 
     def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
         """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""
@@ -176,8 +200,9 @@ class KeyVisitor(Walker):
         held_by = _receiver_text(node.value)
         if key is not None:
             self.add_key(key, kind, line, how, receiver=held_by)
-        elif kind != READ:
-            # reads through ``x[name]`` are mostly lists and dicts; writes are kept
+        elif kind != READ or (isinstance(index.value, cst.Tuple) and self.nested_expression(index.value)):
+            # reads through ``x[name]`` are mostly lists and dicts; writes are kept, and so are
+            # reads of a nested key (``td[("next", prefix)]``)
             self.add_symbolic_key(index.value, kind, line, how, held_by)
 
     def nested_subscript_key(self, node: cst.Subscript, kind: str, line: int, changed: str = "") -> None:
@@ -189,7 +214,13 @@ class KeyVisitor(Walker):
         parts = []
         for element in node.slice:
             text = string_value(element.slice.value) if isinstance(element.slice, cst.Index) else None
-            if text is None:
+            if text is None:  # ``td["next", prefix]``: a nested key the model resolves, if it can
+                indexes = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+                nested = self.nested_expression(indexes) if len(indexes) == len(node.slice) else ""
+                if nested:
+                    written = f"[] changed in place by {changed}" if changed else "[]"
+                    how = self.on_copy(receiver, written) if kind != READ else "[]"
+                    self.add_key((), kind, line, how, nested, _receiver_text(node.value))
                 return
             parts.append(text)
         written = f"[] changed in place by {changed}" if changed else "[]"

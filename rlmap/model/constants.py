@@ -5,7 +5,8 @@
 as an expression into the key constants that reach it.  It evaluates, with :mod:`ast` and never
 running anything, the expressions that build keys and key lists:
 
-- string literals and tuples of them (``("next", "recurrent_state_h")`` is one key);
+- string literals and tuples of them (``("next", "recurrent_state_h")`` is one key), and tuples
+  of strings and names (``(prefix, "traj_ids")``: one nested key per string the names hold);
 - lists and tuples of keys, with ``*`` splices and ``+`` (``[in_key, *self.DEFAULT_IN_KEYS]``),
   the position of each element kept while it is known, so that ``self.in_keys[1]`` is the key
   at index 1;
@@ -94,6 +95,8 @@ class KeyConstants(SymbolTable):
             yield ("key", (node.value,))
         elif isinstance(node, ast.Tuple) and node.elts and all(_is_string(element) for element in node.elts):
             yield ("key", tuple(element.value for element in node.elts))  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Tuple) and any(_is_string(element) for element in node.elts):
+            yield from self._nested(node.elts, function, depth)
         elif isinstance(node, (ast.List, ast.Tuple)):
             yield from self._sequence(node.elts, function, depth)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -162,6 +165,24 @@ class KeyConstants(SymbolTable):
             values = {site.value for site in module.returns if site.function == qualname} if module else set()
             self._returns_memo[qualname] = frozenset(values & names)
         return self._returns_memo[qualname]
+
+    def _nested(self, elements: list[ast.expr], function: str, depth: int) -> Iterator[Value]:
+        """``(prefix, "traj_ids")``, ``("next", self.reward_key)``: a tuple of a string and names is
+        one nested key, a name standing for each one-part key it holds (every combination, the
+        first ``_ALTERNATIVES``).  A name holding anything else (a list, a nested key, nothing
+        known) leaves the key unknown: never the tuple's parts taken as keys of their own."""
+        built: list[Key] = [()]
+        for element in elements:
+            if _is_string(element):
+                parts: list[str] = [element.value]  # type: ignore[attr-defined]
+            else:
+                values = self._evaluate(element, function, depth)
+                if not values or any(value[0] != "key" or len(value[1]) != 1 for value in values):
+                    return
+                parts = sorted(value[1][0] for value in values)
+            built = sorted({(*head, part) for head in built for part in parts})[:_ALTERNATIVES]
+        for key in built:
+            yield ("key", key)
 
     def _sequence(self, elements: list[ast.expr], function: str, depth: int) -> Iterator[Value]:
         """``[a, *b, c]``: one list value per combination of the spliced lists' values."""

@@ -162,6 +162,36 @@ def test_an_entry_read_then_changed_in_place_is_a_write(make_package: MakePackag
     ]  # (kwargs is a plain dict: no key)
 
 
+def test_a_tuple_of_strings_and_names_is_one_nested_key(make_package: MakePackage) -> None:
+    # split_trajectories' (prefix, "traj_ids") was filed as two keys, "collector" and "traj_ids";
+    # ("next", self.reward_key) written at the call was not found at all
+    module = """
+        def split(td, prefix=None):
+            if prefix is None:
+                prefix = "collector"
+            traj_ids_key = (prefix, "traj_ids")
+            ids = td.get(traj_ids_key)
+            td.set(("next", prefix), ids)
+            td["next", prefix] = ids
+            return td.get((prefix, "done", other))
+
+
+        class Loss:
+            reward_key = "reward"
+
+            def forward(self, td):
+                return td[("next", self.reward_key)]
+    """
+    root = make_package({"pkg/__init__.py": "", "pkg/m.py": module})
+    keys = _keys(_load(root, Cache.disabled(), TENSORDICT))
+    assert keys == [
+        (("collector", "traj_ids"), "read", "get", "pkg.m.split"),
+        (("next", "collector"), "write", "set", "pkg.m.split"),
+        (("next", "collector"), "write", "[]", "pkg.m.split"),
+        (("next", "reward"), "read", "[]", "pkg.m.Loss.forward"),
+    ]  # (prefix, "done", other) with other unknown: no key, and not "collector" or "done"
+
+
 def test_no_key_is_extracted_without_an_extension(make_package: MakePackage) -> None:
     root = _package(make_package)
     plain = _load(root, Cache.disabled(), ())
