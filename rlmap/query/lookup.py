@@ -135,7 +135,7 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
         else:
             result["glossary"] = describe_term(model, term)
     if result is None:
-        close = similar_names(model, query, terms=terms)
+        close = similar_names(model, query, terms=terms) or similar_keys(model, query)
         raise SymbolNotFound(
             f"'{_echoed(query)}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
             f"did you mean {' or '.join(repr(name) for name in close)}?"
@@ -403,10 +403,11 @@ def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
-def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 0) -> str:
+def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 0, shown_key: str = "") -> str:
     """A glossary term: its definition wrapped (to the terminal, at most 96 columns), the code it
     is about in aligned rows, each location a hyperlink where the terminal shows them, else
-    followed by its permalink."""
+    followed by its permalink.  ``shown_key``: the key whose report follows the term (the name
+    asked is a key too), which its keys line then says is or is not one of the term's."""
     link = link or _plain_link
     names = [*result["aliases"], *(f"{n} (former name)" for n in result["former"])]
     lines = [f"{result['term']}  (glossary term{'; also ' + ', '.join(names) if names else ''})"]
@@ -429,7 +430,17 @@ def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 
         lines.extend(_table(rows, caps=(60, 40), width=width))
     if result["keys"]:
         lines.append("")
-        lines.append("keys: " + ", ".join(result["keys"]) + "  (rlmap show KEY --key for writers and readers)")
+        if shown_key in result["keys"]:
+            hint = (
+                "(writers and readers below)"
+                if len(result["keys"]) == 1
+                else f"({shown_key}'s writers and readers below)"
+            )
+        elif shown_key:
+            hint = f"(below: the key {shown_key}, not one of these; rlmap show KEY --key for these)"
+        else:
+            hint = "(rlmap show KEY --key for writers and readers)"
+        lines.append("keys: " + ", ".join(result["keys"]) + "  " + hint)
     return "\n".join(lines)
 
 
@@ -457,7 +468,9 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
         rest = {name: value for name, value in result.items() if name != "glossary"}
         if "ambiguous" in rest:  # the term answers; the symbols are for a second query
             return _format_term(result["glossary"], link, width) + "\n\n" + _format_ambiguous(rest, width, also=True)
-        return _format_term(result["glossary"], link, width) + "\n\n" + format_description(rest, link, width)
+        shown = rest["key"] if rest.get("kind") == "tensordict key" else ""
+        term = _format_term(result["glossary"], link, width, shown)
+        return term + "\n\n" + format_description(rest, link, width)
     if "ambiguous" in result:
         return _format_ambiguous(result, width)
     if result.get("kind") == "tensordict key":

@@ -604,6 +604,28 @@ def test_show_suggests_the_member_of_a_misspelled_owner_and_terms_before_private
     assert "did you mean '_carrier' or 'carrier'?" in err  # (asked with the underscore: it first)
 
 
+def test_show_a_term_that_is_a_key_too_and_a_misspelt_nested_key(run: Run, tmp_path: Path) -> None:
+    profile = ("--profile", str(FIXTURES / "profile.toml"))
+    # the key's report follows the term: its keys line says so, not "run another command"
+    code, out, _ = run("show", *fixture_args("is_init"), *profile)
+    assert code == 0
+    assert "keys: is_init  (writers and readers below)\n" in out
+    assert out.index("keys: is_init") < out.index("is_init  (tensordict key)")
+    # a term whose keys are not the key shown below says which key that is
+    glossary = (FIXTURES / "glossary.toml").read_text(encoding="utf-8")
+    shutil.copytree(FIXTURES, tmp_path / "fixtures", ignore=shutil.ignore_patterns("pkg"))
+    (tmp_path / "fixtures" / "glossary.toml").write_text(
+        glossary.replace('keys = ["is_init"]', 'keys = [["collector", "traj_ids"]]'), encoding="utf-8"
+    )
+    code, out, _ = run("show", *fixture_args("is_init"), "--profile", str(tmp_path / "fixtures" / "profile.toml"))
+    assert code == 0
+    assert 'keys: ("collector", "traj_ids")  (below: the key is_init, not one of these;' in out
+    # a misspelt nested key is suggested in its dotted spelling
+    code, _, err = run("show", *fixture_args("collector.traj_id"), *profile)
+    assert code == 2
+    assert "did you mean 'collector.traj_ids'?" in err
+
+
 def test_show_finds_a_name_through_the_package_that_imports_it(run: Run) -> None:
     # ``pkg.Env`` is what users type (pkg/__init__.py imports it from pkg.envs, which imports it
     # from pkg.envs.base); so is a member through it
