@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -52,9 +53,11 @@ def diff(
     settings = common.settings_of(config, None, package, profile)
     package = settings.package
     flows = () if all_functions else documented_flows(common.profile_of(settings.profile, package))
+    read_old = _reader(old, package, repository)  # both checked before either is read
+    read_new = _reader(new, package, repository)
     with common.progress_display(quiet, first="read") as progress:
-        before = _snapshot(old, package, repository, _labelled(progress, old))
-        after = _snapshot(new, package, repository, _labelled(progress, new))
+        before = read_old(_labelled(progress, old))
+        after = read_new(_labelled(progress, new))
     _check_scopes(tuple(scope or ()), before, after)
     if settings.profile is None and not any(
         name == package or name.startswith(package + ".") for snapshot in (before, after) for name in snapshot.symbols
@@ -104,8 +107,9 @@ def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
             )
 
 
-def _snapshot(given: str, package: str, repository: Path, progress: common.Progress | None = None) -> Any:
-    """A package directory, a checkout holding ``package/``, or a revision of ``repository``."""
+def _reader(given: str, package: str, repository: Path) -> Callable[[common.Progress | None], Any]:
+    """What reads a package directory, a checkout holding ``package/``, or a revision of
+    ``repository``: ``given`` is checked now (a usage error before any work), read when called."""
     from rlmap.diff.snapshot import checkout_of, from_directory, from_git, is_revision
 
     path = Path(given)
@@ -119,12 +123,12 @@ def _snapshot(given: str, package: str, repository: Path, progress: common.Progr
             )
         inside = path / package
         if package.strip("/") not in ("", ".") and inside.is_dir():  # a checkout holding the package
-            return from_directory(inside, given, progress, package=True)
+            return lambda progress: from_directory(inside, given, progress, package=True)
         # the package's own folder (a namespace package has no __init__.py), or a folder of modules
         named = path.resolve().name == package.rpartition(".")[2]
-        return from_directory(path, given, progress, package=True if named else None)
+        return lambda progress: from_directory(path, given, progress, package=True if named else None)
     if revision:  # (a file named like a revision is no package: the revision is meant)
-        return from_git(repository, given, package, progress)
+        return lambda progress: from_git(repository, given, package, progress)
     if path.exists() or path.is_symlink():
         raise UsageError(f"'{given}' is not a directory", "pass a package directory, a checkout, or a revision")
     if written_as_path:  # (a path, not a revision: only its absence to say)

@@ -355,3 +355,16 @@ def test_scope_keeps_the_functions_under_a_dotted_prefix_only(run: Run, tmp_path
     assert [(c["what"], c["old"]) for c in json.loads(out)["changes"]] == [("calls", "pk.collect.run")]
     code, out, _ = run("diff", *versions, "--format", "json")
     assert [c["old"] for c in json.loads(out)["changes"]] == ["pk.collect.run", "pk.collector.run"]
+
+
+def test_both_versions_are_checked_before_either_is_read(run: Run, tmp_path: Path) -> None:
+    # a missing B was reported only once A was read whole (13 s on torchrl): here reading A would
+    # fail first (it holds no Python), so the error about B shows B was checked before
+    old = tmp_path / "pk"
+    old.mkdir()
+    code, _, err = run("diff", str(old), str(tmp_path / "missing"), "--package", "pk")
+    assert code == 2
+    assert (
+        err
+        == f"rlmap: error: '{tmp_path / 'missing'}' does not exist - pass an existing package directory or checkout\n"
+    )
