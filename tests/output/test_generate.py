@@ -144,6 +144,12 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     assert "+   - **4** `self.buffer.add` -> `Buffer.add` (`pkg/buffers.py:18`) at `L54`" in out
     assert "are stale - run 'rlmap generate" in err
     assert (tmp_path / "out" / "md" / "collectors_internals.md").read_bytes() == before  # check writes nothing
+    # an output folder that does not exist (a wrong --out) is said to be missing, not stale
+    args[-1] = str(tmp_path / "elsewhere")
+    code, _, err = run("generate", "--check", *args)
+    assert code == 1
+    assert f"rlmap: error: {tmp_path / 'elsewhere'} does not exist: " in err
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_a_check_after_lines_moved_says_what_a_fresh_check_says(
