@@ -23,10 +23,18 @@ from rlmap.gitread import find_checkout
 FORMATS = ("rst", "md")  # the pages in reStructuredText for Sphinx, and Markdown for GitHub / MyST
 
 # A path as a configuration file may write it: no control character (a NUL would reach the OS).
-_PathText = Annotated[str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]+$", max_length=1024)]
+_PATH = r"^[^\x00-\x1f\x7f]+$"
+_PathText = Annotated[str, msgspec.Meta(pattern=_PATH, max_length=1024)]
 # A file pattern (``fnmatch`` over a path in the package, e.g. ``*/tests/*``): no control character.
-_Glob = Annotated[str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]+$", max_length=300)]
+_Glob = Annotated[str, msgspec.Meta(pattern=_PATH, max_length=300)]
 PACKAGE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,99}(\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}$"
+_URL = r"^https://[A-Za-z0-9.:/_~-]+$"
+# What a value matching each pattern is, in words (an error shows these, not the expression).
+_PATTERN_WORDS = {
+    _PATH: ("a path or pattern: not empty, and no control character", "fix the value, or leave the key out"),
+    PACKAGE_PATTERN: ("a dotted Python package name", "write it as an import does, e.g. torchrl or torchrl.envs"),
+    _URL: ("an https:// URL", "give the repository's address, e.g. https://github.com/pytorch/rl"),
+}
 
 
 class _Table(msgspec.Struct, forbid_unknown_fields=True, rename="kebab"):
@@ -41,7 +49,7 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, rename="kebab"):
     formats: list[str] | None = None
     templates: _PathText | None = None
     profile: _PathText | None = None
-    repo_url: Annotated[str, msgspec.Meta(pattern=r"^https://[A-Za-z0-9.:/_~-]+$", max_length=300)] | None = None
+    repo_url: Annotated[str, msgspec.Meta(pattern=_URL, max_length=300)] | None = None
     docs: list[_PathText] = []
     audit_min_callers: Annotated[int, msgspec.Meta(ge=0)] = 3
     audit_min_accesses: Annotated[int, msgspec.Meta(ge=0)] = 10
@@ -263,6 +271,9 @@ def convert(data: Any, schema: type[Any], where: str) -> Any:
             raise ConfigError(
                 f"{where}{path}: expected one line of words", "remove the line break or control character"
             ) from None
+        for pattern, (what, how) in _PATTERN_WORDS.items():
+            if message.startswith(f"Expected `str` matching regex {pattern!r}"):
+                raise ConfigError(f"{where}{path}: expected {what}", how) from None
         worded = _TYPE.sub(_in_toml_words, message)  # msgspec's type names, in TOML's words
         keys = re.findall(r"\.([\w-]+)", path)
         listed = worded.startswith("Expected a list")

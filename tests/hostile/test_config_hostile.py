@@ -16,8 +16,8 @@ CONFIG_CASES = {
     "misspelt-key": ('fromats = ["rst"]', "unknown key 'fromats' - did you mean 'formats'?"),
     "docs-mixed": ('docs = ["a", 1]', "[tool.rlmap].docs[1]: expected a string, got an integer"),
     "negative-threshold": ("audit-min-callers = -1", "audit-min-callers: expected an integer >= 0"),
-    "script-url": ('repo-url = "javascript:alert(1)"', "repo-url: expected a string matching"),
-    "bad-package": ('package = "a b"', "package: expected a string matching"),
+    "script-url": ('repo-url = "javascript:alert(1)"', "repo-url: expected an https:// URL - give the"),
+    "bad-package": ('package = "a b"', "package: expected a dotted Python package name - write it as"),
     "unknown-format": ('formats = ["pdf"]', "unknown format(s) pdf"),
     "table-not-table": (None, "tool.rlmap must be a table"),
     "not-utf8": (b"[tool.rlmap]\nout = '\xff'\n", "not valid UTF-8"),
@@ -292,9 +292,9 @@ def test_a_profile_or_glossary_that_is_no_regular_file_is_refused(
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ('profile = "p\\u0000x"', "[tool.rlmap].profile: expected a string matching"),
-        ('out = "o\\u0000x"', "[tool.rlmap].out: expected a string matching"),
-        ('package = "' + "a." * 3000 + 'a"', "[tool.rlmap].package: expected a string matching"),
+        ('profile = "p\\u0000x"', "[tool.rlmap].profile: expected a path or pattern: not empty, and no control"),
+        ('out = "o\\u0000x"', "[tool.rlmap].out: expected a path or pattern: not empty, and no control"),
+        ('package = "' + "a." * 3000 + 'a"', "[tool.rlmap].package: expected a dotted Python package name"),
     ],
 )
 def test_control_characters_and_huge_names_are_config_errors(
