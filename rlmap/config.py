@@ -148,7 +148,7 @@ def _from_file(path: Path, required: bool, display: str | None = None, data: dic
         exclude=tuple(parsed.exclude),
         origin=shown,
     )
-    validate_formats(config.formats, config.origin)
+    validate_formats(config.formats, f"{config.origin}: [tool.rlmap].formats")
     return config
 
 
@@ -330,9 +330,11 @@ _TOML_WORDS = {
 
 
 def validate_formats(formats: tuple[str, ...], origin: str) -> None:
+    """``origin``: ``--format``, or where a configuration file sets ``formats``."""
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown or not formats:
+        example = "--format rst,md" if origin.startswith("--") else 'formats = ["rst", "md"]'
         raise ConfigError(
             f"{origin}: unknown format(s) {', '.join(unknown)}" if unknown else f"{origin}: no format given",
-            f"use one or more of {', '.join(FORMATS)} (e.g. --format rst,md)",
+            f"use one or more of {', '.join(FORMATS)} (e.g. {example})",
         )

@@ -78,7 +78,9 @@ def generate(
         profile=profile,
         package=package,
     )
-    validate_formats(settings.formats, "--format" if formats is not None else settings.origin)
+    validate_formats(
+        settings.formats, "--format" if formats is not None else f"{settings.origin}: [tool.rlmap].formats"
+    )
     if settings.templates is not None and not settings.templates.is_dir():
         what = "is not a directory" if settings.templates.exists() else "does not exist"
         raise UsageError(f"templates directory '{settings.templates}' {what}", "pass --templates a directory")

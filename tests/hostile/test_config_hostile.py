@@ -18,7 +18,10 @@ CONFIG_CASES = {
     "negative-threshold": ("audit-min-callers = -1", "audit-min-callers: expected an integer >= 0"),
     "script-url": ('repo-url = "javascript:alert(1)"', "repo-url: expected an https:// URL - give the"),
     "bad-package": ('package = "a b"', "package: expected a dotted Python package name - write it as"),
-    "unknown-format": ('formats = ["pdf"]', "unknown format(s) pdf"),
+    "unknown-format": (
+        'formats = ["pdf"]',
+        "[tool.rlmap].formats: unknown format(s) pdf - use one or more of rst, md (e.g. formats = ",
+    ),
     "table-not-table": (None, "tool.rlmap must be a table"),
     "not-utf8": (b"[tool.rlmap]\nout = '\xff'\n", "not valid UTF-8"),
     "bad-toml": ("formats = [", "invalid TOML"),
