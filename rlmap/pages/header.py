@@ -106,6 +106,11 @@ def read_profile(path: Path, origin: str) -> tuple[str, dict[str, Any], Header]:
     """The profile file's text, its tables, and its checked ``[profile]`` header."""
     raw_text = read_text(path, origin)
     data = read_toml(path, origin, raw_text)
+    if not data:  # (an empty file: the model would be built without the profile's extensions, silently)
+        raise ConfigError(
+            f"{origin}: the profile is empty",
+            "give it a [profile] table (extensions, glossary...) and [pages.<name>] tables, or pass no --profile",
+        )
     unknown = set(data) - set(TABLES)
     if unknown:
         raise ConfigError(

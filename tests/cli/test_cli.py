@@ -267,6 +267,11 @@ def test_a_profile_passed_is_named_as_given(run: Run, tmp_path: Path) -> None:
     code, _, err = run("show", *fixture_args("x", "--profile", str(tmp_path)))
     assert code == 2
     assert err.startswith(f"rlmap: error: cannot read '{tmp_path}/profile.toml': ")
+    # an empty profile is refused: read as one, it would drop the keys and terms without a word
+    (tmp_path / "profile.toml").write_text("")
+    code, _, err = run("show", *fixture_args("x", "--profile", str(tmp_path)))
+    assert code == 2
+    assert err.startswith(f"rlmap: error: {tmp_path}/profile.toml: the profile is empty - ")
 
 
 def test_a_path_of_the_wrong_kind_is_named_as_given_and_said_to_be_so(run: Run, tmp_path: Path) -> None:
