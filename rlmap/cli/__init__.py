@@ -97,7 +97,7 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
             )
             return int(ExitCode.USAGE)
         message = error.format_message().replace("Value error, ", "")  # pydantic's prefix, in typer's messages
-        say_error(f"{message} - {hint}")
+        say_error(f"{message.rstrip('.')} - {hint}")  # (click ends its sentences: "Missing argument 'NAME'.")
         return int(ExitCode.USAGE)
     except typer.Exit as done:
         return int(done.exit_code)

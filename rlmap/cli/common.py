@@ -85,7 +85,10 @@ SourceOption = Annotated[
     typer.Option(
         "--source",
         metavar="PATH",
-        help="A checkout holding torchrl/, or the torchrl package directory. Default: the installed torchrl.",
+        help=(
+            "A checkout holding torchrl/, the torchrl package directory, or any directory of Python code "
+            "(with --package). Default: the installed torchrl."
+        ),
         show_default=False,
     ),
 ]

@@ -52,7 +52,10 @@ def show(
         typer.Argument(
             metavar="NAME",
             autocompletion=_complete_name,
-            help="A symbol (Collector.rollout, Collector._carrier) or a tensordict key (is_init, collector.traj_ids).",
+            help=(
+                "A symbol (Collector.rollout, Collector._carrier), a tensordict key (is_init, "
+                "collector.traj_ids) or a glossary term (carrier)."
+            ),
         ),
     ],
     source: common.SourceOption = None,

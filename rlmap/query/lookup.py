@@ -140,7 +140,8 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
             f"'{_echoed(query)}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
             f"did you mean {' or '.join(repr(name) for name in close)}?"
             if close
-            else "check the spelling, or search with a shorter suffix of the name (its last part alone)",
+            else "check the spelling, or search with a shorter suffix of the name (its last part alone)"
+            + ("" if terms or model.tensordict_keys() else "; keys and glossary terms are read under a profile only"),
         )
     return result
 

@@ -631,6 +631,17 @@ def test_show_a_term_that_is_a_key_too_and_a_misspelt_nested_key(run: Run, tmp_p
     assert "did you mean 'collector.traj_ids'?" in err
 
 
+def test_a_name_not_found_without_a_profile_says_keys_and_terms_need_one(run: Run) -> None:
+    code, _, err = run("show", *fixture_args("NoSuchThing"))  # (no profile: no keys, no terms read)
+    assert code == 2
+    assert err.rstrip().endswith("; keys and glossary terms are read under a profile only")
+    code, _, err = run("show", *fixture_args("NoSuchThing"), "--profile", str(FIXTURES / "profile.toml"))
+    assert code == 2
+    assert "under a profile" not in err
+    code, _, err = run("show")  # click's own message, without its full stop before ours
+    assert err == "rlmap: error: Missing argument 'NAME' - run 'rlmap show --help'\n"
+
+
 def test_show_finds_a_name_through_the_package_that_imports_it(run: Run) -> None:
     # ``pkg.Env`` is what users type (pkg/__init__.py imports it from pkg.envs, which imports it
     # from pkg.envs.base); so is a member through it
@@ -1292,7 +1303,7 @@ def test_a_flag_given_a_value_points_to_its_commands_help(run: Run) -> None:
     """``--quiet=1``: the parser says so without the command's context; the hint named the top level."""
     code, _, err = run("show", "x", "--quiet=1")
     assert code == 2
-    assert err == "rlmap: error: Option '--quiet' does not take a value. - run 'rlmap show --help'\n"
+    assert err == "rlmap: error: Option '--quiet' does not take a value - run 'rlmap show --help'\n"
 
 
 def test_generate_takes_format_repeated_as_it_takes_it_comma_separated(run: Run, tmp_path: Path) -> None:
