@@ -10,7 +10,6 @@ lookup of its type in :attr:`Walker.dispatch`.  The handlers live in the mixins 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -39,6 +38,20 @@ class Scope:
     kind: str  # module / class / function
     owner: str = ""  # class whose ``self`` is in reach
     self_name: str = ""
+
+
+def _holds_word(line: str, word: str) -> bool:
+    """Whether ``line`` holds ``word`` with no letter, digit or ``_`` right before or after it
+    (a search, not a regular expression: one per key would be compiled anew)."""
+    at = line.find(word)
+    while at != -1:
+        end = at + len(word)
+        before = line[at - 1] if at else " "
+        after = line[end] if end < len(line) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        at = line.find(word, at + 1)
+    return False
 
 
 class Walker:
@@ -100,9 +113,8 @@ class Walker:
         """The first line in ``start..end`` whose text holds ``needle`` (a key literal or a name)
         as a whole word: key ``reward`` is not on a line that names only ``reward_model``."""
         if needle and end > start:
-            word = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
             for number in range(start, min(end, len(self.source_lines)) + 1):
-                if needle in self.source_lines[number - 1] and word.search(self.source_lines[number - 1]):
+                if _holds_word(self.source_lines[number - 1], needle):
                     return number
         return start
 
