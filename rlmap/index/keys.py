@@ -144,8 +144,8 @@ class KeyVisitor(Walker):
         ``td.get("k").copy_(x)``: ``copy_``), when it is; ``""`` otherwise.  Taken once."""
         if self.mutated is not None and self.mutated[0] is node:
             operation, self.mutated = self.mutated[1], None
-            # an entry is a tensor (or a tensordict): torch's trailing underscore says in place; a
-            # container's mutator of the same name (``add``, ``update``) gives a new tensor there
+            # an entry is a tensor (or a tensordict): torch's trailing underscore says in place; on a
+            # tensor a container's mutator (``add``) gives a new one (a nested ``update`` is missed)
             return operation if operation in ("[]=", "del []") or operation.endswith("_") else ""
         return ""
 
