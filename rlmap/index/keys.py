@@ -195,8 +195,7 @@ class KeyVisitor(Walker):
         if (receiver and self.vocabulary.is_plain_receiver(receiver[-1])) or not isinstance(index, cst.Index):
             return
         key = key_literal(index.value)
-        written = f"[] changed in place by {changed}" if changed else "[]"
-        how = self.on_copy(receiver, written) if kind != READ else "[]"
+        how = self.subscript_how(receiver, kind, changed)
         held_by = _receiver_text(node.value)
         if key is not None:
             self.add_key(key, kind, line, how, receiver=held_by)
@@ -204,6 +203,13 @@ class KeyVisitor(Walker):
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept, and so are
             # reads of a nested key (``td[("next", prefix)]``)
             self.add_symbolic_key(index.value, kind, line, how, held_by)
+
+    def subscript_how(self, receiver: Sequence[str], kind: str, changed: str) -> str:
+        """``how`` of a subscript's key access: ``[]``; a write ``[] changed in place by op`` when
+        the entry read is then changed, said to be on a copy where it is."""
+        if kind == READ:
+            return "[]"
+        return self.on_copy(receiver, f"[] changed in place by {changed}" if changed else "[]")
 
     def nested_subscript_key(self, node: cst.Subscript, kind: str, line: int, changed: str = "") -> None:
         """``td["collector", "traj_ids"]``: a nested key written without its parentheses."""
@@ -218,13 +224,11 @@ class KeyVisitor(Walker):
                 indexes = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
                 nested = self.nested_expression(indexes) if len(indexes) == len(node.slice) else ""
                 if nested:
-                    written = f"[] changed in place by {changed}" if changed else "[]"
-                    how = self.on_copy(receiver, written) if kind != READ else "[]"
+                    how = self.subscript_how(receiver, kind, changed)
                     self.add_key((), kind, line, how, nested, _receiver_text(node.value))
                 return
             parts.append(text)
-        written = f"[] changed in place by {changed}" if changed else "[]"
-        how = self.on_copy(receiver, written) if kind != READ else "[]"
+        how = self.subscript_how(receiver, kind, changed)
         self.add_key(tuple(parts), kind, line, how, receiver=_receiver_text(node.value))
 
     def visit_comparison(self, node: cst.Comparison) -> None:
