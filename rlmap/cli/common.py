@@ -325,7 +325,14 @@ def say_note(message: str) -> None:
 Progress = Callable[[str, int, int], None]  # (phase, done, total): total 0 when not counted
 
 # How a phase's count reads in a plain progress line.
-_UNITS = {"index": "files", "resolve": "modules", "render": "files", "write": "files", "read": "files"}
+_UNITS = {
+    "index": "files",
+    "resolve": "modules",
+    "build": "sections",
+    "render": "pages",
+    "write": "files",
+    "read": "files",
+}
 
 
 class _PlainProgress:

@@ -101,7 +101,7 @@ def generate(
             settings, topic_profile, cache_dir, no_cache, jobs, quiet, pin_links=True, progress=progress
         )
         if progress:
-            progress("render", 0, 0)
+            progress("build", 0, 0)  # (the sections are counted once the profile is read)
         try:
             job = Job(
                 loaded.model,
@@ -112,13 +112,11 @@ def generate(
                 docs_tree,
                 loaded.cache,
             )
-            output = build_output_isolated(job)
+            output = build_output_isolated(job, progress)
         except RlmapError:
             # a name the profile uses may be missing because its file could not be read: say that first
             common.report_diagnostics(loaded.model.diagnostics)
             raise
-        if progress:
-            progress("render", len(output.files), len(output.files))
         written = _write(settings.out, output, dot, progress) if not check else None
     incomplete = common.report_diagnostics(
         tuple(loaded.model.diagnostics) + (docs_tree.diagnostics if docs_tree is not None else ())
@@ -140,9 +138,11 @@ def generate(
         changed, drawn_now, removed = written
         gone = f", removed {removed} obsolete" if removed else ""
         drawn = f" and {drawn_now} of {len(output.diagrams)} SVG diagram(s)" if dot is not None else ""
+        same = len(output.files) - changed
+        kept = "" if not same else ": all were up to date" if not changed else f": the other {same} were up to date"
         common.echo_safe(
             f"rlmap: wrote {changed} of {len(output.files)} files{drawn}{gone} in {settings.out} "
-            f"({loaded.source.stamp()})",
+            f"({loaded.source.stamp()}){kept}",
             err=True,
         )
     raise typer.Exit(int(incomplete))

@@ -8,12 +8,14 @@ template) leaves the previous files untouched; the set is then swapped in whole
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
 import signal
 import subprocess  # graphviz raises subprocess.CalledProcessError subclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,10 +62,15 @@ class Job:
     cache: Cache | None = None  # where what the pages read of the code is kept (see rlmap.pages.flows)
 
 
-def build_output(job: Job) -> Output:
+# (phase, done, total) as the pages are made: "build" counts sections, "render" pages in each format
+Tick = Callable[[str, int, int], None]
+
+
+def build_output(job: Job, tick: Tick | None = None) -> Output:
     model, source, profile = job.model, job.source, job.profile
     refs = Refs(model, source, job.docs, job.cache)
-    pages = build_pages(model, refs, profile)
+    pages = build_pages(model, refs, profile, (lambda done, total: tick("build", done, total)) if tick else None)
+    rendered, renders = 0, len(pages) * len(job.formats)
     environment = make_environment(job.templates, profile.templates)
     listed = listed_pages(profile)
     output = Output()
@@ -74,6 +81,9 @@ def build_output(job: Job) -> Output:
         terms = term_targets(profile, job.docs if fmt == "rst" else None)
         renderer = Renderer(environment, refs, fmt, stamp, terms, compiled)
         for built in pages:
+            if tick is not None:
+                tick("render", rendered, renders)
+            rendered += 1
             page = built.page
             context = {
                 "title": page.title,
@@ -96,6 +106,8 @@ def build_output(job: Job) -> Output:
             for diagram in built.diagrams:
                 output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
                 output.diagrams.append((fmt, diagram))
+    if tick is not None:
+        tick("render", rendered, renders)
     return output
 
 
@@ -179,23 +191,27 @@ def _cpu_limit() -> int:
         return RENDER_CPU_SECONDS
 
 
-def build_output_isolated(job: Job) -> Output:
+def build_output_isolated(job: Job, tick: Tick | None = None) -> Output:
     """:func:`build_output` in a forked child with a CPU-time and a memory limit.
 
     A template that loops over a million-character string a million times, or builds a
     gigabyte string through a filter, stops the child, not rlmap: the result is a clear error.
-    The child hands back plain data (MessagePack), never pickles.  Where ``fork`` does not
-    exist the pages are built in this process.
+    The child hands back plain data (MessagePack), never pickles; ``tick`` is told its progress,
+    which it writes on a second pipe as it goes.  Where ``fork`` does not exist the pages are
+    built in this process.
     """
     if not hasattr(os, "fork"):
-        return build_output(job)
+        return build_output(job, tick)
     reader, writer = os.pipe()
+    told, telling = os.pipe() if tick is not None else (-1, -1)
     pid = os.fork()
     if pid == 0:  # the child: render, send the result, never return into the caller's code
         os.close(reader)
         status = 0
         try:
-            payload = _render_in_child(job)
+            if told != -1:
+                os.close(told)
+            payload = _render_in_child(job, telling)
             with os.fdopen(writer, "wb") as stream:
                 stream.write(msgspec.msgpack.encode(payload))
         except BaseException:
@@ -203,7 +219,9 @@ def build_output_isolated(job: Job) -> Output:
         finally:
             os._exit(status)
     os.close(writer)
-    data = _read_all(reader, deadline=time.monotonic() + _cpu_limit() * 2 + 5)
+    if telling != -1:
+        os.close(telling)
+    data = _read_all(reader, time.monotonic() + _cpu_limit() * 2 + 5, told, tick)
     if data is None:
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
@@ -231,10 +249,14 @@ def build_output_isolated(job: Job) -> Output:
     return output
 
 
-def _render_in_child(job: Job) -> dict[str, Any]:
+def _render_in_child(job: Job, telling: int) -> dict[str, Any]:
+    def tick(phase: str, done: int, total: int) -> None:
+        with contextlib.suppress(OSError):  # the parent stopped reading: the pages are still made
+            os.write(telling, f"{phase} {done} {total}\n".encode("ascii"))  # (a line: one write, whole)
+
     try:
         _limit_resources()
-        output = build_output(job)
+        output = build_output(job, tick if telling != -1 else None)
     except DamagedEntry as error:  # removed by the child: the parent runs the command again
         return {"error": ["damaged", str(error.path), error.section, int(error.exit_code)]}
     except RlmapError as error:
@@ -269,20 +291,50 @@ def _limit_resources() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _read_all(descriptor: int, deadline: float) -> bytes | None:
-    """Everything the child writes, or ``None`` when it is still writing at the deadline."""
+def _read_all(descriptor: int, deadline: float, told: int = -1, tick: Tick | None = None) -> bytes | None:
+    """Everything the child writes, or ``None`` when it is still writing at the deadline; what it
+    tells of its progress on ``told`` meanwhile goes to ``tick``."""
     chunks: list[bytes] = []
+    progress = _ProgressLines(tick) if told != -1 and tick is not None else None
+    watched = [descriptor, told] if progress is not None else [descriptor]
     try:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            ready, _, _ = select.select([descriptor], [], [], remaining)
+            ready, _, _ = select.select(watched, [], [], remaining)
             if not ready:
                 return None
+            if progress is not None and told in ready:
+                if not progress.feed(os.read(told, 1 << 16)):
+                    watched.remove(told)  # (closed: the child is done or gone)
+                continue
             chunk = os.read(descriptor, 1 << 20)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
     finally:
         os.close(descriptor)
+        if told != -1:
+            os.close(told)
+
+
+class _ProgressLines:
+    """The lines ``phase done total`` the rendering child writes, handed to a tick as they come
+    (a line cut between two reads is kept until its end arrives; one that does not read so is
+    passed over)."""
+
+    def __init__(self, tick: Tick) -> None:
+        self._tick = tick
+        self._rest = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take what was read; ``False`` at the end of the pipe."""
+        if not chunk:
+            return False
+        *lines, self._rest = (self._rest + chunk).split(b"\n")
+        for line in lines:
+            parts = line.decode("ascii", "replace").split()
+            if len(parts) == 3 and parts[0] in ("build", "render") and parts[1].isdigit() and parts[2].isdigit():
+                self._tick(parts[0], int(parts[1]), int(parts[2]))
+        return True

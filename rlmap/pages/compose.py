@@ -77,10 +77,16 @@ _BUILTIN_HINT = (
 )
 
 
-def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageModel]:
-    """Every page's sections; every section whose names no longer resolve is reported, in one error."""
+def build_pages(
+    model: CodeModel, refs: Refs, profile: Profile, tick: Callable[[int, int], None] | None = None
+) -> list[PageModel]:
+    """Every page's sections; every section whose names no longer resolve is reported, in one error.
+    ``tick(done, total)``: told as each section is built (sections written for other releases count
+    as built)."""
     pages = []
     failures: list[RlmapError] = []
+    total = sum(len(page.sections) for page in profile.pages.values())
+    built = 0
     try:  # every static claim the curated words make still holds
         ClaimChecker(model, refs).check_all(profile.claims)
     except CacheError:  # a damaged cached section: not the profile's fault (the command runs again)
@@ -90,6 +96,9 @@ def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageMode
     for page in profile.pages.values():
         sections = []
         for declared in page.sections:
+            if tick is not None:
+                tick(built, total)
+            built += 1
             if declared.spec.versions and not matches(model.source.version, declared.spec.versions):
                 continue  # written for other releases of the package
             try:
@@ -101,6 +110,8 @@ def build_pages(model: CodeModel, refs: Refs, profile: Profile) -> list[PageMode
                 continue
             sections.append(SectionModel(declared.kind, declared.id, declared.title, declared.prose, body, declared))
         pages.append(PageModel(page, tuple(sections)))
+    if tick is not None:
+        tick(built, total)
     if failures:
         raise _combined(failures, profile)
     return pages

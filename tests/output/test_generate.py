@@ -565,3 +565,40 @@ def test_a_symptoms_lines_are_each_listed_once() -> None:
         rows = where.splitlines()
         assert len(rows) == len(set(rows)), symptom.splitlines()[0]
     assert page.count("Where it happens, in the code:") >= 10
+
+
+def test_generate_tells_its_progress_as_sections_are_built_and_pages_rendered(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log saw "render (1.0 s)", then nothing for the seconds the pages took, then "render 36/36
+    files": the child that renders now tells the sections it has built and the pages it has
+    rendered, on a pipe, as it goes (what the counts say is checked against the profile)."""
+    import tomllib
+    from contextlib import contextmanager
+
+    from rlmap.cli import common
+
+    told: list[tuple[str, int, int]] = []
+
+    @contextmanager
+    def recorded(quiet: bool, first: str = "index"):  # type: ignore[no-untyped-def]
+        del quiet, first
+        yield lambda phase, done, total: told.append((phase, done, total))
+
+    monkeypatch.setattr(common, "progress_display", recorded)
+    out = tmp_path / "out"
+    code, _, err = run(*[arg for arg in fixture_generate(out) if arg != "-q"])
+    assert code == 0, err
+    profile = tomllib.loads((FIXTURES / "profile.toml").read_text())
+    sections = sum(len(page.get("sections", [])) for page in profile["pages"].values())
+    pages = len(profile["pages"]) * 2  # rst and md
+    assert sections > 3
+    assert pages > 2
+    for phase, total in (("build", sections), ("render", pages)):
+        counts = [done for name, done, count in told if name == phase and count == total]
+        assert counts == list(range(total + 1)), told  # each, in order
+    phases = [name for name, _, _ in told]
+    assert phases.index("build") < phases.index("render") < phases.index("write")
+    assert re.search(r"wrote \d+ of \d+ files in .*: all|the other", err) is None  # (all written: no note)
+    code, _, err = run(*[arg for arg in fixture_generate(out) if arg != "-q"])
+    assert re.search(r"wrote 0 of (\d+) files in .*\): all were up to date$", err.strip()), err
