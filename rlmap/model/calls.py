@@ -7,10 +7,12 @@ class hierarchy and type inference below it.  The ``how`` vocabulary is in :mod:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 
 from rlmap.index.records import ATTRIBUTE, CLASS, METHOD, PROPERTY, CallSite, ModuleIndex
 from rlmap.model.inference import TypeInference
+from rlmap.model.mro import mro
 from rlmap.model.target import Target, unresolved
 
 
@@ -24,6 +26,7 @@ class CallResolution(TypeInference):
         # again by every call site that writes them
         self._plain: dict[tuple[str, str], tuple[Target, ...]] = {}
         self._on_self: dict[tuple[str, str], tuple[Target, ...]] = {}
+        self._imports_of: dict[str, frozenset[str]] = {}
 
     # -- attribute reads -------------------------------------------------------------------
     def resolve_read(self, site: CallSite) -> list[Target]:
@@ -42,7 +45,11 @@ class CallResolution(TypeInference):
             return found
         if receiver is None and _is_private(name) and self._is_local(module, site.caller, parts[0]):
             definers = [q for q in self.methods_by_name.get(name, ()) if self.symbols[q].kind == PROPERTY]
-            if len(definers) == 1 and len(self.methods_by_name[name]) == 1:
+            if (
+                len(definers) == 1
+                and len(self.methods_by_name[name]) == 1
+                and self._guessable(definers[0], site.caller)
+            ):
                 return [Target(definers[0], "unique-name")]
         return []
 
@@ -117,7 +124,7 @@ class CallResolution(TypeInference):
         if receiver is None and (on_self or _is_private(method)):
             # ``self.env.m()`` with no type for ``self.env``, or ``x._m()``: the package's only
             # method of that name, if there is exactly one.
-            unique = self._by_unique_name(method)
+            unique = self._by_unique_name(method, site.caller)
             if unique:
                 return unique
         return [unresolved(site.callee_text)]
@@ -184,13 +191,84 @@ class CallResolution(TypeInference):
                 return [Target(found, "super")]
         return [unresolved(f"super().{name}")]
 
-    def _by_unique_name(self, name: str) -> list[Target]:
+    def _by_unique_name(self, name: str, caller: str) -> list[Target]:
         if not name.isidentifier() or (name.startswith("__") and name.endswith("__")):
             return []
         definers = self.methods_by_name.get(name, [])
-        if len(definers) == 1:
+        if len(definers) == 1 and self._guessable(definers[0], caller):
             return [Target(definers[0], "unique-name")]
         return []
+
+    def _guessable(self, definer: str, caller: str) -> bool:
+        """Whether the package's only method of a name is a fair guess for a call of that name on a
+        receiver of unknown type in ``caller``.  Not when the name is also a method of a type
+        every program holds (``format`` of ``str``, ``setdefault`` of ``dict``, ``acquire`` of a
+        lock), nor when the definer's class has a base from outside the package, whose method
+        it may override (``LossModule.parameters``, ``torch.nn.Module``'s, called on any module).
+        Into another package (a companion), only a private name, and only from a package that
+        imports that one: torchrl's tensors are not tensordict's ``TensorDictBase.exp``, and
+        tensordict never calls torchrl."""
+        name = definer.rpartition(".")[2]
+        public = not _is_private(name)
+        if public and name in _COMMON_METHODS:
+            return False
+        home, there = caller.partition(".")[0], definer.partition(".")[0]
+        if home != there and (public or there not in self._imported_packages(home)):
+            return False
+        return not (public and self._outside_ancestry(definer.rpartition(".")[0]))
+
+    def _imported_packages(self, package: str) -> frozenset[str]:
+        """The top-level packages the modules of ``package`` import from."""
+        found = self._imports_of.get(package)
+        if found is None:
+            found = self._imports_of[package] = frozenset(
+                target.partition(".")[0]
+                for scope, names in self.imports.items()
+                if scope.partition(".")[0] == package
+                for target in names.values()
+            )
+        return found
+
+    def _outside_ancestry(self, cls: str) -> bool:
+        """Whether ``cls`` or a class it derives from in the package names a base the package does
+        not define (``object``, ``ABC``, ``Generic[...]`` and ``Protocol`` aside)."""
+        for current in mro(self.bases, cls):
+            symbol = self.symbols.get(current)
+            if symbol is None or symbol.kind != CLASS:
+                continue
+            named = [text for text in symbol.bases if text.split("[", 1)[0].rpartition(".")[2] not in _NEUTRAL_BASES]
+            if len(named) > len([base for base in self.bases.get(current, ()) if base]):
+                return True
+        return False
+
+
+# Methods of the types any Python program holds: a call of one of these names on a value of
+# unknown type is no sign that it reaches the package's own method of that name.  (Read from this
+# interpreter's own types, never from the analysed code.)
+_COMMON_METHODS = frozenset(
+    name
+    for kind in (
+        str,
+        bytes,
+        bytearray,
+        dict,
+        list,
+        set,
+        frozenset,
+        tuple,
+        int,
+        float,
+        complex,
+        type(threading.Lock()),
+        threading.Event,
+        threading.Condition,
+        threading.Semaphore,
+        threading.Thread,
+    )
+    for name in dir(kind)
+    if not name.startswith("_")
+)
+_NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 
 
 def _is_private(name: str) -> bool:

@@ -195,3 +195,68 @@ def test_a_star_import_chain_past_the_depth_limit_does_not_hide_a_shorter_one(ma
     files["lp/a.py"] = "from lp.b1 import *\nfrom lp.d import *\n\n\ndef run():\n    x()\n"
     model = model_of(make_package(files), "lp")
     assert model.edge("lp.a.run", "lp.d.x") is not None
+
+
+def test_a_name_alone_is_not_a_guess_when_any_value_may_have_it(make_package: MakePackage) -> None:
+    """``self._policy.parameters()`` went to ``LossModule.parameters`` (the package's only method
+    of that name, which overrides ``torch.nn.Module``'s: any module has it), ``self._fmt.format()``
+    to a logging formatter's ``format`` (every ``str`` has one).  A name a builtin type or a
+    class from outside the package may define is not guessed; a distinctive or private one is."""
+    root = make_package(
+        {
+            "gp/__init__.py": "",
+            "gp/defs.py": """
+                import torch
+
+
+                class LossModule(torch.nn.Module):
+                    def parameters(self):
+                        return []
+
+
+                class Formatter:
+                    def format(self, record):
+                        return record
+
+
+                class Pool:
+                    def get_and_increment(self):
+                        return 0
+
+                    def _private_step(self):
+                        return 1
+            """,
+            "gp/user.py": """
+                class User:
+                    def run(self, policy, pool):
+                        self.policy.parameters()
+                        self.fmt.format("x")
+                        self.pool.get_and_increment()
+                        pool._private_step()
+            """,
+        }
+    )
+    model = model_of(root, "gp")
+    callees = {edge.callee: edge.how for edge in model.callees("gp.user.User.run")}
+    assert "gp.defs.LossModule.parameters" not in callees
+    assert "gp.defs.Formatter.format" not in callees
+    assert callees["gp.defs.Pool.get_and_increment"] == ("unique-name",)
+    assert callees["gp.defs.Pool._private_step"] == ("unique-name",)
+
+
+def test_torchrl_names_guessed_across_packages_only_where_they_can_be(torchrl_model) -> None:  # type: ignore[no-untyped-def]
+    """tensordict's code was said to call torchrl's ``TensorDictPrimer._batch_size`` (tensordict
+    never imports torchrl), and torchrl's tensors tensordict's ``TensorDictBase.exp``."""
+    primer = "torchrl.envs.transforms._env.TensorDictPrimer._batch_size"
+    assert [edge.caller for edge in torchrl_model.callers(primer) if not edge.caller.startswith("torchrl.")] == []
+    guessed = [
+        (caller, target)
+        for caller, rows in torchrl_model.all_call_sites()
+        if caller.startswith("torchrl.")
+        for row in rows
+        for target, how in zip(row.targets, row.how, strict=True)
+        if how == "unique-name" and target.startswith("tensordict.") and not target.rpartition(".")[2].startswith("_")
+    ]
+    assert guessed == []
+    final = "torchrl.collectors._single.Collector._maybe_make_final_rollout"
+    assert torchrl_model.edge(final, "torchrl.objectives.common.LossModule.parameters") is None
