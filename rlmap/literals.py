@@ -1,4 +1,4 @@
-"""Printing a constant of the analysed code, whatever its size."""
+"""Printing a constant of the analysed code, whatever its size; finding a word in its text."""
 
 from __future__ import annotations
 
@@ -36,3 +36,17 @@ class _HexIntegers(ast.NodeTransformer):
             if spelled.startswith(("0x", "-0x")):
                 return ast.copy_location(ast.Name(id=spelled, ctx=ast.Load()), node)
         return node
+
+
+def holds_word(line: str, word: str) -> bool:
+    """Whether ``line`` holds ``word`` with no letter, digit or ``_`` right before or after it
+    (a search, not a regular expression: one per key would be compiled anew)."""
+    at = line.find(word)
+    while at != -1:
+        end = at + len(word)
+        before = line[at - 1] if at else " "
+        after = line[end] if end < len(line) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        at = line.find(word, at + 1)
+    return False

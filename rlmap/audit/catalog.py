@@ -135,7 +135,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "stale-line-anchor",
             ERROR,
-            "A path.py:LINE reference whose line no longer holds the symbol named beside it.",
+            "A path.py:LINE reference whose line no longer holds the symbol named beside it (as a whole word; "
+            "at a decorator, the definition below it), or whose file in the package is gone.",
             "``rollout`` (torchrl/collectors/_single.py:2030)",
             "``rollout`` (torchrl/collectors/_single.py:1638)",
         ),

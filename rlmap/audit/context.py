@@ -236,6 +236,16 @@ class AuditContext:
             ]
         return self._anchor_files[written]
 
+    def in_package(self, written: str) -> bool:
+        """Whether an anchor's path names a file of the analysed package (``torchrl/...``)."""
+        return written.lstrip("./").startswith(f"{self.package}/")
+
+    def files_named(self, name: str) -> list[str]:
+        """The package files of that file name (``_single.py``), sorted."""
+        self.anchor_files(name)  # (builds the table)
+        assert self._files is not None
+        return sorted(self._files.get(name, ()))
+
     def defined_in(self, path: str, name: str) -> Symbol | None:
         """The first symbol named ``name`` (last component) defined in ``path``."""
         if self._at is None:

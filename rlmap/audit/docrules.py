@@ -16,6 +16,7 @@ from rlmap.audit.context import EXTERNAL_PREFIX, AuditContext, is_private
 from rlmap.audit.docscan import DocRef
 from rlmap.audit.renames import Suggestion, first_missing, suggest_replacement
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY
+from rlmap.literals import holds_word
 from rlmap.pages.refs import INHERITED_LEFT_OUT, UNDOCUMENTED_LEFT_OUT, unlinked_because
 
 _ROLE_KINDS: dict[str, tuple[str, ...]] = {
@@ -299,20 +300,32 @@ def _check_anchor(
     ctx: AuditContext, where: str, line: int, written: str, target_line: int, beside: str
 ) -> Iterable[Finding]:
     matches = ctx.anchor_files(written)
+    name = f"{written}:{target_line}"
+    if not matches and ctx.in_package(written):  # (a file of another project is not ours to judge)
+        same = ctx.files_named(written.rpartition("/")[2])
+        hint = (
+            f"a file of that name is at {' and '.join(same[:3])}{' (and more)' if len(same) > 3 else ''}; "
+            "better, refer to the symbol by name"
+            if same
+            else "refer to the symbol by name instead of a line"
+        )
+        yield Finding.of(
+            "stale-line-anchor", where, line, name, f"{written} does not exist in the {ctx.package} source", hint
+        )
+        return
     if len(matches) != 1:
         return
     path = matches[0]
     lines = ctx.lines(path)
     if lines is None:
         return
-    name = f"{written}:{target_line}"
     if target_line > len(lines):
         message = f"{name} is past the end of {path} ({len(lines)} lines)"
         yield Finding.of(
             "stale-line-anchor", where, line, name, message, "refer to the symbol by name instead of a line"
         )
         return
-    if not beside or beside in lines[target_line - 1]:
+    if not beside or _holds(lines, target_line, beside):
         return
     current = ctx.defined_in(path, beside)
     if current is not None:
@@ -322,6 +335,25 @@ def _check_anchor(
         hint = f"{beside} is not defined in {path} any more; refer to code by name"
     message = f"{name} no longer holds {beside} (it holds: {lines[target_line - 1].strip()[:60]!r})"
     yield Finding.of("stale-line-anchor", where, line, name, message, hint)
+
+
+def _holds(lines: list[str], number: int, name: str) -> bool:
+    """Whether line ``number`` holds ``name`` as a whole word (``rollout`` is not in
+    ``self._final_rollout``); at a decorator, whether the ``def`` or ``class`` it decorates names
+    it (``inspect`` and Sphinx's ``linkcode`` give a decorated function's first decorator)."""
+    line = lines[number - 1]
+    if holds_word(line, name):
+        return True
+    if not line.lstrip().startswith("@"):
+        return False
+    for following in lines[number : number + _DECORATOR_LINES]:
+        header = following.lstrip()
+        if header.startswith(("def ", "async def ", "class ")):
+            return holds_word(header, name)
+    return False
+
+
+_DECORATOR_LINES = 40  # the most lines read after a decorator for the definition it decorates
 
 
 def rule_paths(ctx: AuditContext) -> Iterable[Finding]:

@@ -30,6 +30,7 @@ from rlmap.index.records import (
 )
 from rlmap.index.syntax import CHILD_FIELDS, child_fields, dotted_parts
 from rlmap.index.vocabulary import KeyVocabulary
+from rlmap.literals import holds_word
 
 
 @dataclass(slots=True)
@@ -38,20 +39,6 @@ class Scope:
     kind: str  # module / class / function
     owner: str = ""  # class whose ``self`` is in reach
     self_name: str = ""
-
-
-def _holds_word(line: str, word: str) -> bool:
-    """Whether ``line`` holds ``word`` with no letter, digit or ``_`` right before or after it
-    (a search, not a regular expression: one per key would be compiled anew)."""
-    at = line.find(word)
-    while at != -1:
-        end = at + len(word)
-        before = line[at - 1] if at else " "
-        after = line[end] if end < len(line) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        at = line.find(word, at + 1)
-    return False
 
 
 class Walker:
@@ -114,7 +101,7 @@ class Walker:
         as a whole word: key ``reward`` is not on a line that names only ``reward_model``."""
         if needle and end > start:
             for number in range(start, min(end, len(self.source_lines)) + 1):
-                if _holds_word(self.source_lines[number - 1], needle):
+                if holds_word(self.source_lines[number - 1], needle):
                     return number
         return start
 

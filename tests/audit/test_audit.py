@@ -735,3 +735,32 @@ def test_the_audit_says_what_it_could_not_read_after_its_report(tmp_path: Path) 
     warning = next(n for n, line in enumerate(lines) if line.startswith("rlmap: warning: pk/bad.py:1: syntax error"))
     assert report < warning
     assert lines[-1].startswith("rlmap: error: 1 file(s) could not be read or indexed in full")
+
+
+def test_a_line_anchor_holds_its_name_as_a_word_at_its_line_or_below_its_decorators(run: Run, tmp_path: Path) -> None:
+    """An anchor into a file that is gone said nothing; one whose line held the name inside another
+    (``prepare`` in ``def _prepare``) passed; one at a decorator (where ``inspect`` and Sphinx's
+    ``linkcode`` put a decorated function) was stale."""
+    docs = write_docs(
+        tmp_path,
+        {
+            "page.rst": """
+                ``Collector`` is at pkg/gone.py:3.
+
+                ``prepare`` is at pkg/collector.py:29.
+
+                ``mode`` is at pkg/collector.py:25.
+
+                ``rollout`` is at pkg/collector.py:25.
+
+                ``Helper`` is at other_project/gone.py:3.
+            """
+        },
+    )
+    _, findings, _ = fixture_audit(run, docs, "--rule", "stale-line-anchor")
+    found = {(finding["line"], finding["message"]) for finding in findings}
+    assert found == {
+        (1, "pkg/gone.py does not exist in the pkg source"),
+        (3, "pkg/collector.py:29 no longer holds prepare (it holds: 'def _prepare(self):')"),
+        (7, "pkg/collector.py:25 no longer holds rollout (it holds: '@property')"),
+    }
