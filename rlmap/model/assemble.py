@@ -257,7 +257,9 @@ def resolve_sites(
         if not found:
             return None
         used.add(key)
-        return merge_targets(targets, admitted(resolver, site, targets, found))
+        giving = giving_way(targets)  # (a guess does not narrow what the flow found)
+        standing = [target for target in targets if target.qualname not in giving] if giving else targets
+        return merge_targets(targets, admitted(resolver, site, standing, found))
 
     def settle(flowed: Callable[[SiteKey], list[Target] | None] | None) -> None:
         """Every site's edges and row, by name and type and by the flow (``flowed``: the flow's
@@ -277,8 +279,9 @@ def resolve_sites(
                     # the function it calls is not written at the site
                     if flowed is None:
                         opened.append((site, targets, len(sites[caller])))
+                        giving = giving_way(targets)
                         for target in targets:
-                            if target.how not in _GIVE_WAY:  # kept whatever the flow finds
+                            if target.qualname not in giving:  # kept whatever the flow finds
                                 add(caller, target, line)
                         sites[caller].append(_row(site, targets))
                         continue
@@ -296,8 +299,9 @@ def resolve_sites(
             caller, line = site.caller, site.line
             merged = with_flow(site, targets, flow.get)
             if merged is None:  # what settle left out: the targets that give way to a flow found
+                giving = giving_way(targets)
                 for target in targets:
-                    if target.how in _GIVE_WAY:
+                    if target.qualname in giving:
                         add(caller, target, line)
                 continue
             for target in merged:
@@ -339,8 +343,21 @@ def resolve_sites(
     return sites, over_cap
 
 
-# The resolver's targets that give way to what the flow finds at the site (see merge_targets).
-_GIVE_WAY = frozenset({UNRESOLVED, "unique-name"})
+# The resolver's targets that give way to what the flow finds at the site (see giving_way).
+_GIVE_WAY = frozenset({UNRESOLVED, "unique-name", "instance"})
+
+
+def giving_way(targets: list[Target]) -> set[str]:
+    """The resolver's targets of a site that give way to what the value flow finds there: the
+    unresolved placeholder, a guess by name, and what calling an object of a declared type runs
+    (its ``__call__`` or ``forward``, and their overrides)."""
+    called = {target.qualname.rpartition(".")[2] for target in targets if target.how == "instance"}
+    return {
+        target.qualname
+        for target in targets
+        if target.how in _GIVE_WAY
+        or (called and target.how == "override" and target.qualname.rpartition(".")[2] in called)
+    }
 
 
 def _row(site: CallSite, targets: list[Target]) -> SiteRow:
@@ -492,7 +509,14 @@ def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:
     the unresolved placeholder give way to what the flow found.  An attribute or variable called
     (``self._sync_policy()``) stays, beside the functions it holds."""
     flowed = {target.qualname for target in found}
-    kept = [target for target in targets if target.qualname in flowed or target.how not in _GIVE_WAY]
+    giving = giving_way(targets)
+    # what calling a typed object runs, confirmed by the flow, is said as the flow found it
+    called = giving - {target.qualname for target in targets if target.how in _GIVE_WAY and target.how != "instance"}
+    kept = [
+        target
+        for target in targets
+        if target.qualname not in giving or (target.qualname in flowed and target.qualname not in called)
+    ]
     known = {target.qualname for target in kept}
     return kept + [target for target in found if target.qualname not in known]
 

@@ -7,6 +7,7 @@ class hierarchy and type inference below it.  The ``how`` vocabulary is in :mod:
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 
@@ -27,6 +28,7 @@ class CallResolution(TypeInference):
         self._plain: dict[tuple[str, str], tuple[Target, ...]] = {}
         self._on_self: dict[tuple[str, str], tuple[Target, ...]] = {}
         self._imports_of: dict[str, frozenset[str]] = {}
+        self._called_attribute: dict[tuple[str, str], tuple[Target, ...]] = {}
 
     # -- attribute reads -------------------------------------------------------------------
     def resolve_read(self, site: CallSite) -> list[Target]:
@@ -89,6 +91,13 @@ class CallResolution(TypeInference):
             found = self._on_self.get(key)
             if found is None:
                 found = self._on_self[key] = tuple(self._resolve_self_method(cls, parts[1]))
+            if found and found[0].how == "attribute" and not _type_tested(site):
+                # ``self.loss_module(batch)`` with ``self.loss_module: LossModule``
+                called = self._called_attribute.get(key)
+                if called is None:
+                    typed = None if self._declared_callable(*key) else self.attribute_type(*key)
+                    called = self._called_attribute[key] = tuple(self._instance_called(typed))
+                return [found[0], *called, *found[1:]]
             return list(found)
         if len(parts) == 1:
             key = (site.caller, parts[0])
@@ -156,7 +165,45 @@ class CallResolution(TypeInference):
         outside = self.external_name(module, site.caller, (name,))
         if outside is not None:
             return [Target(outside, "external", external=True)]
+        local = self.local_binding(site.caller, name)
+        if local is not None and not _type_tested(site) and not _admits_callable(local[1]):
+            # ``loss_module(batch)``, a parameter ``loss_module: LossModule``
+            called = self._instance_called(self.receiver_type(module, site, (name,)))
+            if called:
+                return called
         return [unresolved(name)]
+
+    def _declared_callable(self, cls: str, attribute: str) -> bool:
+        """Whether an annotation of ``self.<attribute>`` in ``cls`` or a base, or of the parameter
+        assigned to it, admits a callable (``EnvBase | Callable[[], EnvBase]``): calling it may
+        call a factory, not an instance of the class it also names."""
+        for owner in mro(self.bases, cls):
+            declared = self.members.get(owner, {}).get(attribute)
+            if declared is not None and declared.kind == ATTRIBUTE and _CALLABLE.search(declared.annotation or ""):
+                return True
+            for access in self.attribute_writes.get((owner, attribute), ()):
+                if _CALLABLE.search(access.annotation or ""):
+                    return True
+                if len(access.value_parts) == 1:
+                    local = self.locals.get(access.function, {}).get(access.value_parts[0])
+                    if local is not None and _admits_callable(local):
+                        return True
+        return False
+
+    def _instance_called(self, receiver: Target | None) -> list[Target]:
+        """What calling an instance of ``receiver``'s class runs: its ``__call__`` defined in the
+        package, else its ``forward`` (``torch.nn.Module.__call__`` runs it), with the overrides
+        of either; ``[]`` when the type is not a class of the package, or neither is its member."""
+        if receiver is None or receiver.external or not self.is_kind(receiver.qualname, CLASS):
+            return []
+        for method in ("__call__", "forward"):
+            found = self.member(receiver.qualname, method)
+            if found is not None and self.symbols[found].kind == METHOD:
+                return [
+                    Target(found, "instance"),
+                    *(Target(o, "override") for o in self.overrides(receiver.qualname, method)),
+                ]
+        return []  # (not every subclass's ``forward``: a module typed by a base outside the package)
 
     def _resolve_self_method(self, cls: str, name: str) -> list[Target]:
         if name == "__class__":  # ``self.__class__(...)``: this class or any subclass
@@ -172,7 +219,8 @@ class CallResolution(TypeInference):
             return targets
         owner = self.attribute_owner(cls, name)
         if owner:
-            # ``self.fn()`` where ``self.fn`` holds a callable: an edge to the attribute.
+            # ``self.fn()`` where ``self.fn`` holds a callable: an edge to the attribute (and, when
+            # its type is known, to what calling one runs: see resolve_call).
             found_attribute = [Target(f"{owner}.{name}", "attribute")]
             return found_attribute + [Target(override, "override") for override in self.overrides(cls, name)]
         overrides = self.overrides(cls, name)
@@ -269,6 +317,23 @@ _COMMON_METHODS = frozenset(
     if not name.startswith("_")
 )
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+
+
+_CALLABLE = re.compile(r"\b[Cc]allable\b")
+
+
+def _admits_callable(binding: tuple[tuple[str, ...], str]) -> bool:
+    """Whether a local's annotation admits a callable (``env_fun: EnvBase | Callable``)."""
+    parts, how = binding
+    return how == "annotation" and bool(parts) and _CALLABLE.search(parts[0]) is not None
+
+
+def _type_tested(site: CallSite) -> bool:
+    """Whether a guard of ``site`` tests the type of the object it calls (``if not
+    isinstance(env_fun, EnvBase): env_fun()``, ``if callable(fn)``): its declared type is in doubt
+    there, and what calling it runs is left to the value flow."""
+    text = site.callee_text
+    return any(f"isinstance({text}," in guard or f"callable({text})" in guard for guard in site.guards)
 
 
 def _is_private(name: str) -> bool:

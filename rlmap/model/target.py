@@ -15,6 +15,9 @@ unique-name    ``self.x.m()`` with ``self.x`` untyped -> the package's only meth
 attribute      ``self.fn()`` where ``self.fn`` is an attribute holding a callable
 narrowed       receiver type read from an enclosing ``if isinstance(x, C):``
 subclass       the receiver's declared type lacks the method: a subclass that defines it
+instance       an object of a declared type called (``self.loss_module(batch)``, ``loss_module:
+               LossModule``) -> its class's ``__call__``, else ``forward`` (overrides: ``override``);
+               gives way to what the value flow finds there
 flow           whole-program value flow: a function, class or bound method reaching the callee
                (:mod:`rlmap.model.valueflow`)
 callback       a function passed to a builtin or library that calls it (``map``, ``sorted(key=)``,

@@ -260,3 +260,69 @@ def test_torchrl_names_guessed_across_packages_only_where_they_can_be(torchrl_mo
     assert guessed == []
     final = "torchrl.collectors._single.Collector._maybe_make_final_rollout"
     assert torchrl_model.edge(final, "torchrl.objectives.common.LossModule.parameters") is None
+
+
+def test_calling_an_object_of_a_declared_type_runs_its_forward(make_package: MakePackage) -> None:
+    """``self.loss_module(batch)`` with ``loss_module: LossModule`` had one callee, the attribute:
+    ``LossModule.forward`` and its overrides had no caller there.  What calling the object runs
+    (its ``__call__`` in the package, else ``forward``) is found from its declared type, unless
+    the annotation admits a callable, a guard tests its type, or the value flow knows better."""
+    root = make_package(
+        {
+            "ip/__init__.py": "",
+            "ip/losses.py": """
+                from typing import Callable
+
+                import torch
+
+
+                class LossModule(torch.nn.Module):
+                    def forward(self, batch):
+                        raise NotImplementedError
+
+
+                class PPOLoss(LossModule):
+                    def forward(self, batch):
+                        return batch
+
+
+                class Predicate:
+                    def __call__(self, item):
+                        return True
+
+
+                class Forwarder:
+                    def __init__(self, loss_module: LossModule, factory: LossModule | Callable[[], LossModule]):
+                        self.loss_module = loss_module
+                        self.factory = factory
+                        self.known = PPOLoss()
+
+                    def run(self, batch, check: Predicate):
+                        self.loss_module(batch)
+                        self.factory()
+                        check(batch)
+                        self.known(batch)
+
+                    def guarded(self, loss: LossModule, batch):
+                        if not isinstance(loss, LossModule):
+                            loss(batch)
+            """,
+        }
+    )
+    model = model_of(root, "ip")
+    run = "ip.losses.Forwarder.run"
+    by_line = {
+        (target, site.line): how
+        for site in model.call_sites(run)
+        for target, how in zip(site.targets, site.how, strict=True)
+    }
+    first = model.symbol(run).line + 1  # self.loss_module(batch)
+    assert by_line[("ip.losses.LossModule.forward", first)] == "instance"
+    assert by_line[("ip.losses.PPOLoss.forward", first)] == "override"
+    assert not [key for key in by_line if key[1] == first + 1 and key[0].endswith(".forward")]  # a factory
+    assert by_line[("ip.losses.Predicate.__call__", first + 2)] == "instance"
+    known = {callee for callee, line in by_line if line == first + 3}
+    assert "ip.losses.PPOLoss.forward" in known
+    assert "ip.losses.LossModule.forward" not in known  # the flow knows what self.known holds
+    guarded = {edge.callee for edge in model.callees("ip.losses.Forwarder.guarded")}
+    assert not {callee for callee in guarded if callee.endswith(".forward")}
