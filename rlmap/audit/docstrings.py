@@ -102,7 +102,8 @@ def _file_refs(ctx: AuditContext, path: str, docstrings: list[tuple[int, str]]) 
         for ref in parts.refs
     ]
     for example in example_refs(shown, lines, parts.code):
-        refs.append(replace(example, span=None, clause_span=None, docstring_line=opening(example.line)))
+        # (no column: the docstring's lines are read as a page, their indentation not the file's)
+        refs.append(replace(example, column=0, span=None, clause_span=None, docstring_line=opening(example.line)))
     return refs
 
 

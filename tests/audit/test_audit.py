@@ -764,3 +764,28 @@ def test_a_line_anchor_holds_its_name_as_a_word_at_its_line_or_below_its_decorat
         (3, "pkg/collector.py:29 no longer holds prepare (it holds: 'def _prepare(self):')"),
         (7, "pkg/collector.py:25 no longer holds rollout (it holds: '@property')"),
     }
+
+
+def test_an_example_in_a_docstring_has_no_column(run: Run, make_package) -> None:  # type: ignore[no-untyped-def]
+    """A stale import in an indented docstring example was placed at a column off by the
+    docstring's indentation (47 where the name is at 51): a finding in a docstring has none."""
+    root = make_package(
+        {
+            "dx/__init__.py": "",
+            "dx/mod.py": '''
+                class Runner:
+                    def run(self):
+                        """Run it.
+
+                        Examples:
+                            >>> from dx.mod import Gone
+                            >>> Gone()
+                        """
+            ''',
+        }
+    )
+    args = ("audit", "--source", str(root / "dx"), "--package", "dx", "--format", "json", "--no-cache", "-q")
+    code, out, err = run(*args, "--rule", "stale-example-ref")
+    assert code == 1, err
+    found = json.loads(out)["findings"]
+    assert [(f["rule"], f["line"], f["column"]) for f in found] == [("stale-example-ref", 6, 0)]
