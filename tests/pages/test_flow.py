@@ -409,3 +409,46 @@ class Belt:
     # a call on the line too: the test's call is the test's, the branch's runs only if it holds
     assert "`self.mark` -> `Belt.mark`" in outline
     assert re.search(r"`self\.mark` -> `Belt\.mark` \(`L\d+`\) at `L\d+` - only if `self\.ready\(item\)`", outline)
+
+
+def test_a_flow_names_the_subclasses_that_define_the_method_again(run: Run, tmp_path: Path) -> None:
+    """``EnvBase.step_and_maybe_reset``'s outline did not say that ``ParallelEnv`` defines its own
+    (which calls this one only without buffers): a reader of it debugged code that does not run."""
+    files = {
+        **MILL,
+        "mill/kinds.py": """
+            from mill.machine import Machine
+
+
+            class Fast(Machine):
+                def run(self, items):
+                    return super().run(items[:1])
+
+
+            class Slow(Machine):
+                def run(self, items):
+                    return None
+
+
+            class Same(Machine):
+                def step(self, item):
+                    return item
+        """,
+    }
+    source = write_package(tmp_path / "src", files)
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "profile.toml").write_text(PROFILE.format(phases=PHASES))
+    out = tmp_path / "out"
+    code, _, err = run(
+        "generate", "--source", str(source), "--package", "mill", "--profile", str(profile), "--out", str(out),
+        "--no-cache", "-q",
+    )  # fmt: skip
+    assert code == 0, err
+    page = " ".join((out / "md" / "machine_internals.md").read_text().split())
+    assert (
+        "2 subclasses define `run` again, and an instance of one runs that definition in this one's place "
+        "(a definition marked *calls it* calls this one too): `Fast.run` (`mill/kinds.py:5`) (*calls it*), "
+        "`Slow.run` (`mill/kinds.py:10`)."
+    ) in page
+    assert "Same.run" not in page  # inherits the method: runs this one

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rlmap.index import controlflow as cf
-from rlmap.index.records import AUGMENTED, AttributeAccess
+from rlmap.index.records import AUGMENTED, METHOD, AttributeAccess
 from rlmap.index.records import WRITE as WRITTEN
 from rlmap.model.codemodel import ResolvedCall
+from rlmap.model.target import CERTAIN
 from rlmap.pages.callorder import evaluation_order
 from rlmap.pages.conditions import joined, negated
 from rlmap.pages.diagrams import Diagram
@@ -166,6 +167,20 @@ class FlowBody(Body):
     steps: tuple[Item, ...]  # every numbered call and every exit, in code order
     calls: tuple[Call, ...]  # every call, in code order (the appendix)
     assignments: tuple[Ref, ...] = ()  # the attributes whose assignments the outline shows
+    overridden: tuple[Overriding, ...] = ()  # the subclasses' own definitions of the method
+    more_overriding: int = 0  # how many more there are than are listed
+
+
+@dataclass(frozen=True, slots=True)
+class Overriding:
+    """A subclass's own definition of the method a flow describes: an instance of that subclass
+    runs it in the described method's place."""
+
+    ref: Ref
+    calls_it: bool  # it calls the method it overrides (``super().step(...)``): found by name, certain
+
+
+OVERRIDING_SHOWN = 8  # the subclasses' definitions a flow section lists (the others are counted)
 
 
 def build_flow(spec: specs.Flow, ctx: Context) -> FlowBody:
@@ -269,6 +284,7 @@ class _Builder:
                     spec.diagram, ctx.refs.ref(self.function).display, before, phases, loop_else, after, spec.loop
                 ),
             )
+        overriding = self.overriding()
         return FlowBody(
             function=ctx.ref(self.function),
             loop=spec.loop,
@@ -285,7 +301,23 @@ class _Builder:
             calls=calls,
             diagrams=diagrams,
             assignments=tuple(ctx.ref(attribute) for attribute in self.assigned),
+            overridden=tuple(overriding[:OVERRIDING_SHOWN]),
+            more_overriding=max(0, len(overriding) - OVERRIDING_SHOWN),
         )
+
+    def overriding(self) -> list[Overriding]:
+        """The definitions of the method in the subclasses of its class, in name order."""
+        if not self.owner or self.ctx.model.node_kind(self.owner) != "class":
+            return []
+        name = self.function.rpartition(".")[2]
+        found = []
+        for sub in self.ctx.model.subclasses_of(self.owner):
+            symbol = self.ctx.model.symbol(f"{sub}.{name}")
+            if symbol is None or symbol.kind != METHOD or symbol.qualname == self.function:
+                continue
+            edge = self.ctx.model.edge(symbol.qualname, self.function)
+            found.append(Overriding(self.ctx.ref(symbol.qualname), edge is not None and bool(set(edge.how) & CERTAIN)))
+        return found
 
     def _find_loop(self, header: str) -> tuple[cf.Step, ...]:
         wanted = cf.one_line(header)
