@@ -138,6 +138,37 @@ class KeyVisitor(Walker):
             if kind is not None:
                 for key in key_list(arg.value):
                     self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), keyword)
+        if vocabulary.dict_constructors:
+            called = dotted_parts(func)
+            if called and called[-1] in vocabulary.dict_constructors:
+                self.constructor_keys(node, called[-1], start, end)
+
+    def constructor_keys(self, node: cst.Call, name: str, start: int, end: int) -> None:
+        """``TensorDict({"is_init": x, "next": {"done": d}}, batch)``: each string key of the dict
+        given (first positional, or ``source=``) written into the new container; a nested dict's
+        keys as nested keys (``("next", "done")``)."""
+        given = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
+        given = next(
+            (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "source"), given
+        )
+        if not isinstance(given, cst.Dict):
+            return
+        how = f"{name}({{...}})"
+        stack: list[tuple[tuple[str, ...], cst.Dict]] = [((), given)]
+        found: list[tuple[str, ...]] = []
+        while stack:
+            prefix, entries = stack.pop()
+            for element in entries.elements:
+                text = string_value(element.key) if isinstance(element, cst.DictElement) else None
+                if text is None:
+                    continue
+                assert isinstance(element, cst.DictElement)
+                if isinstance(element.value, cst.Dict) and element.value.elements:
+                    stack.append(((*prefix, text), element.value))
+                else:
+                    found.append((*prefix, text))
+        for key in sorted(found, key=lambda key: self.line_holding(_raw_key(key), start, end)):
+            self.add_key(key, WRITE, self.line_holding(_raw_key(key), start, end), how, receiver=name)
 
     def changed_in_place(self, node: cst.CSTNode) -> str:
         """How the value ``node`` gives is changed in place (``td["k"][i] = v``: ``[]=``;

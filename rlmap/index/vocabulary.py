@@ -37,6 +37,10 @@ class KeyVocabulary:
     # Methods that give back a new container (``td.select(...)``, ``td.copy()``): a key written into
     # a local bound to their result is written into that copy, not into the caller's data.
     copy_methods: frozenset[str] = frozenset()
+    # Constructors given the entries as a dict (``TensorDict({"is_init": x}, batch)``, a nested
+    # dict a nested key): each string key of the dict (the first positional argument, or ``source=``)
+    # is written into the new container.
+    dict_constructors: frozenset[str] = frozenset()
 
     def is_plain_receiver(self, name: str) -> bool:
         """Whether ``name["k"]`` / ``name.get("k")`` reads a plain container, not a keyed one."""
@@ -99,6 +103,7 @@ TENSORDICT = KeyVocabulary(
     plain_receiver_suffixes=("_spec", "_keys"),  # ``out_keys[k] = "name"``: a mapping of key names
     key_functions=frozenset({"unravel_key", "unravel_key_list", "unravel_keys", "list", "tuple"}),
     copy_methods=frozenset({"select", "exclude", "copy", "clone", "empty"}),
+    dict_constructors=frozenset({"TensorDict", "from_dict"}),
 )
 
 EXTENSIONS: Mapping[str, KeyVocabulary] = MappingProxyType({TENSORDICT.name: TENSORDICT})
@@ -135,6 +140,7 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
     suffixes: list[str] = []
     functions: set[str] = set()
     copies: set[str] = set()
+    constructors: set[str] = set()
     for vocabulary in vocabularies:
         methods.update(vocabulary.methods)
         keywords.update(vocabulary.keywords)
@@ -145,6 +151,7 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
         suffixes.extend(vocabulary.plain_receiver_suffixes)
         functions |= vocabulary.key_functions
         copies |= vocabulary.copy_methods
+        constructors |= vocabulary.dict_constructors
     return KeyVocabulary(
         name="+".join(vocabulary.name for vocabulary in vocabularies),
         methods=_frozen(methods),
@@ -156,4 +163,5 @@ def _union(vocabularies: list[KeyVocabulary]) -> KeyVocabulary:
         plain_receiver_suffixes=tuple(suffixes),
         key_functions=frozenset(functions),
         copy_methods=frozenset(copies),
+        dict_constructors=frozenset(constructors),
     )

@@ -784,7 +784,7 @@ def _key_access_text(access: dict[str, Any]) -> str:
     if copy:
         text = _key_access_text({**access, "how": how, "via": ""})
         return f"{text} (on a copy, {access['via']})" if access.get("via") else f"{text} (on a copy)"
-    if not receiver:
+    if not receiver or how.startswith(receiver + "("):  # (``TensorDict({...})``: a dict the container is made from)
         text = how
     elif how == "[]":
         text = f"{receiver}[]"

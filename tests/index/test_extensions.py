@@ -7,6 +7,7 @@ cache key, so runs with different sets never share entries.
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -257,3 +258,39 @@ def test_the_cli_takes_the_extensions_from_the_profile(
     code, _, err = run("show", "--key", "done", "--config", no_profile, "--cache-dir", cache, "-q")
     assert code == 2
     assert "no tensordict key 'done' is read or written" in err
+
+
+def test_a_tensordict_made_from_a_dict_writes_its_keys() -> None:
+    """``TensorDict({"_input": x, "is_init": i}, [b, t])`` (rnn.py's padding of LSTMModule and
+    GRUModule) wrote ``is_init`` where no writer listed it: each string key of the dict given is a
+    write, a nested dict's as nested keys; a plain ``dict(...)`` or a dict in another place is not."""
+    source = textwrap.dedent(
+        """
+        from tensordict import TensorDict
+
+
+        def make(x, done, other):
+            source = TensorDict(
+                {
+                    "_input": x,
+                    "next": {"done": done, "truncated": done},
+                    other: x,
+                },
+                [1],
+            )
+            TensorDict(source={"reward": x}, batch_size=[])
+            TensorDict.from_dict({"obs": x})
+            dict({"plain": x})
+            TensorDict(other, batch_size={"shape": 1})
+            return source
+        """
+    ).lstrip()
+    index = extract_module(source.encode(), "pkg/m.py", extensions=TENSORDICT)
+    written = sorted((access.key, access.line, access.how) for access in index.keys if access.kind == "write")
+    assert written == [
+        (("_input",), 7, "TensorDict({...})"),
+        (("next", "done"), 8, "TensorDict({...})"),
+        (("next", "truncated"), 8, "TensorDict({...})"),
+        (("obs",), 14, "from_dict({...})"),
+        (("reward",), 13, "TensorDict({...})"),
+    ]
