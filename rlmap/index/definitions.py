@@ -112,7 +112,8 @@ class DefinitionVisitor(Walker):
     def record_parameters(
         self, qualname: str, params: cst.Parameters, annotations: tuple[tuple[str, str], ...]
     ) -> None:
-        """What a parameter is bound to before the body runs: its annotation, a string default."""
+        """What a parameter is bound to before the body runs: its annotation, a string default, a
+        default tuple of strings (a nested key: ``truncated_key=("next", "truncated")``)."""
         for name, annotation in annotations:
             if annotation:
                 self.locals.append(LocalBinding(qualname, name, (annotation,), "annotation"))
@@ -120,6 +121,11 @@ class DefinitionVisitor(Walker):
             default = string_value(param.default) if param.default is not None else None
             if default is not None:
                 self.locals.append(LocalBinding(qualname, param.name.value, (default,), "literal"))
+            elif isinstance(param.default, cst.Tuple) and param.default.elements:
+                strings = literal_strings(param.default)
+                if strings:
+                    text = f"({', '.join(repr(part) for part in strings)},)"
+                    self.locals.append(LocalBinding(qualname, param.name.value, (text,), "value"))
 
     def visit_import(self, node: cst.Import) -> None:
         scope = self.function_scope()

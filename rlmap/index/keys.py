@@ -44,6 +44,9 @@ def key_list(node: cst.BaseExpression) -> list[tuple[str, ...]]:
     return [single] if single is not None else []
 
 
+_CALL_ARGUMENTS = 4  # a call with more arguments is no key builder the model follows
+
+
 def _raw_key(key: tuple[str, ...]) -> str:
     """What a key's line holds for sure: its last string (``traj_ids`` of the tuple key)."""
     return key[-1]
@@ -79,6 +82,10 @@ class KeyVisitor(Walker):
         if nested:
             self.add_key((), kind, line, how, nested, receiver)
             return
+        called = self.call_expression(node) if isinstance(node, cst.Call) else ""
+        if called:  # ``td.get(_replace_last(key, "done"))``: what the function builds, the model says
+            self.add_key((), kind, line, how, called, receiver)
+            return
         index = ""
         if isinstance(node, cst.Subscript) and len(node.slice) == 1:
             element = node.slice[0].slice
@@ -104,6 +111,10 @@ class KeyVisitor(Walker):
             if text is not None:
                 texts.append(f'"{text}"' if '"' not in text and "\\" not in text else repr(text))
                 continue
+            called = self.call_expression(element) if isinstance(element, cst.Call) else ""
+            if called:  # ``("next", _replace_last(key, "done"))``
+                texts.append(called)
+                continue
             parts = dotted_parts(element)
             if not (len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0])):
                 return ""
@@ -112,6 +123,33 @@ class KeyVisitor(Walker):
         if len(elements) < 2 or all(quoted) or not any(quoted):
             return ""
         return f"({', '.join(texts)})"
+
+    def call_expression(self, node: cst.Call) -> str:
+        """``_replace_last(key, "done")`` as text, when the function is named (``f``, ``m.f``) and
+        each argument is a string, a tuple of strings, or a name the model can resolve (a local,
+        ``self.x``), positional or by keyword; ``""`` otherwise.  The model evaluates what the
+        function returns for them (:mod:`rlmap.model.constants`)."""
+        called = dotted_parts(node.func)
+        if not called or len(node.args) > _CALL_ARGUMENTS:
+            return ""
+        texts = []
+        for arg in node.args:
+            if arg.star:
+                return ""
+            value = arg.value
+            text = string_value(value)
+            strings = literal_strings(value) if isinstance(value, cst.Tuple) and value.elements else None
+            parts = dotted_parts(value)
+            if text is not None:
+                shown = repr(text)
+            elif strings:
+                shown = f"({', '.join(repr(part) for part in strings)},)"
+            elif len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
+                shown = ".".join(parts)
+            else:
+                return ""
+            texts.append(f"{arg.keyword.value}={shown}" if arg.keyword is not None else shown)
+        return f"{'.'.join(called)}({', '.join(texts)})"
 
     def record_declared_keys(self, target: cst.BaseExpression, value: cst.BaseExpression, line: int) -> None:
         """``in_keys = [...]``, ``self.out_keys = [...]``, ``DEFAULT_IN_KEYS = [...]``: declared keys."""

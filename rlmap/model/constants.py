@@ -15,9 +15,10 @@ running anything, the expressions that build keys and key lists:
 - ``self.<attr>`` and ``cls.<attr>``: every value assigned to the attribute (in any method) or
   declared in the class body, searched along the class hierarchy (C3 order);
 - the functions that give back the keys they are given (``unravel_key_list``, ``list``; the
-  vocabulary's ``key_functions``), and a call to a function of the package that returns one of
-  its parameters as is: the argument for it (``_replace_last(done_key, "is_init")`` returns
-  ``new_ending`` when ``done_key`` is a string, so it may be the key ``"is_init"``).
+  vocabulary's ``key_functions``), and a call to a function of the package that builds its
+  result from its parameters: each ``return`` evaluated with the arguments' keys, under
+  ``if isinstance(key, str)`` (or its ``else``) only for the keys that fit, when they are known
+  (``_replace_last(("next", "truncated"), "done")`` is ``("next", "done")``).
 
 Flow-insensitive: a name holds every value any of its assignments gives it.  An element at an
 unknown position (after a splice of an unknown list) is still one of the list's keys, but no
@@ -27,11 +28,12 @@ index reaches it.  A parameter without a default, or anything else, holds nothin
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rlmap.index.records import ATTRIBUTE, FUNCTION, ModuleIndex
+from rlmap.index.records import ATTRIBUTE, FUNCTION, ModuleIndex, ReturnSite
 from rlmap.index.summaries import dotted
 from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.literals import unparse
@@ -60,7 +62,7 @@ class KeyConstants(SymbolTable):
         self._active: set[tuple[str, str]] = set()
         self._partial: dict[tuple[str, str], tuple[Value, ...]] = {}
         self._parsed: dict[str, ast.expr | None] = {}
-        self._returns_memo: dict[str, frozenset[str]] = {}
+        self._returns_memo: dict[str, tuple[ReturnSite, ...]] = {}
 
     def key_values(self, function: str, expression: str) -> tuple[Key, ...]:
         """The keys a key expression (``init_key``, ``self.done_key``, ``self.out_keys[1]``) can hold."""
@@ -117,8 +119,7 @@ class KeyConstants(SymbolTable):
             if _callee_name(node.func) in _KEY_FUNCTIONS and len(node.args) == 1 and not node.keywords:
                 yield from self._evaluate(node.args[0], function, depth)
             else:
-                for argument in self._returned_arguments(node, function):
-                    yield from self._evaluate(argument, function, depth)
+                yield from self._returned_keys(node, function, depth)
         elif isinstance(node, ast.IfExp):
             yield from self._evaluate(node.body, function, depth)
             yield from self._evaluate(node.orelse, function, depth)
@@ -136,34 +137,57 @@ class KeyConstants(SymbolTable):
         head = text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
         return head in _MAPPINGS
 
-    def _returned_arguments(self, call: ast.Call, function: str) -> list[ast.expr]:
-        """The arguments of ``call`` that its callee, a function of the package, returns as is
-        (``return new_ending``): what the call may give back."""
+    def _returned_keys(self, call: ast.Call, function: str, depth: int) -> Iterator[Value]:
+        """The keys ``call`` gives back when its callee, a function of the package, builds its
+        result from its arguments: each ``return`` evaluated with the parameters bound to the
+        keys of the arguments (``_replace_last(key, new)``: ``new`` where ``key`` is a string,
+        ``key[:-1] + (new,)`` where it is not, so ``("next", "truncated")`` gives
+        ``("next", "done")``).  A ``return`` under ``if isinstance(p, str)`` (or its ``else``)
+        takes only the one-part (or only the nested) keys of ``p``, when they are known."""
         parts = dotted(call.func)
         if not parts:
-            return []
+            return
         callee = self.resolve_dotted(self.module_of(function), function, parts)
         symbol = self.symbols.get(callee) if callee else None
-        if symbol is None or symbol.kind != FUNCTION or any(a.startswith("*") for a in (n for n, _ in symbol.params)):
-            return []
+        if symbol is None or symbol.kind != FUNCTION or any(n.startswith("*") for n, _ in symbol.params):
+            return
+        if any(isinstance(argument, ast.Starred) for argument in call.args) or any(
+            keyword.arg is None for keyword in call.keywords
+        ):
+            return
         names = [name for name, _ in symbol.params]
-        returned = self._returned_parameters(symbol.qualname, frozenset(names))
-        found = []
-        for position, name in enumerate(names):
-            if name not in returned:
+        given: dict[str, ast.expr] = dict(zip(names, call.args, strict=False))
+        given.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg in names)
+        bound: dict[str, tuple[Key, ...]] = {}
+        for site in self._returns_of(symbol.qualname):
+            node = self._parse(site.value) if site.value else None
+            if node is None:
                 continue
-            keyword = next((k.value for k in call.keywords if k.arg == name), None)
-            if keyword is not None:
-                found.append(keyword)
-            elif position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-                found.append(call.args[position])
-        return found
+            needed = _names_in(node) & set(names)
+            tests = [(name, one_part) for name, one_part in _string_tests(site.guards) if name in given]
+            if not needed or not needed <= set(given):
+                continue
+            for name in (needed | {name for name, _ in tests}) - set(bound):
+                found = {key for value in self._evaluate(given[name], function, depth) for key in members(value)}
+                bound[name] = tuple(sorted(found))
+            environment = dict(bound)
+            # a branch for a string (or not) is taken only by such keys, when the keys are known
+            # (``for done_key in self.done_keys``, not known: ``_replace_last(done_key, "is_init")``
+            # may still be ``"is_init"``)
+            tests = [(name, one_part) for name, one_part in tests if environment[name]]
+            for name, one_part in tests:
+                environment[name] = tuple(key for key in environment[name] if (len(key) == 1) == one_part)
+            if any(not environment[name] for name, _ in tests):
+                continue
+            for key in _built(node, environment):
+                yield ("key", key)
 
-    def _returned_parameters(self, qualname: str, names: frozenset[str]) -> frozenset[str]:
+    def _returns_of(self, qualname: str) -> tuple[ReturnSite, ...]:
         if qualname not in self._returns_memo:
             module = self.modules.get(self.module_of(qualname))
-            values = {site.value for site in module.returns if site.function == qualname} if module else set()
-            self._returns_memo[qualname] = frozenset(values & names)
+            self._returns_memo[qualname] = (
+                tuple(site for site in module.returns if site.function == qualname) if module else ()
+            )
         return self._returns_memo[qualname]
 
     def _nested(self, elements: list[ast.expr], function: str, depth: int) -> Iterator[Value]:
@@ -317,6 +341,66 @@ class KeyConstants(SymbolTable):
             if node is not None:
                 values.update(self._evaluate(node, access.function, 0))
         return tuple(sorted(values)) if values else None
+
+
+_STRING_TEST = re.compile(r"^(?:(?:if|elif) isinstance\((\w+), str\)|else \(not \(isinstance\((\w+), str\)\)\))$")
+
+
+def _string_tests(guards: tuple[str, ...]) -> Iterator[tuple[str, bool]]:
+    """(parameter, whether it is a string) for each guard ``if isinstance(p, str)`` (or its ``else``)."""
+    for guard in guards:
+        match = _STRING_TEST.match(guard)
+        if match:
+            yield (match.group(1), True) if match.group(1) else (match.group(2), False)
+
+
+def _names_in(node: ast.expr) -> set[str]:
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def _built(node: ast.expr, environment: dict[str, tuple[Key, ...]], depth: int = 0) -> list[Key]:
+    """The keys a ``return`` expression builds from its parameters' keys: a parameter, a string,
+    a tuple of them (one nested key), ``p[:-1]`` / ``p[-1]`` of a key, and ``+`` of two (tuples
+    joined; two strings joined into one); ``[]`` for anything else (at most ``_ALTERNATIVES``)."""
+    if depth > _DEPTH:
+        return []
+    if isinstance(node, ast.Name):
+        return list(environment.get(node.id, ()))
+    if _is_string(node):
+        return [(node.value,)]  # type: ignore[attr-defined]
+    if isinstance(node, ast.Tuple) and node.elts:
+        built: list[Key] = [()]
+        for element in node.elts:
+            parts = _built(element, environment, depth + 1)
+            if not parts:
+                return []
+            built = sorted({(*head, *part) for head in built for part in parts})[:_ALTERNATIVES]
+        return built
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        keys = environment.get(node.value.id, ())
+        index = node.slice
+        if isinstance(index, ast.Slice) and index.lower is None and index.step is None:
+            cut = _negative(index.upper)
+            return sorted({key[:-cut] for key in keys if cut and len(key) > cut})
+        position = _negative(index)
+        return sorted({(key[-position],) for key in keys if position and position <= len(key)})
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        lefts, rights = _built(node.left, environment, depth + 1), _built(node.right, environment, depth + 1)
+        sliced = isinstance(node.left, ast.Subscript) and isinstance(node.left.slice, ast.Slice)
+        joined_as_tuples = isinstance(node.right, ast.Tuple) or isinstance(node.left, ast.Tuple) or sliced
+        if joined_as_tuples:
+            return sorted({(*left, *right) for left in lefts for right in rights})[:_ALTERNATIVES]
+        joined: set[Key] = {(left[0] + right[0],) for left in lefts for right in rights if len(left) == len(right) == 1}
+        return sorted(joined)[:_ALTERNATIVES]
+    return []
+
+
+def _negative(node: ast.expr | None) -> int:
+    """``n`` of a literal ``-n`` (a positive integer), else 0."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        return value if type(value) is int and value > 0 else 0
+    return 0
 
 
 def _is_string(node: ast.expr) -> bool:

@@ -187,3 +187,48 @@ def test_a_function_returning_its_argument_builds_the_key(make_package) -> None:
     assert _sites(model, ("is_init",)) == [("write", "step", 15, "init_key")]  # not ``info``'s, a dict
     assert _sites(model, ("done",)) == []  # ``describe("done", ...)`` formats its argument
     assert _sites(model, ("note",)) == []
+
+
+def test_a_function_building_a_key_from_its_arguments_is_evaluated_branch_by_branch(make_package) -> None:  # type: ignore[no-untyped-def]
+    """``_replace_last(("next", "truncated"), "done")`` (SliceSampler's done key) was filed under
+    ``"done"``: the model took only the branch returning ``new_ending`` as is.  Each ``return`` is
+    now evaluated with the arguments' keys, a branch under ``isinstance(key, str)`` (or its
+    ``else``) taking only the keys it fits; a default tuple of strings is a parameter's key."""
+    source = (
+        BUILT
+        + """
+
+    def append_last(key, new_suffix):
+        if isinstance(key, str):
+            return key + new_suffix
+        else:
+            return key[:-1] + (key[-1] + new_suffix,)
+
+
+    class Sampler:
+        def __init__(self, truncated_key=("next", "truncated")):
+            self.truncated_key = truncated_key
+
+        def finalize(self, td):
+            truncated_key = self.truncated_key
+            done_key = replace_last(truncated_key, "done")
+            td.get(done_key)
+            td.get(replace_last("truncated", "terminated"))
+            td.get(append_last(("next", "reward"), "_sum"))
+            td.get(append_last("reward", "_sum"))
+"""
+    )
+    model = model_of(make_package({"kp/__init__.py": "", "kp/env.py": source}), "kp")
+
+    def read_in_finalize(key: tuple[str, ...]) -> list[int]:
+        return [line for kind, function, line, _ in _sites(model, key) if function == "finalize" and kind == "read"]
+
+    lines = source.lstrip("\n").splitlines()
+    start = next(n for n, line in enumerate(lines, 1) if "def finalize" in line)
+    first = next(n for n, line in enumerate(lines, 1) if n > start and "td.get(done_key)" in line)
+    assert read_in_finalize(("next", "done")) == [first]
+    assert read_in_finalize(("done",)) == []
+    assert read_in_finalize(("terminated",)) == [first + 1]
+    assert read_in_finalize(("next", "reward_sum")) == [first + 2]
+    assert read_in_finalize(("reward_sum",)) == [first + 3]
+    assert _sites(model, ("is_init",)) == [("write", "step", 15, "init_key")]  # done keys not known: as before
