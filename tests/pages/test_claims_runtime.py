@@ -102,7 +102,8 @@ def test_recurrent_mode_restarts_from_stored_hidden(make) -> None:
 def test_recurrent_mode_returns_each_trajectorys_last_hidden_state(make) -> None:
     """Two trajectories of different lengths in one padded row: in recurrent mode the hidden state
     written at each trajectory's last step is the one a step-by-step run reaches there (the
-    docstring's "0-filled input" caveat no longer holds: the sequences are packed)."""
+    docstring's "0-filled input" caveat no longer holds: the sequences are packed), and the one
+    written at its other steps is zero."""
     from torchrl.modules import set_recurrent_mode
 
     module = make(recurrent_backend="pad")
@@ -121,9 +122,11 @@ def test_recurrent_mode_returns_each_trajectorys_last_hidden_state(make) -> None
         step = TensorDict({"obs": obs[:, t], "is_init": is_init[:, t], **hidden}, batch_size=[1])
         out = module(step)
         hidden = {key: out["next", key] for key in keys}
-        if t in ends:
-            for key in keys:
+        for key in keys:
+            if t in ends:
                 assert torch.allclose(whole["next", key][:, t], hidden[key], atol=1e-5), (key, t)
+            else:  # written at the trajectory's last step only: zeros at its other steps
+                assert not whole["next", key][:, t].any(), (key, t)
 
 
 def test_recurrent_mode_is_a_context_variable_defaulting_to_none() -> None:
@@ -587,9 +590,9 @@ def test_init_tracker_marks_reset_true_and_step_false() -> None:
     assert not rollout["is_init"][1:].any()
 
 
-def _two_envs_ending_differently():
+def _two_envs_ending_differently(second_ends: bool = True):
     """Two envs with the done keys ``done``, ``terminated`` and ``truncated``: on the second step
-    the first terminates and the second is truncated."""
+    the first terminates and the second is truncated (or, ``second_ends=False``, goes on)."""
     from torchrl.data import Categorical, Composite, Unbounded
     from torchrl.envs import EnvBase
 
@@ -613,7 +616,7 @@ def _two_envs_ending_differently():
         def _step(self, td):  # noqa: ARG002 - the env ignores its input
             self.steps += 1
             last = self.steps == 2
-            terminated, truncated = flags(last, False), flags(False, last)
+            terminated, truncated = flags(last, False), flags(False, last and second_ends)
             data = {"obs": torch.full((2, 3), float(self.steps)), "reward": torch.zeros(2, 1)}
             data.update(done=terminated | truncated, terminated=terminated, truncated=truncated)
             return TensorDict(data, [2])
@@ -846,3 +849,32 @@ def test_average_rewards_rewrites_the_callers_rewards(name: str) -> None:
     data["next", "reward"] = torch.arange(3.0).view(1, 3, 1)
     getattr(estimators, name)(**kwargs, shifted=True)(data)
     assert torch.equal(data["next", "reward"].flatten(), torch.arange(3.0))
+
+
+def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_default() -> None:
+    """Under native autoreset the step ``step_and_maybe_reset`` returns holds NaN for the next
+    hidden state (a float observation entry) where the step is done, and false for its next
+    ``is_init`` (another entry: zero); the next input keeps the state as the policy wrote it,
+    except where the step is done: there the primer writes its default (zeros)."""
+    from torchrl.envs import Compose, InitTracker, TransformedEnv
+    from torchrl.modules import LSTMModule
+
+    torch.manual_seed(0)
+    lstm = LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="features")
+    base = _two_envs_ending_differently(second_ends=False)
+    env = TransformedEnv(base, Compose(InitTracker(), lstm.make_tensordict_primer()))
+    base._torchrl_native_autoreset = env._torchrl_native_autoreset = True
+    td = env.reset()
+    for _ in range(2):
+        td["action"] = torch.zeros(2, 1)
+        td = lstm(td)
+        written = td["next", "recurrent_state_h"].clone()
+        out, td = env.step_and_maybe_reset(td)
+    assert out["next", "done"].squeeze(-1).tolist() == [True, False]
+    assert bool(written.abs().sum(-1).gt(0).all()), "the policy wrote states that are not zero"
+    stored = out["next", "recurrent_state_h"]
+    assert torch.isnan(stored[0]).all(), "the stored next hidden state is NaN where the step is done"
+    assert torch.equal(stored[1], written[1]), "and as the policy wrote it elsewhere"
+    assert not out["next", "is_init"][0].any(), "the stored next is_init is false where the step is done"
+    assert torch.equal(td["recurrent_state_h"][0], torch.zeros_like(written[0])), "the primer's default"
+    assert torch.equal(td["recurrent_state_h"][1], written[1]), "carried where the step is not done"
