@@ -47,6 +47,12 @@ def key_list(node: cst.BaseExpression) -> list[tuple[str, ...]]:
 _CALL_ARGUMENTS = 4  # a call with more arguments is no key builder the model follows
 
 
+def _quoted(text: str) -> str:
+    """A string as a key expression shows it: in double quotes, as the code mostly writes it
+    (``repr``'s quotes where it holds one, or a backslash)."""
+    return f'"{text}"' if '"' not in text and "\\" not in text else repr(text)
+
+
 def _raw_key(key: tuple[str, ...]) -> str:
     """What a key's line holds for sure: its last string (``traj_ids`` of the tuple key)."""
     return key[-1]
@@ -109,7 +115,7 @@ class KeyVisitor(Walker):
         for element in elements:
             text = string_value(element)
             if text is not None:
-                texts.append(f'"{text}"' if '"' not in text and "\\" not in text else repr(text))
+                texts.append(_quoted(text))
                 continue
             called = self.call_expression(element) if isinstance(element, cst.Call) else ""
             if called:  # ``("next", _replace_last(key, "done"))``
@@ -141,9 +147,9 @@ class KeyVisitor(Walker):
             strings = literal_strings(value) if isinstance(value, cst.Tuple) and value.elements else None
             parts = dotted_parts(value)
             if text is not None:
-                shown = repr(text)
+                shown = _quoted(text)
             elif strings:
-                shown = f"({', '.join(repr(part) for part in strings)},)"
+                shown = f"({', '.join(_quoted(part) for part in strings)},)"
             elif len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
                 shown = ".".join(parts)
             else:
