@@ -234,13 +234,25 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
     fixed = {fix.path for fix in plan.files}
     left = [f for f in findings if not (f.certain and f.edit is not None and f.path in fixed)]
     uncertain = sum(1 for f in left if f.suggestion and not f.certain and f.rule.startswith("stale"))
+    by_hand = [f for f in left if f.certain and f.suggestion and f.rule.startswith("stale")]
     edits = sum(fix.edits for fix in plan.files)
+    shown = "".join(f"\n  {f.path}:{f.line}: {f.name} -> {f.suggestion}" for f in by_hand[:_BY_HAND_SHOWN])
+    more = f"\n  and {len(by_hand) - _BY_HAND_SHOWN} more" if len(by_hand) > _BY_HAND_SHOWN else ""
     common.say_note(
         f"fixed {edits} reference(s) in {len(plan.files)} file(s)"
         + "".join(f"\n  {fix.path}: {fix.edits}" for fix in plan.files)
         + f"\n{uncertain} stale finding(s) with an uncertain suggestion left as they are"
+        + (
+            f"\n{len(by_hand)} stale finding(s) with a certain suggestion left to fix by hand (rlmap does not "
+            f"rewrite them: a Markdown code span, an import of several names, a file it may not edit){shown}{more}"
+            if by_hand
+            else ""
+        )
     )
     return left
+
+
+_BY_HAND_SHOWN = 5  # the findings left to fix by hand that --fix names (the others are counted)
 
 
 def _check_options(

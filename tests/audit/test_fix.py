@@ -429,3 +429,16 @@ def test_a_covering_class_is_never_a_private_class_of_another_package(
     findings = json.loads(out)["findings"]
     assert findings
     assert all("_impl" not in finding["suggestion"] and not finding["certain"] for finding in findings), findings
+
+
+def test_fix_names_the_certain_findings_it_leaves_to_be_fixed_by_hand(run: Run, tmp_path: Path) -> None:
+    """A certain rename in an import of several names is not rewritten; ``--fix`` said only how
+    many uncertain findings it left, as if nothing certain were left."""
+    root = repository(tmp_path)
+    (root / "docs" / "notes.md").write_text(
+        "# Notes\n\n```python\nfrom rp.old import OldCollector, OldCollector\n```\n"
+    )
+    code, _, err = audit(run, root, "--fix")
+    assert code == 1
+    assert "stale finding(s) with a certain suggestion left to fix by hand" in err
+    assert "docs/notes.md:4: rp.old.OldCollector -> " in err
