@@ -1,7 +1,7 @@
 """What replaced a vanished name, in this order: git history (``--since REV``: what was renamed or
 moved since then, certain), the class whose members cover the members the docs use (when that is
-certain), the same name elsewhere (certain when it is one class), then a close
-spelling.  Each suggestion says how it was found and whether it is certain (only certain ones are
+certain), the same name elsewhere (certain when it is one class), for a missing member of a
+class that exists the members of that class spelt like it, then a close spelling.  Each suggestion says how it was found and whether it is certain (only certain ones are
 applied by ``rlmap audit --fix``).
 
 Member coverage: when the docs write ``Old.rollout``, ``Old._make_carrier`` and ``Old._setup_devices``
@@ -129,6 +129,16 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
         return Suggestion(text, public, len(same) == 1 and ctx.model.node_kind(same[0]) == CLASS)
     if covering is not None and cls is not None:
         return _extended(covering, parts[cls + 1 :])
+    if missing == len(parts) - 1 and missing > 0:
+        owner = ctx.resolve(".".join(parts[:missing]))
+        if owner and ctx.model.node_kind(owner) == CLASS:
+            kept = _members_like(ctx, owner, last)
+            if kept:
+                shown = " or ".join(f"{'.'.join(parts[:missing])}.{name}" for name in kept)
+                return Suggestion(
+                    f"did you mean {shown}? (a member of {parts[missing - 1]})",
+                    f"{'.'.join(parts[:missing])}.{kept[0]}",
+                )
     close = ctx.close_matches("names", last, 3, 0.75)
     found = [q for name in close for q in ctx.named(name) if _ours_or_public(ctx, q)]
 
@@ -142,6 +152,20 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
         shown = " or ".join(ctx.public_or_qualname(q) for q in candidates)
         return Suggestion(f"did you mean {shown}? (spelling)", ctx.public_or_qualname(candidates[0]))
     return Suggestion("remove the reference or point it at the code that replaced it")
+
+
+def _members_like(ctx: AuditContext, owner: str, name: str) -> list[str]:
+    """The members of class ``owner`` (inherited ones included) a missing member ``name`` likely
+    meant: those its ``_``-separated words begin or end with (``rollout`` for
+    ``rollout_trajectory``), then close spellings; public ones first, at most three."""
+    words = [word for word in name.split("_") if word]
+    joined = ["_".join(words[:cut]) for cut in range(len(words) - 1, 0, -1)]
+    joined += ["_".join(words[cut:]) for cut in range(1, len(words))]
+    found = [word for word in joined if ctx.member(owner, word) is not None]
+    found += [word for word in ctx.close_matches("names", name, 10, 0.6) if ctx.member(owner, word) is not None]
+    unique = list(dict.fromkeys(found))
+    unique.sort(key=lambda word: word.startswith("_"))
+    return unique[:3]
 
 
 def _spellings(ctx: AuditContext, parts: list[str], missing: int) -> list[tuple[int, list[str], str]]:

@@ -404,7 +404,7 @@ def test_a_suggestion_leads_with_the_written_class(run: Run, torchrl_cache: Path
     assert code == 1
     found = {f["name"]: f for f in json.loads(out)["findings"] if f["path"].endswith("page.rst")}
     spelt = str(found["torchrl.collectors.Collector.rolout"]["suggestion"])
-    assert spelt.startswith("did you mean torchrl.collectors.Collector.rollout or ")
+    assert spelt == "did you mean torchrl.collectors.Collector.rollout? (a member of Collector)"
     for cls in ("GRUModule", "LSTMModule"):
         finding = found[f"torchrl.modules.rnn.{cls}.make_tensordict_primer"]
         assert str(finding["suggestion"]).startswith(
@@ -789,3 +789,13 @@ def test_an_example_in_a_docstring_has_no_column(run: Run, make_package) -> None
     assert code == 1, err
     found = json.loads(out)["findings"]
     assert [(f["rule"], f["line"], f["column"]) for f in found] == [("stale-example-ref", 6, 0)]
+
+
+def test_a_missing_member_is_matched_among_its_class_members_first(run: Run, tmp_path: Path) -> None:
+    """``:meth:`EnvBase.rollout_trajectory``` was told to mean ``samplers._trajectory``, a private
+    function of another module spelt like it: a member of the class it names comes first."""
+    docs = write_docs(tmp_path, {"page.rst": "See :meth:`pkg.collector.Collector.rollout_steps`.\n"})
+    _, findings, _ = fixture_audit(run, docs, "--rule", "stale-ref")
+    assert [finding["suggestion"] for finding in findings] == [
+        "did you mean pkg.collector.Collector.rollout? (a member of Collector)"
+    ]
