@@ -233,6 +233,7 @@ class DefinitionVisitor(Walker):
     ) -> None:
         if scope.kind == MODULE and name == "__all__" and value is not None:
             self.exports = literal_strings(value)
+        documentation = self.attribute_documentation(line) if scope.kind in (MODULE, CLASS) else ""
         self.symbols.append(
             Symbol(
                 qualname=f"{scope.qualname}.{name}",
@@ -242,8 +243,29 @@ class DefinitionVisitor(Walker):
                 end_line=line,
                 value=value_text,
                 annotation=annotation,
+                has_docstring=bool(documentation),
+                doc_first_line=documentation,
             )
         )
+
+    def attribute_documentation(self, line: int) -> str:
+        """The first line of what documents a module or class variable for autodoc: ``#:``
+        comments right above its assignment (or one after it on its line); ``""`` when none.
+        (A string literal after it documents it too; that one is not read.)"""
+        lines = self.source_lines
+        if not 0 < line <= len(lines):
+            return ""
+        own = lines[line - 1]
+        if "#:" in own:
+            comment = own.rpartition("#:")[2].strip()
+            if comment:
+                return comment
+        above = line - 1
+        found = ""
+        while above >= 1 and lines[above - 1].lstrip().startswith("#:"):
+            found = lines[above - 1].lstrip()[2:].strip() or found
+            above -= 1
+        return found
 
     def record_local(
         self, scope: Scope, name: str, value: cst.BaseExpression | None, annotation: str, value_text: str = ""

@@ -184,3 +184,32 @@ def test_a_path_a_package_serves_lazily_is_a_documented_path(run: Run, tmp_path:
     assert [(f["name"], f["suggestion"]) for f in found] == [
         ("lazypkg.Thing", "name the documented path: :class:`~lazypkg.sub.Thing`")
     ]
+
+
+def test_an_attribute_documented_by_a_doc_comment_is_shown_by_members(run: Run, make_package, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``#: Whether this writer stamps ...`` above ``tracks_generations: bool = False`` documents it
+    for autodoc, which ``:members:`` then shows: the role links (it was reported as "without a
+    docstring")."""
+    import json
+
+    root = make_package(
+        {
+            "ap/__init__.py": "",
+            "ap/writers.py": """
+                class Writer:
+                    #: Whether this writer stamps storage slots.
+                    #: Always ``False`` here.
+                    tracks_generations: bool = False
+                    limit = 3  #: The most it writes.
+                    other = 1
+            """,
+        }
+    )
+    api = ".. currentmodule:: ap.writers\n\n.. autoclass:: Writer\n    :members:\n"
+    page = ".. currentmodule:: ap.writers\n\nSee :attr:`Writer.tracks_generations`, :attr:`Writer.limit`, :attr:`Writer.other`.\n"
+    docs = write_docs(tmp_path, {"api.rst": api, "page.rst": page})
+    args = ("audit", "--source", str(root / "ap"), "--package", "ap", "--docs", str(docs), "--no-cache", "-q")
+    _, out, _ = run(*args, "--rule", "unlinkable-ref", "--format", "json")
+    found = {f["name"]: f["message"] for f in json.loads(out)["findings"]}
+    assert list(found) == ["Writer.other"]
+    assert "without a docstring" in found["Writer.other"]
