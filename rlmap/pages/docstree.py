@@ -15,8 +15,9 @@ Sphinx, no import of the documented code), or a built ``objects.inv``:
   and of those only the ones with a docstring (any with ``:undoc-members:``); which members have
   one is the model's to say (:func:`rlmap.pages.refs.links`).  An autosummary entry with
   ``:toctree:`` takes the options of the ``.. autoclass::`` in its ``:template:`` (read from a
-  ``_templates`` folder of the tree), or of the tree's ``_templates/autosummary/class.rst``; Sphinx's
-  own class template documents no member.  A template the tree does not hold is taken to say
+  ``_templates`` folder of the tree; a template whose directive is ``.. autofunction::`` or another
+  that is not a class's documents no member), or of the tree's ``_templates/autosummary/class.rst``;
+  Sphinx's own class template documents no member.  A template the tree does not hold is taken to say
   ``:members:``;
 - ``.. automodule:: m`` with ``:members:`` documents the public names of ``m`` (and theirs), and
   names that follow it are relative to ``m``, as after ``.. currentmodule:: m``;
@@ -240,8 +241,10 @@ def scan_rst(text: str, reader: DocsReader, document: str) -> None:
             continue
         name, arg, indent = match.group("name"), match.group("arg").strip(), len(match.group("indent"))
         body, index = _block(lines, index, indent)
-        if template and name == "autoclass":
-            reader.templates.setdefault(template, _member_options(body))
+        if template and name in _OBJECT_DIRECTIVES and name.startswith("auto"):
+            # ``.. autofunction:: {{ name }}`` (TorchRL's ``rl_template_fun.rst``, used for classes
+            # too) documents no member, whatever it is given
+            reader.templates.setdefault(template, _member_options(body) if name in _CLASSES else frozenset())
         elif name in ("currentmodule", "module"):
             module = "" if arg == "None" else arg
             if name == "module" and module:

@@ -110,6 +110,11 @@ def test_member_options_come_from_the_directive_or_the_autosummary_template(tmp_
     assert "pkg.buffers.Buffer" in tree.undocumented
     assert "pkg.buffers.Buffer" not in tree.inherited
     assert not tree.documents("pkg.helpers.helper")  # a table only: documented elsewhere, or not at all
+    function = {**files, "_templates/zz_template.rst": ".. autofunction:: {{ name }}\n"}  # (TorchRL's rl_template_fun)
+    tree = load_docs_tree([write_tree(tmp_path / "function", function)])
+    assert tree is not None
+    assert tree.documents("pkg.envs.Env")
+    assert not tree.documents("pkg.envs.Env.step")  # autofunction shows no member, of a class too
     default = {**files, "_templates/autosummary/class.rst": ".. autoclass:: {{ name }}\n    :members:\n"}
     tree = load_docs_tree([write_tree(tmp_path / "other", default)])
     assert tree is not None
