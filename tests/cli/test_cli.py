@@ -1420,3 +1420,22 @@ def test_an_output_directory_that_cannot_be_made_is_refused_before_the_work(run:
     assert code == 2
     assert err.startswith("rlmap: error: cannot write to '/proc/rlmap-out': ")
     assert "(in '/proc')" in err
+
+
+@pytest.mark.parametrize("command", ["generate", "audit", "diff", "show", "graph"])
+def test_the_readme_synopsis_names_every_option_of_the_command(run: Run, command: str) -> None:
+    """``rlmap show --help`` offered ``--package`` and ``--config``, which the README's synopsis of
+    ``show`` did not name (the options every command shares are named in the sentence after it)."""
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = readme[readme.index("## Commands") :]
+    block = block[block.index("```text") : block.index("```", block.index("```text") + 7)]
+    synopsis = re.search(rf"^rlmap {command} .*?(?=^rlmap |\Z)", block, flags=re.MULTILINE | re.DOTALL)
+    assert synopsis is not None
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    offered = set(re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z-]*)", out, flags=re.MULTILINE))
+    shared = {"--help", "--cache-dir", "--no-cache", "--jobs", "--quiet"}
+    assert offered - shared
+    assert sorted(option for option in offered - shared if option not in synopsis.group()) == []
