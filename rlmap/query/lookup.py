@@ -7,6 +7,7 @@ text the CLI prints.  Neither prints.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -205,7 +206,29 @@ def similar_names(model: CodeModel, query: str, count: int = 3, terms: Sequence[
         close = [name for name in close if not _dunder(name)]
     if found:  # then the names as long as the query: not its owner alone (the member dropped)
         close = [name for name in close if name.count(".") + 1 == depth and name not in found]
+    if not found and not close and depth == 1:  # an old class name (``SyncDataCollector``): by its words
+        close = _sharing_words(suffixes, query, count)
     return [*found, *_public_first(close, query)][:count]
+
+
+_CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*|[a-z0-9]+")
+
+
+def _sharing_words(names: set[str], query: str, count: int) -> list[str]:
+    """The CapWords names that end with the same word as ``query`` and share the most of its
+    other words, the fewest others first (``SyncDataCollector``: ``MultiSyncCollector``, then
+    ``Collector``); none for a query that is not CapWords of two words or more."""
+    words = _CAMEL_WORD.findall(query)
+    if len(words) < 2 or not query[:1].isupper() or "".join(words) != query:
+        return []
+    scored = []
+    for name in names:
+        theirs = _CAMEL_WORD.findall(name)
+        if not name[:1].isupper() or not theirs or theirs[-1] != words[-1] or "".join(theirs) != name:
+            continue
+        shared = len(set(theirs) & set(words))
+        scored.append((-shared, len(set(theirs) - set(words)), name))
+    return [name for _, _, name in sorted(scored)[:count]]
 
 
 def _dunder(name: str) -> bool:

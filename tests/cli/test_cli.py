@@ -1439,3 +1439,11 @@ def test_the_readme_synopsis_names_every_option_of_the_command(run: Run, command
     shared = {"--help", "--cache-dir", "--no-cache", "--jobs", "--quiet"}
     assert offered - shared
     assert sorted(option for option in offered - shared if option not in synopsis.group()) == []
+
+
+def test_show_suggests_a_class_by_its_words_when_its_old_name_is_spelt_otherwise(run: Run) -> None:
+    """``SyncDataCollector`` (torchrl's name before ``Collector``) got no "did you mean" at all: a
+    CapWords name is matched by its last word and the most of its others."""
+    code, _, err = run("show", *fixture_args("SyncDataCollector"))
+    assert code == 2
+    assert err.rstrip().endswith("did you mean 'Collector' or 'BaseCollector' or 'LLMCollector'?"), err
