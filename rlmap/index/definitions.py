@@ -113,7 +113,8 @@ class DefinitionVisitor(Walker):
         self, qualname: str, params: cst.Parameters, annotations: tuple[tuple[str, str], ...]
     ) -> None:
         """What a parameter is bound to before the body runs: its annotation, a string default, a
-        default tuple of strings (a nested key: ``truncated_key=("next", "truncated")``)."""
+        default tuple of strings for a parameter named for one key (a nested key:
+        ``truncated_key=("next", "truncated")``; ``pixel_keys=("pixels",)`` is a list of keys)."""
         for name, annotation in annotations:
             if annotation:
                 self.locals.append(LocalBinding(qualname, name, (annotation,), "annotation"))
@@ -121,7 +122,7 @@ class DefinitionVisitor(Walker):
             default = string_value(param.default) if param.default is not None else None
             if default is not None:
                 self.locals.append(LocalBinding(qualname, param.name.value, (default,), "literal"))
-            elif isinstance(param.default, cst.Tuple) and param.default.elements:
+            elif isinstance(param.default, cst.Tuple) and param.default.elements and _names_a_key(param.name.value):
                 strings = literal_strings(param.default)
                 if strings:
                     text = f"({', '.join(repr(part) for part in strings)},)"
@@ -257,9 +258,9 @@ class DefinitionVisitor(Walker):
             return ""
         own = lines[line - 1]
         if "#:" in own:
-            comment = own.rpartition("#:")[2].strip()
-            if comment:
-                return comment
+            code, _, comment = own.rpartition("#:")
+            if comment.strip() and code.count('"') % 2 == 0 and code.count("'") % 2 == 0:  # (not in a string)
+                return comment.strip()
         above = line - 1
         found = ""
         while above >= 1 and lines[above - 1].lstrip().startswith("#:"):
@@ -293,6 +294,11 @@ class DefinitionVisitor(Walker):
             parts = dotted_parts(value.func)  # type: ignore[union-attr]
             if parts:
                 self.locals.append(LocalBinding(scope.qualname, name, parts, "assignment"))
+
+
+def _names_a_key(name: str) -> bool:
+    """Whether a parameter's name says it holds one key (``key``, ``done_key``), not several."""
+    return name == "key" or name.endswith("_key")
 
 
 def _key_shaped(node: cst.BaseExpression, functions: frozenset[str]) -> bool:

@@ -47,6 +47,18 @@ def key_list(node: cst.BaseExpression) -> list[tuple[str, ...]]:
 _CALL_ARGUMENTS = 4  # a call with more arguments is no key builder the model follows
 
 
+def dict_given(node: cst.BaseExpression) -> cst.Dict | None:
+    """The dict literal a constructor call is given (its first positional argument, or
+    ``source=``), if it is one."""
+    if not isinstance(node, cst.Call):
+        return None
+    given = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "source":
+            given = arg.value
+    return given if isinstance(given, cst.Dict) else None
+
+
 def _quoted(text: str) -> str:
     """A string as a key expression shows it: in double quotes, as the code mostly writes it
     (``repr``'s quotes where it holds one, or a backslash)."""
@@ -130,6 +142,13 @@ class KeyVisitor(Walker):
             return ""
         return f"({', '.join(texts)})"
 
+    def is_dict_constructor(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` calls one of the vocabulary's ``dict_constructors`` (``TensorDict(...)``)."""
+        if not isinstance(node, cst.Call) or self.vocabulary is None:
+            return False
+        called = dotted_parts(node.func)
+        return bool(called) and called[-1] in self.vocabulary.dict_constructors
+
     def call_expression(self, node: cst.Call) -> str:
         """``_replace_last(key, "done")`` as text, when the function is named (``f``, ``m.f``) and
         each argument is a string, a tuple of strings, or a name the model can resolve (a local,
@@ -191,11 +210,10 @@ class KeyVisitor(Walker):
         """``TensorDict({"is_init": x, "next": {"done": d}}, batch)``: each string key of the dict
         given (first positional, or ``source=``) written into the new container; a nested dict's
         keys as nested keys (``("next", "done")``)."""
-        given = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
-        given = next(
-            (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "source"), given
-        )
-        if not isinstance(given, cst.Dict):
+        if id(node) in self.nested_constructors:  # made inside another's dict: its keys are nested there
+            return
+        given = dict_given(node)
+        if given is None:
             return
         how = f"{name}({{...}})"
         stack: list[tuple[tuple[str, ...], cst.Dict]] = [((), given)]
@@ -207,8 +225,13 @@ class KeyVisitor(Walker):
                 if text is None:
                     continue
                 assert isinstance(element, cst.DictElement)
-                if isinstance(element.value, cst.Dict) and element.value.elements:
-                    stack.append(((*prefix, text), element.value))
+                value = element.value
+                inner = dict_given(value) if self.is_dict_constructor(value) else None
+                if inner is not None:  # ``TensorDict({"params": TensorDict({...})})``: under "params"
+                    self.nested_constructors.add(id(value))
+                    value = inner
+                if isinstance(value, cst.Dict) and value.elements:
+                    stack.append(((*prefix, text), value))
                 else:
                     found.append((*prefix, text))
         for key in sorted(found, key=lambda key: self.line_holding(_raw_key(key), start, end)):

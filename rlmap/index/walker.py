@@ -74,6 +74,8 @@ class Walker:
         self.attributes: list[AttributeAccess] = []
         self.keys: list[KeyAccess] = []
         self.copies: dict[str, set[str]] = {}  # function -> locals last bound to a copy (``td.select(...)``)
+        # the tensordict constructors met inside another's dict (their keys are recorded as nested there)
+        self.nested_constructors: set[int] = set()  # (by id: the nodes live through the walk)
         self.imports: list[ImportRecord] = []
         self.locals: list[LocalBinding] = []
         self.returns: list[ReturnSite] = []

@@ -23,18 +23,3 @@ __all__ = ["CERTAIN", "Resolver", "Target"]
 
 class Resolver(CallResolution, KeyConstants):
     """Symbol table and resolution rules for one package."""
-
-    def plain_container(self, function: str, receiver: str) -> bool:
-        """Whether ``receiver`` is, in ``function``, a plain mapping: declared or made as one
-        (:meth:`plain_mapping`), or the result of a call whose return annotation is one
-        (``metrics = self._run_eval(...)`` with ``-> dict[str, Any]``): its items are no
-        tensordict's keys."""
-        if self.plain_mapping(function, receiver):
-            return True
-        binding = self.locals.get(function, {}).get(receiver)
-        return (
-            binding is not None
-            and binding[1] == "assignment"
-            and bool(binding[0])
-            and self.returns_mapping(function, binding[0])
-        )

@@ -280,6 +280,7 @@ def test_a_tensordict_made_from_a_dict_writes_its_keys() -> None:
             )
             TensorDict(source={"reward": x}, batch_size=[])
             TensorDict.from_dict({"obs": x})
+            TensorDict({"params": TensorDict({"max_speed": x}, [])}, [])
             dict({"plain": x})
             TensorDict(other, batch_size={"shape": 1})
             return source
@@ -292,5 +293,6 @@ def test_a_tensordict_made_from_a_dict_writes_its_keys() -> None:
         (("next", "done"), 8, "TensorDict({...})"),
         (("next", "truncated"), 8, "TensorDict({...})"),
         (("obs",), 14, "from_dict({...})"),
+        (("params", "max_speed"), 15, "TensorDict({...})"),  # a tensordict made inside: its keys nested
         (("reward",), 13, "TensorDict({...})"),
     ]

@@ -271,7 +271,7 @@ def test_calling_an_object_of_a_declared_type_runs_its_forward(make_package: Mak
         {
             "ip/__init__.py": "",
             "ip/losses.py": """
-                from typing import Callable
+                from typing import Callable, Protocol
 
                 import torch
 
@@ -291,6 +291,10 @@ def test_calling_an_object_of_a_declared_type_runs_its_forward(make_package: Mak
                         return True
 
 
+                class Parser(Protocol):
+                    def __call__(self, text): ...
+
+
                 class Forwarder:
                     def __init__(self, loss_module: LossModule, factory: LossModule | Callable[[], LossModule]):
                         self.loss_module = loss_module
@@ -303,9 +307,10 @@ def test_calling_an_object_of_a_declared_type_runs_its_forward(make_package: Mak
                         check(batch)
                         self.known(batch)
 
-                    def guarded(self, loss: LossModule, batch):
+                    def guarded(self, loss: LossModule, batch, parse: Parser):
                         if not isinstance(loss, LossModule):
                             loss(batch)
+                        parse(batch)  # a protocol's stub is not what runs
             """,
         }
     )
@@ -325,4 +330,4 @@ def test_calling_an_object_of_a_declared_type_runs_its_forward(make_package: Mak
     assert "ip.losses.PPOLoss.forward" in known
     assert "ip.losses.LossModule.forward" not in known  # the flow knows what self.known holds
     guarded = {edge.callee for edge in model.callees("ip.losses.Forwarder.guarded")}
-    assert not {callee for callee in guarded if callee.endswith(".forward")}
+    assert not {callee for callee in guarded if callee.endswith((".forward", ".__call__"))}
