@@ -1,8 +1,9 @@
 """What replaced a vanished name, in this order: git history (``--since REV``: what was renamed or
 moved since then, certain), the class whose members cover the members the docs use (when that is
 certain), the same name elsewhere (certain when it is one class), for a missing member of a
-class that exists the members of that class spelt like it, then a close spelling.  Each suggestion says how it was found and whether it is certain (only certain ones are
-applied by ``rlmap audit --fix``).
+class that exists the members of that class spelt like it, then a close spelling.  Each
+suggestion says how it was found and whether it is certain (only certain ones are applied by
+``rlmap audit --fix``).
 
 Member coverage: when the docs write ``Old.rollout``, ``Old._make_carrier`` and ``Old._setup_devices``
 and ``Old`` is gone, the class that has all three members (defining the most of them itself) is
@@ -156,13 +157,15 @@ def suggest_replacement(ctx: AuditContext, dotted: str) -> Suggestion:
 
 def _members_like(ctx: AuditContext, owner: str, name: str) -> list[str]:
     """The members of class ``owner`` (inherited ones included) a missing member ``name`` likely
-    meant: those its ``_``-separated words begin or end with (``rollout`` for
-    ``rollout_trajectory``), then close spellings; public ones first, at most three."""
+    meant: a near spelling (``step_and_maybe_resett``: ``step_and_maybe_reset``), then those its
+    ``_``-separated words begin or end with (``rollout`` for ``rollout_trajectory``), then looser
+    spellings; public ones first, at most three."""
     words = [word for word in name.split("_") if word]
     joined = ["_".join(words[:cut]) for cut in range(len(words) - 1, 0, -1)]
     joined += ["_".join(words[cut:]) for cut in range(1, len(words))]
-    found = [word for word in joined if ctx.member(owner, word) is not None]
-    found += [word for word in ctx.close_matches("names", name, 10, 0.6) if ctx.member(owner, word) is not None]
+    near = ctx.close_matches("names", name, 10, 0.85)
+    loose = ctx.close_matches("names", name, 10, 0.6)
+    found = [word for word in (*near, *joined, *loose) if ctx.member(owner, word) is not None]
     unique = list(dict.fromkeys(found))
     unique.sort(key=lambda word: word.startswith("_"))
     return unique[:3]

@@ -215,9 +215,10 @@ _CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*|[a-z0-9]+")
 
 
 def _sharing_words(names: set[str], query: str, count: int) -> list[str]:
-    """The CapWords names that end with the same word as ``query`` and share the most of its
-    other words, the fewest others first (``SyncDataCollector``: ``MultiSyncCollector``, then
-    ``Collector``); none for a query that is not CapWords of two words or more."""
+    """The CapWords names that end with the same word as ``query``, those with the fewest words
+    of their own first, then those sharing the most of its others (``SyncDataCollector``:
+    ``Collector``, then ``DistributedSyncCollector`` and ``MultiSyncCollector``); none for a query
+    that is not CapWords of two words or more."""
     words = _CAMEL_WORD.findall(query)
     if len(words) < 2 or not query[:1].isupper() or "".join(words) != query:
         return []
@@ -227,7 +228,7 @@ def _sharing_words(names: set[str], query: str, count: int) -> list[str]:
         if not name[:1].isupper() or not theirs or theirs[-1] != words[-1] or "".join(theirs) != name:
             continue
         shared = len(set(theirs) & set(words))
-        scored.append((-shared, len(set(theirs) - set(words)), name))
+        scored.append((len(set(theirs) - set(words)), -shared, name))
     return [name for _, _, name in sorted(scored)[:count]]
 
 
