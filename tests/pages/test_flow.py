@@ -139,8 +139,10 @@ anchor = "stop"
 """
 
 
-def _generate(run: Run, tmp_path: Path, phases: str = PHASES) -> tuple[int, str, Path]:
-    source = write_package(tmp_path / "src", MILL)
+def _generate(
+    run: Run, tmp_path: Path, phases: str = PHASES, files: dict[str, str | bytes] | None = None
+) -> tuple[int, str, Path]:
+    source = write_package(tmp_path / "src", files or MILL)
     profile = tmp_path / "profile"
     profile.mkdir()
     (profile / "profile.toml").write_text(PROFILE.format(phases=phases))
@@ -435,15 +437,7 @@ def test_a_flow_names_the_subclasses_that_define_the_method_again(run: Run, tmp_
                     return item
         """,
     }
-    source = write_package(tmp_path / "src", files)
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    (profile / "profile.toml").write_text(PROFILE.format(phases=PHASES))
-    out = tmp_path / "out"
-    code, _, err = run(
-        "generate", "--source", str(source), "--package", "mill", "--profile", str(profile), "--out", str(out),
-        "--no-cache", "-q",
-    )  # fmt: skip
+    code, err, out = _generate(run, tmp_path, files=files)
     assert code == 0, err
     page = " ".join((out / "md" / "machine_internals.md").read_text().split())
     assert (
