@@ -224,15 +224,10 @@ class AuditContext:
 
     def anchor_files(self, written: str) -> list[str]:
         """The package files a ``path.py:N`` anchor can mean (its path, or a suffix of one)."""
-        if self._files is None:
-            self._files = defaultdict(list)
-            for symbol in self.model.symbols():
-                if symbol.kind == MODULE:
-                    self._files[symbol.path.rsplit("/", 1)[-1]].append(symbol.path)
         if written not in self._anchor_files:
             tail = "/" + written.lstrip("./")
             self._anchor_files[written] = [
-                path for path in self._files.get(tail.rsplit("/", 1)[-1], ()) if path == written or path.endswith(tail)
+                path for path in self.files_named(tail.rsplit("/", 1)[-1]) if path == written or path.endswith(tail)
             ]
         return self._anchor_files[written]
 
@@ -242,9 +237,14 @@ class AuditContext:
 
     def files_named(self, name: str) -> list[str]:
         """The package files of that file name (``_single.py``), sorted."""
-        self.anchor_files(name)  # (builds the table)
-        assert self._files is not None
-        return sorted(self._files.get(name, ()))
+        if self._files is None:
+            self._files = defaultdict(list)
+            for symbol in self.model.symbols():
+                if symbol.kind == MODULE:
+                    self._files[symbol.path.rsplit("/", 1)[-1]].append(symbol.path)
+            for paths in self._files.values():
+                paths.sort()
+        return list(self._files.get(name, ()))
 
     def defined_in(self, path: str, name: str) -> Symbol | None:
         """The first symbol named ``name`` (last component) defined in ``path``."""

@@ -35,6 +35,7 @@ from rlmap.index.syntax import (
     literal_strings,
     positional_names,
     string_value,
+    tuple_text,
 )
 from rlmap.index.walker import Scope, Walker
 
@@ -125,8 +126,7 @@ class DefinitionVisitor(Walker):
             elif isinstance(param.default, cst.Tuple) and param.default.elements and _names_a_key(param.name.value):
                 strings = literal_strings(param.default)
                 if strings:
-                    text = f"({', '.join(repr(part) for part in strings)},)"
-                    self.locals.append(LocalBinding(qualname, param.name.value, (text,), "value"))
+                    self.locals.append(LocalBinding(qualname, param.name.value, (tuple_text(strings),), "value"))
 
     def visit_import(self, node: cst.Import) -> None:
         scope = self.function_scope()

@@ -13,7 +13,7 @@ import libcst as cst
 
 from rlmap.index import lines as L
 from rlmap.index.records import CHECK, CLASS, ON_COPY, READ, WRITE, KeyAccess
-from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, string_value
+from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, quoted, string_value, tuple_text
 from rlmap.index.walker import Walker
 
 
@@ -57,12 +57,6 @@ def dict_given(node: cst.BaseExpression) -> cst.Dict | None:
         if arg.keyword is not None and arg.keyword.value == "source":
             given = arg.value
     return given if isinstance(given, cst.Dict) else None
-
-
-def _quoted(text: str) -> str:
-    """A string as a key expression shows it: in double quotes, as the code mostly writes it
-    (``repr``'s quotes where it holds one, or a backslash)."""
-    return f'"{text}"' if '"' not in text and "\\" not in text else repr(text)
 
 
 def _raw_key(key: tuple[str, ...]) -> str:
@@ -116,8 +110,12 @@ class KeyVisitor(Walker):
             index = f"[{sign}{number.value}]"
             node = node.value
         parts = dotted_parts(node)
-        if len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
+        if self.resolvable(parts):
             self.add_key((), kind, line, how, ".".join(parts) + index, receiver)
+
+    def resolvable(self, parts: Sequence[str]) -> bool:
+        """Whether a dotted name is one the model resolves to keys: a local, or ``self.x``."""
+        return len(parts) == 1 or (len(parts) == 2 and bool(parts[0]) and parts[0] == self.scope.self_name)
 
     def nested_expression(self, node: cst.Tuple | Sequence[cst.BaseExpression]) -> str:
         """``("next", prefix)`` as text, when the tuple holds a string and the rest are strings or
@@ -127,18 +125,18 @@ class KeyVisitor(Walker):
         for element in elements:
             text = string_value(element)
             if text is not None:
-                texts.append(_quoted(text))
+                texts.append(quoted(text))
                 continue
             called = self.call_expression(element) if isinstance(element, cst.Call) else ""
             if called:  # ``("next", _replace_last(key, "done"))``
                 texts.append(called)
                 continue
             parts = dotted_parts(element)
-            if not (len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0])):
+            if not self.resolvable(parts):
                 return ""
             texts.append(".".join(parts))
-        quoted = [text[:1] in "'\"" for text in texts]
-        if len(elements) < 2 or all(quoted) or not any(quoted):
+        strings = [text[:1] in "'\"" for text in texts]
+        if len(elements) < 2 or all(strings) or not any(strings):
             return ""
         return f"({', '.join(texts)})"
 
@@ -166,10 +164,10 @@ class KeyVisitor(Walker):
             strings = literal_strings(value) if isinstance(value, cst.Tuple) and value.elements else None
             parts = dotted_parts(value)
             if text is not None:
-                shown = _quoted(text)
+                shown = quoted(text)
             elif strings:
-                shown = f"({', '.join(_quoted(part) for part in strings)},)"
-            elif len(parts) == 1 or (len(parts) == 2 and parts[0] == self.scope.self_name and parts[0]):
+                shown = tuple_text(strings)
+            elif self.resolvable(parts):
                 shown = ".".join(parts)
             else:
                 return ""
@@ -201,10 +199,8 @@ class KeyVisitor(Walker):
             if kind is not None:
                 for key in key_list(arg.value):
                     self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), keyword)
-        if vocabulary.dict_constructors:
-            called = dotted_parts(func)
-            if called and called[-1] in vocabulary.dict_constructors:
-                self.constructor_keys(node, called[-1], start, end)
+        if self.is_dict_constructor(node):
+            self.constructor_keys(node, dotted_parts(func)[-1], start, end)
 
     def constructor_keys(self, node: cst.Call, name: str, start: int, end: int) -> None:
         """``TensorDict({"is_init": x, "next": {"done": d}}, batch)``: each string key of the dict

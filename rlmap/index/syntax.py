@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from ast import literal_eval
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from inspect import cleandoc
 
 import libcst as cst
@@ -202,6 +202,17 @@ def literal_strings(node: cst.BaseExpression) -> tuple[str, ...] | None:
             return None
         names.append(value)
     return tuple(names)
+
+
+def quoted(text: str) -> str:
+    """A string as the index writes it in an expression: in double quotes, as the code mostly
+    writes it (``repr``'s quotes where it holds one, or a backslash)."""
+    return f'"{text}"' if '"' not in text and "\\" not in text else repr(text)
+
+
+def tuple_text(strings: Sequence[str]) -> str:
+    """A tuple of strings as the index writes it in an expression: ``("next", "truncated")``."""
+    return f"({', '.join(quoted(part) for part in strings)},)"
 
 
 def call_name(func: cst.BaseExpression) -> str:

@@ -344,19 +344,26 @@ def resolve_sites(
 
 
 # The resolver's targets that give way to what the flow finds at the site (see giving_way).
-_GIVE_WAY = frozenset({UNRESOLVED, "unique-name", "instance"})
+_GIVE_WAY = frozenset({UNRESOLVED, "unique-name"})
 
 
 def giving_way(targets: list[Target]) -> set[str]:
     """The resolver's targets of a site that give way to what the value flow finds there: the
     unresolved placeholder, a guess by name, and what calling an object of a declared type runs
-    (its ``__call__`` or ``forward``, and their overrides)."""
+    (:func:`object_called`)."""
+    return {target.qualname for target in targets if target.how in _GIVE_WAY} | object_called(targets)
+
+
+def object_called(targets: list[Target]) -> set[str]:
+    """Of a site's targets, what calling an object of a declared type runs: its class's
+    ``__call__`` or ``forward`` (``instance``) and the overrides of that method."""
     called = {target.qualname.rpartition(".")[2] for target in targets if target.how == "instance"}
+    if not called:
+        return set()
     return {
         target.qualname
         for target in targets
-        if target.how in _GIVE_WAY
-        or (called and target.how == "override" and target.qualname.rpartition(".")[2] in called)
+        if target.how == "instance" or (target.how == "override" and target.qualname.rpartition(".")[2] in called)
     }
 
 
@@ -510,8 +517,7 @@ def merge_targets(targets: list[Target], found: list[Target]) -> list[Target]:
     (``self._sync_policy()``) stays, beside the functions it holds."""
     flowed = {target.qualname for target in found}
     giving = giving_way(targets)
-    # what calling a typed object runs, confirmed by the flow, is said as the flow found it
-    called = giving - {target.qualname for target in targets if target.how in _GIVE_WAY and target.how != "instance"}
+    called = object_called(targets)  # confirmed by the flow, said as the flow found it
     kept = [
         target
         for target in targets

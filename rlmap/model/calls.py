@@ -196,9 +196,7 @@ class CallResolution(TypeInference):
         of either; ``[]`` when the type is not a class of the package, or neither is its member."""
         if receiver is None or receiver.external or not self.is_kind(receiver.qualname, CLASS):
             return []
-        if any(
-            base.split("[", 1)[0].rpartition(".")[2] == "Protocol" for base in self.symbols[receiver.qualname].bases
-        ):
+        if any(_base_name(base) == "Protocol" for base in self.symbols[receiver.qualname].bases):
             return []  # a protocol's ``__call__`` is a stub: what runs is a class that need not derive from it
         for method in ("__call__", "forward"):
             found = self.member(receiver.qualname, method)
@@ -288,7 +286,7 @@ class CallResolution(TypeInference):
             symbol = self.symbols.get(current)
             if symbol is None or symbol.kind != CLASS:
                 continue
-            named = [text for text in symbol.bases if text.split("[", 1)[0].rpartition(".")[2] not in _NEUTRAL_BASES]
+            named = [text for text in symbol.bases if _base_name(text) not in _NEUTRAL_BASES]
             if len(named) > len([base for base in self.bases.get(current, ()) if base]):
                 return True
         return False
@@ -321,6 +319,11 @@ _COMMON_METHODS = frozenset(
     if not name.startswith("_")
 )
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+
+
+def _base_name(text: str) -> str:
+    """A base as written, by its last name: ``typing.Protocol[T]`` -> ``Protocol``."""
+    return text.split("[", 1)[0].rpartition(".")[2]
 
 
 _CALLABLE = re.compile(r"\b[Cc]allable\b")

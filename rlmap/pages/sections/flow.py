@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rlmap.index import controlflow as cf
-from rlmap.index.records import AUGMENTED, METHOD, AttributeAccess
+from rlmap.index.records import AUGMENTED, CLASS, METHOD, AttributeAccess
 from rlmap.index.records import WRITE as WRITTEN
 from rlmap.model.codemodel import ResolvedCall
 from rlmap.model.target import CERTAIN
@@ -307,7 +307,7 @@ class _Builder:
 
     def overriding(self) -> list[Overriding]:
         """The definitions of the method in the subclasses of its class, in name order."""
-        if not self.owner or self.ctx.model.node_kind(self.owner) != "class":
+        if not self.owner or self.ctx.model.node_kind(self.owner) != CLASS:
             return []
         name = self.function.rpartition(".")[2]
         found = []
