@@ -230,8 +230,10 @@ class KeyVisitor(Walker):
                     stack.append(((*prefix, text), value))
                 else:
                     found.append((*prefix, text))
-        for key in sorted(found, key=lambda key: self.line_holding(_raw_key(key), start, end)):
-            self.add_key(key, WRITE, self.line_holding(_raw_key(key), start, end), how, receiver=name)
+        placed = [(self.line_holding(_raw_key(key), start, end), key) for key in found]
+        placed.sort(key=lambda pair: pair[0])  # (by line only: keys on one line keep their order)
+        for key_line, key in placed:
+            self.add_key(key, WRITE, key_line, how, receiver=name)
 
     def changed_in_place(self, node: cst.CSTNode) -> str:
         """How the value ``node`` gives is changed in place (``td["k"][i] = v``: ``[]=``;
