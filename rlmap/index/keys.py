@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from rlmap.index import lines as L
-from rlmap.index.records import CHECK, CLASS, ON_COPY, READ, WRITE, KeyAccess
+from rlmap.index.records import CHECK, CLASS, HANDED, ON_COPY, READ, WRITE, KeyAccess, LocalBinding
 from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, quoted, string_value, tuple_text
 from rlmap.index.walker import Walker
 
@@ -47,15 +47,18 @@ def key_list(node: cst.BaseExpression) -> list[tuple[str, ...]]:
 _CALL_ARGUMENTS = 4  # a call with more arguments is no key builder the model follows
 
 
-def dict_given(node: cst.BaseExpression) -> cst.Dict | None:
-    """The dict literal a constructor call is given (its first positional argument, or
-    ``source=``), if it is one."""
-    if not isinstance(node, cst.Call):
-        return None
+def source_given(node: cst.Call) -> cst.BaseExpression | None:
+    """What a constructor call is made from: its first positional argument, or ``source=``."""
     given = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "source":
             given = arg.value
+    return given
+
+
+def dict_given(node: cst.BaseExpression) -> cst.Dict | None:
+    """The dict literal a constructor call is given (:func:`source_given`), if it is one."""
+    given = source_given(node) if isinstance(node, cst.Call) else None
     return given if isinstance(given, cst.Dict) else None
 
 
@@ -201,6 +204,20 @@ class KeyVisitor(Walker):
                     self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), keyword)
         if self.is_dict_constructor(node):
             self.constructor_keys(node, dotted_parts(func)[-1], start, end)
+            self.record_handed(source_given(node), dotted_parts(func)[-1])
+
+    def record_handed(self, given: cst.BaseExpression | None, how: str) -> None:
+        """The locals a tensordict is made from: ``TensorDict(obs_dict, ...)``, or spread into the
+        dict it is given (``TensorDict({**obs, "done": d})``).  The items written into them are
+        the tensordict's keys, even where they are plain dicts (see
+        :meth:`rlmap.model.resolve.Resolver.plain_container`).  (Not ``x.update(d)``: most often
+        ``self.__dict__.update(state)`` or a dict of keyword arguments.)"""
+        names = [given] if isinstance(given, cst.Name) else []
+        if isinstance(given, cst.Dict):
+            names = [element.value for element in given.elements if isinstance(element, cst.StarredDictElement)]
+        for name in names:
+            if isinstance(name, cst.Name):
+                self.locals.append(LocalBinding(self.function_scope(), name.value, (how,), HANDED))
 
     def constructor_keys(self, node: cst.Call, name: str, start: int, end: int) -> None:
         """``TensorDict({"is_init": x, "next": {"done": d}}, batch)``: each string key of the dict

@@ -186,12 +186,17 @@ class LocalBinding:
     Key values: ``k = "is_init"`` or a parameter default (literal), ``k = self.attr`` (alias),
     ``for k in self.attrs`` (loop), ``for k in keys`` (each: ``parts`` is the local's name),
     ``keys = [k, *self.DEFAULTS]`` (value: ``parts`` is the expression's text, evaluated by the model).
+    A local a tensordict is made from or updated with, ``TensorDict(d, ...)``, ``td.update(d)``
+    (:data:`HANDED`: ``parts`` is the constructor's name or ``update``).
     """
 
     function: str
     name: str
     parts: tuple[str, ...]  # dotted class expression; a string value; ("self", attr)
-    how: str  # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" (keys)
+    how: str  # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" (keys); HANDED
+
+
+HANDED = "handed"  # LocalBinding.how of a local handed to a tensordict (its items are keys)
 
 
 class Flow(NamedTuple):

@@ -540,7 +540,7 @@ def group_keys(
         if companions and companion_path(companions, module.path):
             continue
         for key_access in module.keys:
-            if key_access.receiver and resolver.plain_mapping(key_access.function, key_access.receiver):
+            if key_access.receiver and resolver.plain_container(key_access.function, key_access.receiver):
                 continue  # ``info[self.init_key] = marker`` with ``info: dict``: not a tensordict
             if key_access.key:
                 keys[key_access.key].append(key_access)

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable
 
 from rlmap.index.records import ATTRIBUTE, CLASS, METHOD, PROPERTY, CallSite, ModuleIndex
+from rlmap.model.constants import MAPPINGS
 from rlmap.model.inference import TypeInference
 from rlmap.model.mro import mro
 from rlmap.model.target import Target, unresolved
@@ -190,6 +191,16 @@ class CallResolution(TypeInference):
                         return True
         return False
 
+    def returns_mapping(self, function: str, parts: tuple[str, ...]) -> bool:
+        """Whether the call ``parts(...)`` made in ``function`` returns a plain mapping, by the
+        return annotation of what it resolves to (``self._run_eval(...)`` with ``-> dict[str, Any]``)."""
+        site = CallSite(caller=function, callee_text=".".join(parts), parts=parts, line=0)
+        for target in self.resolve_call(site):
+            symbol = self.symbols.get(target.qualname) if not target.external else None
+            if symbol is not None and symbol.returns and target.how != "constructor":
+                return _mapping_annotation(symbol.returns)
+        return False
+
     def _instance_called(self, receiver: Target | None) -> list[Target]:
         """What calling an instance of ``receiver``'s class runs: its ``__call__`` defined in the
         package, else its ``forward`` (``torch.nn.Module.__call__`` runs it), with the overrides
@@ -324,6 +335,13 @@ _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 def _base_name(text: str) -> str:
     """A base as written, by its last name: ``typing.Protocol[T]`` -> ``Protocol``."""
     return text.split("[", 1)[0].rpartition(".")[2]
+
+
+def _mapping_annotation(text: str) -> bool:
+    """Whether a return annotation is a plain mapping, or one or ``None`` (``dict[str, Any] | None``)."""
+    heads = [part.split("[", 1)[0].strip().rsplit(".", 1)[-1] for part in text.split("|")]
+    kept = [head for head in heads if head != "None"]
+    return bool(kept) and all(head in MAPPINGS for head in kept)
 
 
 _CALLABLE = re.compile(r"\b[Cc]allable\b")

@@ -50,7 +50,7 @@ _DEPTH = 16  # expressions nested deeper than this hold nothing known
 _ROUNDS = 3  # rounds of a local that refers to itself (each may grow its lists)
 _KEY_FUNCTIONS = frozenset(name for vocabulary in EXTENSIONS.values() for name in vocabulary.key_functions)
 _CLASS_RECEIVERS = ("cls", "type(self)", "self.__class__")
-_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "OrderedDict"})
+MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "OrderedDict"})
 
 
 class KeyConstants(SymbolTable):
@@ -135,7 +135,7 @@ class KeyConstants(SymbolTable):
             return False
         text = binding[0][-1] if binding[1] == "assignment" else binding[0][0]
         head = text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
-        return head in _MAPPINGS
+        return head in MAPPINGS
 
     def _returned_keys(self, call: ast.Call, function: str, depth: int) -> Iterator[Value]:
         """The keys ``call`` gives back when its callee, a function of the package, builds its

@@ -23,3 +23,22 @@ __all__ = ["CERTAIN", "Resolver", "Target"]
 
 class Resolver(CallResolution, KeyConstants):
     """Symbol table and resolution rules for one package."""
+
+    def plain_container(self, function: str, receiver: str) -> bool:
+        """Whether the items of ``receiver``, in ``function``, are no tensordict's keys: it is a
+        plain mapping, declared or made as one (``info: dict``, ``d = dict(...)``:
+        :meth:`plain_mapping`) or the result of a call whose return annotation is one
+        (``metrics = self._run_eval(...)`` with ``-> dict[str, Any]``), and no tensordict is
+        made from it or updated with it there (``obs_dict = self.read_obs(obs)`` then
+        ``TensorDict(obs_dict, ...)``: its items are the step's keys)."""
+        if receiver in self.handed.get(function, ()):
+            return False
+        if self.plain_mapping(function, receiver):
+            return True
+        binding = self.locals.get(function, {}).get(receiver)
+        return (
+            binding is not None
+            and binding[1] == "assignment"
+            and bool(binding[0])
+            and self.returns_mapping(function, binding[0])
+        )

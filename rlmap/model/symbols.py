@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, HANDED, METHOD, MODULE, PROPERTY, VARIABLE
 from rlmap.model.mro import first_in_mro
 
 if TYPE_CHECKING:  # annotations only
@@ -58,6 +58,7 @@ class SymbolTable:
         self.locals: dict[str, dict[str, tuple[tuple[str, ...], str]]] = defaultdict(dict)
         self.methods_by_name: dict[str, list[str]] = defaultdict(list)
         self.key_bindings: dict[str, dict[str, list[LocalBinding]]] = defaultdict(dict)
+        self.handed: dict[str, set[str]] = defaultdict(set)  # function -> locals a tensordict is made from
         self._member_memo: dict[str, dict[str, Any]] = defaultdict(dict)
         self._canonical: dict[str, str | None] = {}
         # Answers that depend only on the tables (and on canonical names, memoized once found),
@@ -108,6 +109,8 @@ class SymbolTable:
         for binding in module.locals:
             if binding.how in _KEY_BINDINGS:
                 self.key_bindings[binding.function].setdefault(binding.name, []).append(binding)
+            elif binding.how == HANDED:
+                self.handed[binding.function].add(binding.name)
             else:
                 self.locals[binding.function].setdefault(binding.name, (binding.parts, binding.how))
 

@@ -237,3 +237,59 @@ def test_a_function_building_a_key_from_its_arguments_is_evaluated_branch_by_bra
     assert read_in_finalize(("reward_sum",)) == [first + 3]
     assert _sites(model, ("is_init",)) == [("write", "step", 15, "init_key")]  # done keys not known: as before
     assert _sites(model, ("pixels",)) == []
+
+
+def test_a_plain_dict_is_a_tensordict_key_holder_only_where_a_tensordict_is_made_from_it(make_package) -> None:  # type: ignore[no-untyped-def]
+    """The items of a plain dict (a call's ``-> dict[...]``, ``d: dict``) are no tensordict's keys
+    (torchrl's evaluator: ``metrics = self._run_eval(w)`` then ``metrics["_step"] = step``), unless
+    the function makes a tensordict from it: ``obs_dict = self.read_obs(obs)`` then
+    ``TensorDict(obs_dict, ...)`` (``GymLikeEnv._step``), ``out: dict = {}`` then ``TensorDict(out)``
+    (``WorldModelLoss.forward``), or ``TensorDict({**obs, ...})``."""
+    source = """
+        from typing import Any
+
+        from tensordict import TensorDict, TensorDictBase
+
+
+        class Env:
+            def read_obs(self) -> dict[str, Any]:
+                return {}
+
+            def _poll(self) -> dict[str, Any] | None:
+                return None
+
+            def _rollout(self) -> TensorDictBase:
+                return None
+
+            def metrics(self, step):
+                metrics = self.read_obs()
+                metrics["_step"] = step
+                result = self._poll()
+                result["_step"] = step
+                data = self._rollout()
+                data["_step"] = step
+                return metrics
+
+            def step(self, done):
+                obs_dict = self.read_obs()
+                obs_dict["done"] = done
+                return TensorDict(obs_dict, batch_size=[])
+
+            def loss(self, value):
+                out: dict[str, Any] = {}
+                out["loss_value"] = value
+                return TensorDict(out)
+
+            def reset(self, flag):
+                obs = self.read_obs()
+                obs["observation"] = flag
+                kept: dict = {}
+                kept["kept"] = flag
+                return TensorDict({**obs, "terminated": flag}, batch_size=[])
+    """
+    model = model_of(make_package({"kp/__init__.py": "", "kp/ev.py": source}), "kp")
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("_step",))] == [("write", "metrics")]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("done",))] == [("write", "step")]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("loss_value",))] == [("write", "loss")]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("observation",))] == [("write", "reset")]
+    assert _sites(model, ("kept",)) == []
