@@ -719,7 +719,21 @@ def _value_data() -> TensorDict:
     )
 
 
-@pytest.mark.parametrize("name", ["GAE", "TD0Estimator", "TD1Estimator", "TDLambdaEstimator"])
+def _gaussian_actor() -> TensorDictSequential:
+    """A policy that writes ``action`` and its log-probability (what VTrace reads)."""
+    from tensordict.nn import ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential
+    from torch.distributions import Normal
+
+    net = TensorDictModule(
+        lambda obs: (obs[..., :1] * 0, obs[..., :1] * 0 + 1), in_keys=["obs"], out_keys=["loc", "scale"]
+    )
+    head = ProbabilisticTensorDictModule(
+        in_keys=["loc", "scale"], out_keys=["action"], distribution_class=Normal, return_log_prob=True
+    )
+    return ProbabilisticTensorDictSequential(net, head)
+
+
+@pytest.mark.parametrize("name", ["GAE", "TD0Estimator", "TD1Estimator", "TDLambdaEstimator", "VTrace"])
 def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> None:
     from torchrl.objectives import value as estimators
 
@@ -733,18 +747,28 @@ def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> 
     kwargs = {"gamma": 0.9, "value_network": critic}
     if name in ("GAE", "TDLambdaEstimator"):
         kwargs["lmbda"] = 0.9
-    data = _value_data()
+    if name == "VTrace":
+        kwargs["actor_network"] = _gaussian_actor()
+
+    def _data() -> TensorDict:
+        data = _value_data()
+        if name == "VTrace":  # the action taken and its log-probability under the behaviour policy
+            data["action"] = torch.zeros(1, 3, 1)
+            data["action_log_prob"] = torch.zeros(1, 3, 1)
+        return data
+
+    data = _data()
     getattr(estimators, name)(**kwargs)(data)
     assert calls
     assert data["state_value"].sum() == 6  # the zeros given were overwritten
     calls.clear()
-    data = _value_data()
+    data = _data()
     getattr(estimators, name)(**kwargs, skip_existing=True)(data)
     assert not calls
     assert data["state_value"].sum() == 0
     from tensordict.nn import set_skip_existing
 
-    data = _value_data()
+    data = _data()
     with set_skip_existing(True):  # a default-built estimator follows the ambient setting
         getattr(estimators, name)(**kwargs)(data)
     assert not calls
@@ -849,6 +873,11 @@ def test_average_rewards_rewrites_the_callers_rewards(name: str) -> None:
     data["next", "reward"] = torch.arange(3.0).view(1, 3, 1)
     getattr(estimators, name)(**kwargs, shifted=True)(data)
     assert torch.equal(data["next", "reward"].flatten(), torch.arange(3.0))
+    # shifted=True without a value network (the values given): no copy is made, the caller's own again
+    data = _value_data()
+    data["next", "reward"] = torch.arange(3.0).view(1, 3, 1)
+    getattr(estimators, name)(**{**kwargs, "value_network": None}, shifted=True)(data)
+    assert torch.allclose(data["next", "reward"].flatten(), torch.tensor([-1.0, 0.0, 1.0]), atol=1e-5)
 
 
 def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_default() -> None:
