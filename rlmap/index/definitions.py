@@ -18,6 +18,7 @@ from rlmap.index.records import (
     ATTRIBUTE,
     CLASS,
     FUNCTION,
+    ITEMS,
     METHOD,
     MODULE,
     PROPERTY,
@@ -163,8 +164,10 @@ class DefinitionVisitor(Walker):
         base = package[: len(package) - (level - 1)] if level > 1 else package
         return ".".join([*base, name] if name else base)
 
-    def record_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """``for k in self.keys``, ``for k in keys`` and ``for a, b in zip(x, y)``: key-value bindings."""
+    def record_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression, guard: str = "") -> None:
+        """``for k in self.keys``, ``for k in keys``, ``for k in ("a", self.b_key)`` and
+        ``for a, b in zip(x, y)``: key-value bindings.  ``guard``: the loop's guard, as the accesses
+        in its body have it (a ``for`` statement's; a comprehension has none)."""
         scope = self.scope
         if scope.kind != FUNCTION:
             return
@@ -180,6 +183,14 @@ class DefinitionVisitor(Walker):
             parts = dotted_parts(iterable)
             if len(parts) == 1:  # ``for key in in_keys``: the elements of a local key list
                 self.locals.append(LocalBinding(scope.qualname, target.value, (parts[0],), "each"))
+            elif isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements:
+                # ``for key in (self.tensor_keys.advantage, "value_target")``: each element in turn,
+                # in the accesses under this loop (a name looped over two literals holds each one's
+                # elements in its own loop)
+                texts = [self.key_text(element.value) for element in iterable.elements]
+                if all(texts) and not any(isinstance(element, cst.StarredElement) for element in iterable.elements):
+                    listed = f"[{', '.join(texts)}]"
+                    self.locals.append(LocalBinding(scope.qualname, target.value, (listed, guard), ITEMS))
 
     def record_zip(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
         """``for key, default in zip(self.in_keys, defaults)``: each name is bound to the elements

@@ -13,7 +13,7 @@ import libcst as cst
 
 from rlmap.index import lines as L
 from rlmap.index.records import CHECK, CLASS, HANDED, ON_COPY, READ, WRITE, KeyAccess, LocalBinding
-from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, quoted, string_value, tuple_text
+from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, quoted, string_value
 from rlmap.index.walker import Walker
 
 
@@ -116,10 +116,6 @@ class KeyVisitor(Walker):
         if self.resolvable(parts):
             self.add_key((), kind, line, how, ".".join(parts) + index, receiver)
 
-    def resolvable(self, parts: Sequence[str]) -> bool:
-        """Whether a dotted name is one the model resolves to keys: a local, or ``self.x``."""
-        return len(parts) == 1 or (len(parts) == 2 and bool(parts[0]) and parts[0] == self.scope.self_name)
-
     def nested_expression(self, node: cst.Tuple | Sequence[cst.BaseExpression]) -> str:
         """``("next", prefix)`` as text, when the tuple holds a string and the rest are strings or
         names the model can resolve (a local, ``self.x``); ``""`` otherwise."""
@@ -162,17 +158,8 @@ class KeyVisitor(Walker):
         for arg in node.args:
             if arg.star:
                 return ""
-            value = arg.value
-            text = string_value(value)
-            strings = literal_strings(value) if isinstance(value, cst.Tuple) and value.elements else None
-            parts = dotted_parts(value)
-            if text is not None:
-                shown = quoted(text)
-            elif strings:
-                shown = tuple_text(strings)
-            elif self.resolvable(parts):
-                shown = ".".join(parts)
-            else:
+            shown = self.key_text(arg.value)
+            if not shown:
                 return ""
             texts.append(f"{arg.keyword.value}={shown}" if arg.keyword is not None else shown)
         return f"{'.'.join(called)}({', '.join(texts)})"
@@ -212,7 +199,7 @@ class KeyVisitor(Walker):
         the tensordict's keys, even where they are plain dicts (see
         :meth:`rlmap.model.resolve.Resolver.plain_container`).  (Not ``x.update(d)``: most often
         ``self.__dict__.update(state)`` or a dict of keyword arguments.)"""
-        names = [given] if isinstance(given, cst.Name) else []
+        names: list[cst.BaseExpression] = [given] if isinstance(given, cst.Name) else []
         if isinstance(given, cst.Dict):
             names = [element.value for element in given.elements if isinstance(element, cst.StarredDictElement)]
         for name in names:

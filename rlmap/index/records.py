@@ -186,17 +186,20 @@ class LocalBinding:
     Key values: ``k = "is_init"`` or a parameter default (literal), ``k = self.attr`` (alias),
     ``for k in self.attrs`` (loop), ``for k in keys`` (each: ``parts`` is the local's name),
     ``keys = [k, *self.DEFAULTS]`` (value: ``parts`` is the expression's text, evaluated by the model).
-    A local a tensordict is made from or updated with, ``TensorDict(d, ...)``, ``td.update(d)``
-    (:data:`HANDED`: ``parts`` is the constructor's name or ``update``).
+    ``for k in ("a", self.b_key)`` (:data:`ITEMS`: ``parts`` is the list's text and the loop's guard).
+    A local a tensordict is made from, ``TensorDict(d, ...)`` (:data:`HANDED`: ``parts`` is the
+    constructor's name).
     """
 
     function: str
     name: str
     parts: tuple[str, ...]  # dotted class expression; a string value; ("self", attr)
-    how: str  # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" (keys); HANDED
+    # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" / ITEMS (keys); HANDED
+    how: str
 
 
 HANDED = "handed"  # LocalBinding.how of a local handed to a tensordict (its items are keys)
+ITEMS = "items"  # LocalBinding.how of a loop variable over a literal list of keys (in that loop's body)
 
 
 class Flow(NamedTuple):

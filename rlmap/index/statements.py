@@ -71,7 +71,7 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
 
     def visit_for(self, node: cst.For) -> None:
         _, _, (target, iterable) = self.position(node, L.FOR)
-        self.record_loop(node.target, node.iter)
+        self.record_loop(node.target, node.iter, f"for {target} in {iterable}")
         self.walk(node.target)
         self.walk(node.iter)
         self.walk_guarded(f"for {target} in {iterable}", node.body)

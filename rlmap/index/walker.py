@@ -28,7 +28,15 @@ from rlmap.index.records import (
     ReturnSite,
     Symbol,
 )
-from rlmap.index.syntax import CHILD_FIELDS, child_fields, dotted_parts
+from rlmap.index.syntax import (
+    CHILD_FIELDS,
+    child_fields,
+    dotted_parts,
+    literal_strings,
+    quoted,
+    string_value,
+    tuple_text,
+)
 from rlmap.index.vocabulary import KeyVocabulary
 from rlmap.literals import holds_word
 
@@ -110,6 +118,23 @@ class Walker:
     @property
     def scope(self) -> Scope:
         return self.scopes[-1]
+
+    def key_text(self, node: cst.BaseExpression) -> str:
+        """A key-holding expression as text the model evaluates: a string, a tuple of strings, or
+        a name it resolves (:meth:`resolvable`); ``""`` for anything else."""
+        text = string_value(node)
+        if text is not None:
+            return quoted(text)
+        strings = literal_strings(node) if isinstance(node, cst.Tuple) and node.elements else None
+        if strings:
+            return tuple_text(strings)
+        parts = dotted_parts(node)
+        return ".".join(parts) if self.resolvable(parts) else ""
+
+    def resolvable(self, parts: Sequence[str]) -> bool:
+        """Whether a dotted name is one the model resolves to keys: a local, ``self.x``, or a field
+        of an object ``self.x`` holds (``self.tensor_keys.reward``)."""
+        return len(parts) == 1 or (2 <= len(parts) <= 3 and bool(parts[0]) and parts[0] == self.scope.self_name)
 
     def function_scope(self) -> str:
         for scope in reversed(self.scopes):

@@ -545,7 +545,7 @@ def group_keys(
             if key_access.key:
                 keys[key_access.key].append(key_access)
                 continue
-            for value in resolver.key_values(key_access.function, key_access.expression):
+            for value in resolver.key_values(key_access.function, key_access.expression, key_access.guards):
                 keys[value].append(dataclasses.replace(key_access, key=value))
     return keys
 

@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rlmap.index.records import ATTRIBUTE, FUNCTION, ModuleIndex, ReturnSite
+from rlmap.index.records import ATTRIBUTE, FUNCTION, ITEMS, ModuleIndex, ReturnSite
 from rlmap.index.summaries import dotted
 from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.literals import unparse
@@ -63,15 +63,22 @@ class KeyConstants(SymbolTable):
         self._partial: dict[tuple[str, str], tuple[Value, ...]] = {}
         self._parsed: dict[str, ast.expr | None] = {}
         self._returns_memo: dict[str, tuple[ReturnSite, ...]] = {}
+        self._loops: tuple[str, ...] = ()  # the guards of the access whose key is evaluated (key_values)
 
-    def key_values(self, function: str, expression: str) -> tuple[Key, ...]:
-        """The keys a key expression (``init_key``, ``self.done_key``, ``self.out_keys[1]``) can hold."""
+    def key_values(self, function: str, expression: str, guards: tuple[str, ...] = ()) -> tuple[Key, ...]:
+        """The keys a key expression (``init_key``, ``self.done_key``, ``self.out_keys[1]``) can
+        hold, in an access under ``guards`` (a name looped over a literal list holds its elements
+        only under that loop)."""
         node = self._parse(expression)
         if node is None:
             return ()
         keys: set[Key] = set()
-        for value in self._evaluate(node, function, 0):
-            keys.update(members(value))
+        self._loops = guards
+        try:
+            for value in self._evaluate(node, function, 0):
+                keys.update(members(value))
+        finally:
+            self._loops = ()
         return tuple(sorted(keys))
 
     # -- expressions ---------------------------------------------------------------------
@@ -110,7 +117,7 @@ class KeyConstants(SymbolTable):
         elif isinstance(node, ast.Name):
             yield from self._name(node.id, function, depth)
         elif isinstance(node, ast.Attribute):
-            cls = self._receiver_class(node.value, function)
+            cls = self._receiver_class(node.value, function) or self._holder_class(node.value, function)
             if cls:
                 yield from self.attribute_values(cls, node.attr)
         elif isinstance(node, ast.Subscript):
@@ -266,6 +273,10 @@ class KeyConstants(SymbolTable):
             elif binding.how == "each" and len(binding.parts) == 1:
                 for value in self._name(binding.parts[0], function, depth + 1):
                     found.update(("key", key) for key in members(value))
+            elif binding.how == ITEMS and (not binding.parts[1] or binding.parts[1] in self._loops):
+                node = self._parse(binding.parts[0])  # (a loop's own list, in the accesses under it)
+                for value in self._evaluate(node, function, depth + 1) if node is not None else ():
+                    found.update(("key", key) for key in members(value))
             elif binding.how == "each":
                 found.update(self._zipped(binding.parts[0], int(binding.parts[1]), function, depth))
             elif binding.how == "value":
@@ -312,6 +323,20 @@ class KeyConstants(SymbolTable):
         if isinstance(node, ast.Name) and node.id in (self_name, "cls"):
             return cls
         return cls if unparse(node) in _CLASS_RECEIVERS else ""
+
+    def _holder_class(self, node: ast.expr, function: str) -> str:
+        """The class of the object ``self.x`` holds, for a key read from it (``self.tensor_keys.reward``:
+        ``tensor_keys`` holds a key-name object whose fields declare the default names)."""
+        if not isinstance(node, ast.Attribute):
+            return ""
+        cls = self._receiver_class(node.value, function)
+        return self.held_class(cls, node.attr) if cls else ""
+
+    def held_class(self, cls: str, attribute: str) -> str:
+        """The class of the package whose instance ``self.<attribute>`` holds in ``cls`` (the
+        resolver's type inference: :meth:`rlmap.model.resolve.Resolver.held_class`); ``""`` here."""
+        del cls, attribute
+        return ""
 
     # -- attributes ----------------------------------------------------------------------
     def attribute_values(self, cls: str, attribute: str) -> tuple[Value, ...]:

@@ -64,7 +64,7 @@ class TypeInference(ClassHierarchy):
             if name.rsplit(".", 1)[-1] == "Callable":
                 return None
             parts = tuple(name.split("."))
-            found = self.resolve_dotted(module, scope, parts)
+            found = self.resolve_dotted(module, scope, parts) or self._nested_class(scope, parts)
             if found is not None and self.symbols[found].kind == CLASS:
                 return Target(found, "annotation")
             if external is None:
@@ -72,6 +72,18 @@ class TypeInference(ClassHierarchy):
                 if outside is not None and not outside.startswith("builtins."):
                     external = Target(outside, "annotation", external=True)
         return external
+
+    def _nested_class(self, scope: str, parts: tuple[str, ...]) -> str | None:
+        """A class nested in the class whose body or method ``scope`` is, named by an annotation
+        there (``def tensor_keys(self) -> _AcceptedKeys``, ``tensor_keys: _AcceptedKeys``): at run
+        time a method does not see its class's names, but a type checker reads an annotation in
+        the class's scope."""
+        symbol = self.symbols.get(scope)
+        cls = scope if symbol is not None and symbol.kind == CLASS else self.enclosing_class(scope)
+        if not cls:
+            return None
+        found = self.member(cls, parts[0])
+        return self._follow_members(found, parts[1:], 0) if found is not None else None
 
     def attribute_type(self, cls: str, attribute: str) -> Target | None:
         """What ``self.<attribute>`` holds in ``cls``, from annotations and assignments."""

@@ -14,6 +14,7 @@ in :mod:`rlmap.model.target`).  The resolver is one object built in layers, each
 
 from __future__ import annotations
 
+from rlmap.index.records import CLASS
 from rlmap.model.calls import CallResolution
 from rlmap.model.constants import KeyConstants
 from rlmap.model.target import CERTAIN, Target
@@ -23,6 +24,14 @@ __all__ = ["CERTAIN", "Resolver", "Target"]
 
 class Resolver(CallResolution, KeyConstants):
     """Symbol table and resolution rules for one package."""
+
+    def held_class(self, cls: str, attribute: str) -> str:
+        """The class of the package whose instance ``self.<attribute>`` holds in ``cls``, by its
+        annotations and assignments (``tensor_keys``: the estimator's ``_AcceptedKeys``)."""
+        found = self.attribute_type(cls, attribute)
+        return (
+            found.qualname if found is not None and not found.external and self.is_kind(found.qualname, CLASS) else ""
+        )
 
     def plain_container(self, function: str, receiver: str) -> bool:
         """Whether the items of ``receiver``, in ``function``, are no tensordict's keys: it is a

@@ -12,13 +12,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, HANDED, METHOD, MODULE, PROPERTY, VARIABLE
+from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, HANDED, ITEMS, METHOD, MODULE, PROPERTY, VARIABLE
 from rlmap.model.mro import first_in_mro
 
 if TYPE_CHECKING:  # annotations only
     from rlmap.index.records import AttributeAccess, LocalBinding, ModuleIndex, Symbol
 
-_KEY_BINDINGS = frozenset({"literal", "alias", "loop", "each", "value"})
+_KEY_BINDINGS = frozenset({"literal", "alias", "loop", "each", "value", ITEMS})
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 30  # re-export chains longer than this are not followed
 

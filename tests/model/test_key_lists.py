@@ -293,3 +293,67 @@ def test_a_plain_dict_is_a_tensordict_key_holder_only_where_a_tensordict_is_made
     assert [(kind, function) for kind, function, _, _ in _sites(model, ("loss_value",))] == [("write", "loss")]
     assert [(kind, function) for kind, function, _, _ in _sites(model, ("observation",))] == [("write", "reset")]
     assert _sites(model, ("kept",)) == []
+
+
+def test_keys_named_through_a_key_name_object_and_loops_over_literal_lists(make_package) -> None:  # type: ignore[no-untyped-def]
+    """``td.set(self.tensor_keys.advantage, adv)`` is a write of ``advantage``, the default its
+    key-name class declares (torchrl's losses and estimators, through ``_AcceptedKeys``, named in the
+    ``tensor_keys`` property's annotation, in the class's scope); ``for key in (self.tensor_keys.advantage,
+    "value_target")`` holds each element (``ValueEstimatorBase._mask_shifted_output``), and a name
+    looped over two literal lists holds each list's elements in its own loop only."""
+    source = """
+        from dataclasses import dataclass
+
+
+        class Estimator:
+            @dataclass
+            class _AcceptedKeys:
+                advantage: str = "advantage"
+                value: str = "state_value"
+
+            tensor_keys: _AcceptedKeys
+
+            @property
+            def tensor_keys(self) -> _AcceptedKeys:
+                return self._tensor_keys
+
+            def forward(self, td, adv):
+                td.get(self.tensor_keys.value)
+                td.set(self.tensor_keys.advantage, adv)
+
+            def mask(self, td):
+                for key in (self.tensor_keys.advantage, "value_target"):
+                    td.set(key, td.get(key))
+
+            def to_dict(self, data):
+                for key in ("ckpt", "out"):
+                    data[key] = 1
+                for key in ("device",):
+                    data[key] = 2
+    """
+    root = make_package({"kp/__init__.py": "", "kp/est.py": source})
+    model = model_of(root, "kp")
+    written = (root / "kp" / "est.py").read_text().splitlines()
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("advantage",))] == [
+        ("read", "mask"),
+        ("write", "forward"),
+        ("write", "mask"),
+    ]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("state_value",))] == [("read", "forward")]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("value_target",))] == [
+        ("read", "mask"),
+        ("write", "mask"),
+    ]
+    assert [line for _, _, line, _ in _sites(model, ("ckpt",))] == [written.index("            data[key] = 1") + 1]
+    assert [line for _, _, line, _ in _sites(model, ("device",))] == [written.index("            data[key] = 2") + 1]
+
+
+def test_torchrl_estimators_write_advantage_through_tensor_keys(torchrl_model: CodeModel) -> None:
+    """``rlmap show --key advantage`` named only an LLM helper and a config: every estimator writes
+    it through ``self.tensor_keys.advantage``, and ``_mask_shifted_output`` rewrites it in a loop."""
+    writers = {a.function for a in torchrl_model.key_accesses(("advantage",)) if a.kind == "write"}
+    base = "torchrl.objectives.value.advantages."
+    assert {base + "GAE.forward", base + "TD0Estimator.forward", base + "VTrace.forward"} <= writers
+    assert base + "ValueEstimatorBase._mask_shifted_output" in writers
+    readers = {a.function for a in torchrl_model.key_accesses(("value_target",)) if a.kind == "read"}
+    assert "torchrl.objectives.a2c.A2CLoss.loss_critic" in readers
