@@ -271,7 +271,9 @@ def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
 
 
 def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
-    matches = find_symbols(model, query)
+    package = model.source.package + "."
+    # the documented package's symbols first (torchrl's before tensordict's), each side sorted
+    matches = sorted(find_symbols(model, query), key=lambda name: not name.startswith(package))
     key = find_key(model, query)
     if key and matches and matches != [query.strip()]:
         # A bare name that is a key and the suffix of some symbols: keys are what people
@@ -515,15 +517,19 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
 def _format_ambiguous(result: dict[str, Any], width: int = 0, also: bool = False) -> str:
     """The symbols a name matches; ``also``: beside the glossary term it names, which answers."""
     lines = [f"'{result['query']}' {'also ' if also else ''}matches {len(result['ambiguous'])} symbols:"]
+    candidates = result["ambiguous"]
+    shown = candidates if len(candidates) <= _LISTED + _LISTED // 4 else candidates[:_LISTED]
     rows = [
         (
             c["qualname"],
             f"({c['kind']}, {c['anchor']['location']})"
             + (f" inherited by {', '.join(c['inherited_by'])}" if c.get("inherited_by") else ""),
         )
-        for c in result["ambiguous"]
+        for c in shown
     ]
     lines.extend(_table(rows, width=width))
+    if len(shown) < len(candidates):
+        lines.append(f"  ... and {len(candidates) - len(shown)} more (every one of them: --json)")
     if also:  # (otherwise the error that follows the list says it)
         lines.append("To show one of them, pass a longer suffix or its full qualified name.")
     if result.get("key"):
@@ -564,6 +570,17 @@ def _table(rows: Sequence[Sequence[str]], caps: Sequence[int] = (), indent: str 
         line = (indent + "  ".join(cells)).rstrip()
         lines.extend(_fitted(cells, width, indent) if width and len(line) > width and len(cells) > 1 else [line])
     return lines
+
+
+# An ambiguous name lists this many symbols (a quarter more are listed rather than said "more").
+_LISTED = 20
+# A key's report names this many of the symbols its name is also the suffix of.
+_ALSO = 4
+
+
+def _short(qualname: str) -> str:
+    """The shortest suffix that names a member by its class: ``EnvBase.step``."""
+    return ".".join(qualname.split(".")[-2:])
 
 
 # Below this many columns left for the cells that did not fit, they go on lines of their own.
@@ -782,8 +799,12 @@ class _Report:
 
 def _format_key(result: dict[str, Any], width: int = 0, link: Link | None = None) -> str:
     lines = [f"{result['key']}  (tensordict key)"]
-    if result.get("also_symbols"):
-        lines.append("  also the name of: " + ", ".join(c["qualname"] for c in result["also_symbols"]))
+    also = [c["qualname"] for c in result.get("also_symbols", ())]
+    if also:
+        named = ", ".join(also) if len(also) <= _ALSO else f"{', '.join(also[:_ALSO])} and {len(also) - _ALSO} more"
+        text = f"also the name of {len(also)} symbol{'s' if len(also) > 1 else ''}: {named}"
+        text += f"; to show one, pass a longer suffix or its full name (rlmap show '{_short(also[0])}')"
+        lines.extend(textwrap.wrap(text, width or 100, initial_indent="  ", subsequent_indent="    ", break_long_words=False))
     for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):
         selected = [access for access in result["accesses"] if access["kind"] in kinds]
         if not selected:

@@ -589,6 +589,28 @@ def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> Non
     assert "  inherited   by torchrl.envs.transforms._base.TransformedEnv (asked as TransformedEnv.rollout)" in out
 
 
+def test_show_lists_a_long_ambiguity_in_part_and_a_keys_other_names_wrapped(
+    run: Run, torchrl_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``show forward`` printed 238 rows, tensordict's before torchrl's; ``show step`` (a key too)
+    named its 37 methods on one line of 2,214 characters."""
+    code, out, _ = run("show", "forward", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 2
+    listed = [line for line in out.splitlines() if line.startswith("  ") and ".forward" in line]
+    assert len(listed) == 20
+    assert all(line.lstrip().startswith("torchrl.") for line in listed)  # the documented package's first
+    assert "  ... and 218 more (every one of them: --json)" in out
+    code, out, _ = run("show", "forward", "--json", "--cache-dir", str(torchrl_cache), "-q")
+    assert len(json.loads(out)["ambiguous"]) == 238
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run("show", "step", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    head = out.split("\n\n")[0].splitlines()
+    assert head[1].startswith("  also the name of 37 symbols: ")
+    assert all(len(line) <= 100 for line in head)
+    assert "and 33 more; to show one, pass a longer suffix or its" in " ".join(head)
+
+
 def test_show_suggests_a_name_spelled_alike(run: Run) -> None:
     code, out, err = run("show", *fixture_args("Colector.rollout"))
     assert (code, out) == (2, "")
