@@ -146,9 +146,10 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     assert (tmp_path / "out" / "md" / "collectors_internals.md").read_bytes() == before  # check writes nothing
     # an output folder that does not exist (a wrong --out) is said to be missing, not stale
     args[-1] = str(tmp_path / "elsewhere")
-    code, _, err = run("generate", "--check", *args)
+    code, out, err = run("generate", "--check", *args)
     assert code == 1
     assert f"rlmap: error: {tmp_path / 'elsewhere'} does not exist: " in err
+    assert out == ""  # not every file's text as a diff of new files, before the error
     assert not (tmp_path / "elsewhere").exists()
 
 
