@@ -46,7 +46,8 @@ def audit(
         common.FailOn | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 on any finding, on new ones (not in the baseline), or never. Default: any.",
+            help="Exit 1 on any finding, on new ones (not in the baseline), or never. "
+            "Default: new with --baseline, else any.",
             show_default=False,
         ),
     ] = None,
@@ -177,7 +178,7 @@ def audit(
         if not quiet:
             common.say_note(f"recorded {len(findings)} finding(s) in {write_baseline}")
         raise typer.Exit(int(incomplete))
-    fail_on = fail_on or "any"
+    fail_on = fail_on or ("new" if baseline is not None else "any")  # (what a baseline is kept for)
     failing = [f for f in findings if f.severity != NOTE and (fail_on == "any" or not f.known_in(known))]
     if fail_on != "none" and failing:
         raise typer.Exit(int(ExitCode.FINDINGS))

@@ -175,6 +175,9 @@ def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
     )
     assert code == 0
     assert [(f["line"], f["known"]) for f in findings] == [(5, True)]
+    # with a baseline, --fail-on new is the default; --fail-on any counts the known findings too
+    assert fixture_audit(run, docs, "--rule", "broken-label", "--baseline", str(baseline))[0] == 0
+    assert fixture_audit(run, docs, "--rule", "broken-label", "--baseline", str(baseline), "--fail-on", "any")[0] == 1
     (docs / "other.rst").write_text("See :ref:`another_missing`.\n")
     code, findings, _ = fixture_audit(
         run, docs, "--rule", "broken-label", "--baseline", str(baseline), "--fail-on", "new"
