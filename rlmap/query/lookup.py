@@ -804,8 +804,8 @@ def _format_key(result: dict[str, Any], width: int = 0, link: Link | None = None
         named = ", ".join(also) if len(also) <= _ALSO else f"{', '.join(also[:_ALSO])} and {len(also) - _ALSO} more"
         text = f"also the name of {len(also)} symbol{'s' if len(also) > 1 else ''}: {named}"
         text += f"; to show one, pass a longer suffix or its full name (rlmap show '{_short(also[0])}')"
-        indents = {"initial_indent": "  ", "subsequent_indent": "    "}
-        lines.extend(textwrap.wrap(text, width or 100, break_long_words=False, **indents))  # (a name is never cut)
+        wrapper = textwrap.TextWrapper(width or 100, "  ", "    ", break_long_words=False)  # (a name is never cut)
+        lines.extend(wrapper.wrap(text))
     for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):
         selected = [access for access in result["accesses"] if access["kind"] in kinds]
         if not selected:
