@@ -8,6 +8,7 @@ Python modules of the audited package.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from dataclasses import dataclass
 
@@ -185,3 +186,10 @@ RULES: dict[str, Rule] = {
         ),
     )
 }
+
+
+def unknown_rule_hint(rule_id: str) -> str:
+    """What to do about a rule id that names no rule: the id spelled like it, if any, then every id."""
+    close = difflib.get_close_matches(rule_id, list(RULES), n=1, cutoff=0.6)
+    every = f"rules are {', '.join(RULES)}"
+    return f"did you mean '{close[0]}'? ({every})" if close else every

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from rlmap import __version__
-from rlmap.audit.catalog import NOTE, RULES, Finding, Rule
+from rlmap.audit.catalog import NOTE, RULES, Finding, Rule, unknown_rule_hint
 from rlmap.audit.replace import replace_file
 from rlmap.errors import ConfigError, UsageError, WriteFailed, device_failed
 from rlmap.index.records import Diagnostic
@@ -457,7 +457,7 @@ def explain(rule_id: str, as_json: bool = False) -> str:
     ``summary``, ``finding``, ``not_finding``) with ``as_json``."""
     rule = RULES.get(rule_id)
     if rule is None:
-        raise ConfigError(f"unknown rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+        raise ConfigError(f"unknown rule '{rule_id}'", unknown_rule_hint(rule_id))
     if as_json:
         described = {
             "id": rule.id,

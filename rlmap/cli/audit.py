@@ -261,6 +261,7 @@ def _check_options(
 ) -> None:
     """``--explain`` answers and exits; an unknown rule, or ``--fix`` with ``--diff``, is a usage
     error (typer checks --format and --fail-on against their choices)."""
+    from rlmap.audit.catalog import unknown_rule_hint
     from rlmap.audit.report import explain
     from rlmap.audit.rules import RULES
 
@@ -278,7 +279,7 @@ def _check_options(
         raise typer.Exit(0)
     for rule_id in rules:
         if rule_id not in RULES:
-            raise UsageError(f"unknown --rule '{rule_id}'", f"rules are {', '.join(RULES)}")
+            raise UsageError(f"unknown --rule '{rule_id}'", unknown_rule_hint(rule_id))
 
 
 def _check_docs_root(root: Path) -> None:

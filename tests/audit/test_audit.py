@@ -212,7 +212,9 @@ def test_github_annotations(run: Run, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--docs", "/no/such/docs"], "docs path '/no/such/docs' does not exist"),
-        (["--rule", "nope"], "unknown --rule 'nope'"),
+        (["--rule", "nope"], "unknown --rule 'nope' - rules are stale-ref, "),
+        (["--rule", "stale-rf"], "unknown --rule 'stale-rf' - did you mean 'stale-ref'? (rules are "),
+        (["--explain", "brokn-label"], "unknown rule 'brokn-label' - did you mean 'broken-label'? (rules are "),
         (["--format", "xml"], "'--format': 'xml' is not one of 'text', 'json', 'sarif', 'github'"),
         (["--fail-on", "some"], "'--fail-on': 'some' is not one of 'any', 'new', 'none'"),
         (["--baseline", "/no/such/baseline.json"], "/no/such/baseline.json: baseline does not exist"),
