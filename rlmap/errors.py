@@ -48,7 +48,12 @@ class ConfigError(RlmapError):
 
 
 class SymbolNotFound(RlmapError):
-    """A name given by the user matches nothing in the index."""
+    """A name given by the user matches nothing in the index; ``suggestions``: the names spelled
+    like it (what the hint offers, for a script reading ``show --json``)."""
+
+    def __init__(self, message: str, hint: str = "", suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint)
+        self.suggestions = suggestions
 
 
 class CacheError(RlmapError):

@@ -89,6 +89,7 @@ def show(
                     else "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')"
                     if chosen is not None and chosen.extensions
                     else 'keys are read only under a profile with extensions = ["tensordict"] (pass --profile)',
+                    tuple(close),
                 )
             result = describe_key(model, found)
             result["query"] = name
@@ -98,7 +99,8 @@ def show(
         # a name defined in a file that could not be indexed is not found: say which files those are
         common.report_diagnostics(model.diagnostics)
         if as_json:  # a script reading --json gets a document whatever the answer (exit 2, as ambiguous)
-            common.say(json.dumps({"query": name, "not_found": error.message, "hint": error.hint}, indent=2))
+            found = {"query": name, "not_found": error.message, "hint": error.hint, "suggestions": error.suggestions}
+            common.say(json.dumps(found, indent=2, sort_keys=True))
         raise
     if as_json:
         common.say(json.dumps(result, indent=2, sort_keys=True))

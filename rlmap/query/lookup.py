@@ -143,6 +143,7 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
             if close
             else "check the spelling, or search with a shorter suffix of the name (its last part alone)"
             + ("" if terms or model.tensordict_keys() else "; keys and glossary terms are read under a profile only"),
+            tuple(close),
         )
     return result
 

@@ -148,6 +148,8 @@ def test_show_unknown_symbol(run: Run) -> None:
     assert document["query"] == "Colector.rollout"
     assert document["not_found"].startswith("'Colector.rollout' is neither a symbol")
     assert document["hint"].startswith("did you mean 'Collector.rollout' or ")
+    assert document["suggestions"][0] == "Collector.rollout"  # the names the hint offers, as a list
+    assert list(document) == sorted(document)
     assert json_err.startswith(f"rlmap: error: {document['not_found']}")
     code, out, _ = run("show", *fixture_args("rollout", "--json"))
     assert code == 2
