@@ -212,6 +212,28 @@ def _pendulum(**kwargs):
 
 
 @_UPDATER
+def test_an_interrupted_rollout_returns_the_whole_buffer() -> None:
+    """A rollout with buffers stopped by an interruptor after its first step returns all of
+    ``_final_rollout``: the first step written, the others as the batch before left them, and
+    their ``("collector", "traj_ids")`` -1."""
+    from torchrl.collectors import Collector
+    from torchrl.collectors._constants import _Interruptor
+
+    collector = Collector(_pendulum(), frames_per_batch=4, total_frames=40, use_buffers=True)
+    first = collector.rollout().clone()
+    collector.interruptor = _Interruptor()
+    collector.interruptor.stop_collection()
+    second = collector.rollout()
+    assert second is collector._final_rollout
+    assert second.shape == first.shape == torch.Size([4])
+    ids = second["collector", "traj_ids"].tolist()
+    assert ids[0] >= 0 and ids[1:] == [-1, -1, -1]  # the step collected has its trajectory's id
+    assert torch.equal(second["th"][1:], first["th"][1:])  # left by the batch before
+    assert not torch.equal(second["th"][:1], first["th"][:1])  # written by this one
+    collector.shutdown()
+
+
+@_UPDATER
 def test_default_collector_on_cpu_casts_every_step() -> None:
     from torchrl.collectors import Collector
 
