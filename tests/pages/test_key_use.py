@@ -181,3 +181,36 @@ def test_keys_of_a_method_called_on_self_with_conditions_and_copies(
         # td.get("next") (line 17) is the nested data, no entry
         ("read", '("next", "done")', "get via tensor_keys.done", 18, ""),
     ]
+
+
+def test_a_loop_over_key_names_gives_each_of_them(make_package: Callable[[dict[str, str | bytes]], Path]) -> None:
+    """``for key in (self.tensor_keys.advantage, self.tensor_keys.value_target): td.set(key, ...)``
+    (torchrl's ``_mask_shifted_output``) writes both keys; the table named neither."""
+    package = {
+        "pkg/__init__.py": "",
+        "pkg/est.py": """
+            from dataclasses import dataclass
+
+
+            class Estimator:
+                @dataclass
+                class _AcceptedKeys:
+                    advantage: str = "advantage"
+                    value_target: str = "value_target"
+
+                def forward(self, td):
+                    for key in (self.tensor_keys.advantage, self.tensor_keys.value_target):
+                        td.set(key, td.get(key) * 0)
+                    for key in ("other",):
+                        pass
+                    td.get(key)
+            """,
+    }
+    member = _member(make_package(package), "pkg.est.Estimator")
+    rows = [(use.kind, use.key, use.how, use.anchor.line) for use in member.uses]
+    assert rows == [
+        ("read", "advantage", "get via tensor_keys.advantage", 12),
+        ("read", "value_target", "get via tensor_keys.value_target", 12),
+        ("write", "advantage", "set via tensor_keys.advantage", 12),
+        ("write", "value_target", "set via tensor_keys.value_target", 12),
+    ]  # the name after the loops is none of their keys

@@ -153,8 +153,15 @@ def _uses(
     guards = _Guards(ctx.refs.source_lines(symbol.path), node)
 
     copies = _local_copies(node, vocabulary)
+    loops = _literal_loops(node)
 
     def add(kind: str, key_node: ast.expr, method: str, line: int, receiver: ast.expr | None = None) -> None:
+        if isinstance(key_node, ast.Name):  # ``for key in (self.tensor_keys.advantage, ...)``: each one
+            for start, end, elements in loops.get(key_node.id, ()):
+                if start <= line <= end:
+                    for element in elements:
+                        add(kind, element, method, line, receiver)
+                    return
         resolved = _key(key_node, through, defaults)
         if resolved is None or resolved[0] == [("next",)]:  # (``td.get("next")``: the nested data, no entry)
             return
@@ -195,6 +202,23 @@ def _uses(
             kind = WRITE if isinstance(inner.ctx, ast.Store) else READ
             add(kind, inner.slice, "[]", inner.lineno, inner.value)
     return tuple(sorted([*rows.values(), *found_rows], key=lambda use: (use.order, use.kind, use.key)))
+
+
+def _literal_loops(node: ast.AST) -> dict[str, list[tuple[int, int, list[ast.expr]]]]:
+    """Each name a ``for`` loop binds to the elements of a literal tuple or list, with the lines
+    of the loop's body and those elements: ``for key in (self.tensor_keys.advantage, ...)``."""
+    loops: dict[str, list[tuple[int, int, list[ast.expr]]]] = {}
+    for inner in ast.walk(node):
+        if (
+            isinstance(inner, ast.For)
+            and isinstance(inner.target, ast.Name)
+            and isinstance(inner.iter, (ast.Tuple, ast.List))
+            and inner.iter.elts
+            and not any(isinstance(element, ast.Starred) for element in inner.iter.elts)
+        ):
+            end = inner.body[-1].end_lineno or inner.body[-1].lineno
+            loops.setdefault(inner.target.id, []).append((inner.body[0].lineno, end, list(inner.iter.elts)))
+    return loops
 
 
 def _local_copies(node: ast.AST, vocabulary: KeyVocabulary) -> dict[str, list[tuple[int, bool]]]:
