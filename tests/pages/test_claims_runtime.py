@@ -798,6 +798,37 @@ def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> 
     assert data["state_value"].sum() == 0
 
 
+def test_gae_value_estimate_ignores_auto_reset_env() -> None:
+    """``auto_reset_env`` changes what ``GAE.forward`` computes at a truncated step, not what
+    ``GAE.value_estimate`` does (the targets of a GAE built without it)."""
+    from torchrl.objectives.value import GAE
+
+    critic = TensorDictModule(lambda obs: obs.sum(-1, keepdim=True), in_keys=["obs"], out_keys=["state_value"])
+
+    def data() -> TensorDict:
+        flags = torch.tensor([False, True, False]).view(1, 3, 1)
+        return TensorDict(
+            {
+                "obs": torch.ones(1, 3, 2),
+                "state_value": torch.full((1, 3, 1), 2.0),
+                "next": {
+                    "obs": torch.full((1, 3, 2), 2.0),
+                    "state_value": torch.full((1, 3, 1), 4.0),
+                    "reward": torch.ones(1, 3, 1),
+                    "done": flags.clone(),
+                    "terminated": torch.zeros(1, 3, 1, dtype=torch.bool),
+                    "truncated": flags.clone(),
+                },
+            },
+            batch_size=[1, 3],
+        )
+
+    with_reset = GAE(gamma=0.9, lmbda=0.9, value_network=critic, auto_reset_env=True)
+    without = GAE(gamma=0.9, lmbda=0.9, value_network=critic, auto_reset_env=False)
+    assert not torch.allclose(with_reset(data())["value_target"], without(data())["value_target"])
+    assert torch.equal(with_reset.value_estimate(data()), without.value_estimate(data()))
+
+
 def test_gae_runs_the_plain_kernel_unless_built_vectorized(monkeypatch: pytest.MonkeyPatch) -> None:
     from torchrl.objectives.value import GAE, TDLambdaEstimator, advantages
 
