@@ -95,6 +95,7 @@ def show(
             result["query"] = name
         else:
             result = describe(model, name, chosen.glossary if chosen is not None else ())
+            _note_stand_ins(result, model, loaded.source)
     except SymbolNotFound as error:
         # a name defined in a file that could not be indexed is not found: say which files those are
         common.report_diagnostics(model.diagnostics)
@@ -113,6 +114,41 @@ def show(
         )
         code = max(code, ExitCode.USAGE)
     raise typer.Exit(int(code))
+
+
+def _note_stand_ins(result: dict[str, Any], model: Any, source: Any) -> None:
+    """Mark the shown symbol, and each callee, that is a stand-in defined where the import of the
+    same name fails (:mod:`rlmap.query.standins`) with what that import names (``stands_in_for``):
+    ``cudagraph_mark_step_begin`` of ``torchrl.collectors._constants`` runs only without
+    ``torch.compiler.cudagraph_mark_step_begin``.  The files are read and parsed, never run."""
+    import ast
+
+    from rlmap.index.decode import Skip, decode_source
+    from rlmap.pages.refs import read_source
+    from rlmap.query.standins import import_fallbacks
+
+    found: dict[str, dict[int, str]] = {}
+
+    def stand_in(qualname: str) -> str:
+        symbol = model.symbol(qualname)
+        if symbol is None or symbol.kind not in ("function", "class") or not symbol.path:
+            return ""
+        if symbol.path not in found:
+            data = read_source(source, symbol.path)
+            try:
+                found[symbol.path] = import_fallbacks(ast.parse(decode_source(data))) if data is not None else {}
+            except (Skip, SyntaxError, ValueError, RecursionError, MemoryError):
+                found[symbol.path] = {}
+        return found[symbol.path].get(symbol.line, "")
+
+    if result.get("qualname"):
+        named = stand_in(result["qualname"])
+        if named:
+            result["stands_in_for"] = named
+    for callee in result.get("callees", ()):
+        named = stand_in(callee["callee"])
+        if named:
+            callee["stands_in_for"] = named
 
 
 def _print_report(result: dict[str, Any]) -> None:

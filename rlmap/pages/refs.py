@@ -8,7 +8,6 @@ which fails loudly when a name no longer resolves.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -18,12 +17,12 @@ from rlmap.index.decode import Skip, decode_source
 from rlmap.index.indexer import MAX_FILE_BYTES
 from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, METHOD, MODULE, PROPERTY, VARIABLE, Symbol
 from rlmap.index.source import SourceTree
-from rlmap.literals import unparse
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.mro import mro
 from rlmap.pages.docstree import DocsTree
 from rlmap.pages.flows import Flows
 from rlmap.query.lookup import find_symbols
+from rlmap.query.standins import import_fallbacks, statements
 from rlmap.readfile import read_regular
 
 _ROLES = {
@@ -218,7 +217,7 @@ class Refs:
         if not line[:1].isspace():
             return ""  # ... inside an ``except`` block, so indented: the rest need no parse
         if symbol.path not in self._fallbacks:
-            self._fallbacks[symbol.path] = _import_fallbacks(self._tree(symbol.path))
+            self._fallbacks[symbol.path] = import_fallbacks(self._tree(symbol.path))
         return self._fallbacks[symbol.path].get(symbol.line, "")
 
     def definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -239,7 +238,7 @@ class Refs:
                 return found  # type: ignore[return-value]
         if symbol.path not in self._definitions:
             index: dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = {}
-            for node in _statements(self._tree(symbol.path)):
+            for node in statements(self._tree(symbol.path)):
                 if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                     index.setdefault(node.lineno, node)
             self._definitions[symbol.path] = index
@@ -279,50 +278,6 @@ class Refs:
 
 
 _UNPARSED = ast.Pass()  # (see Refs._own_definition)
-
-# The fields of a node that hold statements (an ``except`` clause and a ``case`` hold them too).
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _statements(tree: ast.Module) -> Iterator[ast.AST]:
-    """Every statement of ``tree``, nested ones too, and no expression: a definition or a
-    ``try`` is a statement, and walking only these is a fraction of walking every node."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.stmt):
-            yield node
-        for field in _BODIES:
-            stack.extend(getattr(node, field, ()))
-
-
-_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
-
-
-def _import_fallbacks(tree: ast.Module) -> dict[int, str]:
-    """Line of each function or class defined in an ``except ImportError`` branch -> the dotted
-    name its ``try`` imports under the same name."""
-    found: dict[int, str] = {}
-    for node in _statements(tree):
-        if not isinstance(node, ast.Try):
-            continue
-        imported = {}
-        for statement in node.body:
-            if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-                imported.update(
-                    {alias.asname or alias.name: f"{statement.module}.{alias.name}" for alias in statement.names}
-                )
-        for handler in node.handlers:
-            caught = unparse(handler.type) if handler.type is not None else ""
-            if not any(name in caught for name in _IMPORT_ERRORS):
-                continue
-            for statement in handler.body:
-                if (
-                    isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                    and statement.name in imported
-                ):
-                    found[statement.lineno] = imported[statement.name]
-    return found
 
 
 def display_name(model: CodeModel, symbol: Symbol) -> str:

@@ -690,6 +690,8 @@ class _Report:
             lines.append(f"  inherited   by {self.name(result['inherited_by'])} (asked as {_echoed(result['query'])})")
         if definition["permalink"] and self.link is _plain_link:
             lines.append(f"  permalink   {definition['permalink']}")
+        if result.get("stands_in_for"):
+            lines.append(f"  stand-in    for {result['stands_in_for']}, defined where its import fails")
         if "signature" in result:
             lines.append(f"  signature   {result['signature']}")
         if result["kind"] not in (ATTRIBUTE, VARIABLE):
@@ -790,6 +792,8 @@ class _Report:
         rows = []
         for edge in edges:
             marker = "" if edge["certain"] or "unresolved" in edge["how"] else "(inferred)"
+            if edge.get("stands_in_for"):  # (see rlmap.query.standins)
+                marker = f"(a stand-in: {edge['stands_in_for']} runs unless its import fails)"
             rows.append(
                 (f"line {_lines(edge['lines'])}", self.name(edge["callee"]), f"[{', '.join(edge['how'])}]", marker)
             )

@@ -156,6 +156,33 @@ def test_show_unknown_symbol(run: Run) -> None:
     assert len(json.loads(out)["ambiguous"]) == 3
 
 
+def test_show_says_a_stand_in_for_an_import_is_one(run: Run, make_package: Any) -> None:
+    """``try: from torch.compiler import mark`` / ``except ImportError: def mark(): ...``: a call of
+    ``mark`` resolves to the stand-in, which runs only when the import fails (torchrl's
+    ``cudagraph_mark_step_begin``; its page names the import, ``show`` named the stand-in alone)."""
+    stand_in = """
+        try:
+            from torch.compiler import mark
+        except ImportError:
+
+            def mark():
+                raise NotImplementedError("no mark")
+
+
+        def step():
+            mark()
+        """
+    root = make_package({"sp/__init__.py": "", "sp/consts.py": stand_in})
+    args = ["--source", str(root), "--package", "sp", "--no-cache", "-q"]
+    code, out, err = run("show", "step", *args)
+    assert (code, err) == (0, "")
+    assert "(a stand-in: torch.compiler.mark runs unless its import fails)" in out
+    code, out, _ = run("show", "consts.mark", *args)
+    assert "  stand-in    for torch.compiler.mark, defined where its import fails" in out.splitlines()
+    code, out, _ = run("show", "consts.mark", "--json", *args)
+    assert json.loads(out)["stands_in_for"] == "torch.compiler.mark"
+
+
 def test_show_unknown_name_says_which_files_were_skipped(run: Run, make_package: Any) -> None:
     # the name is defined in a file that does not parse: the reason is said, not only "not found"
     root = make_package({"bp/__init__.py": "def ok():\n    return 1\n", "bp/bad.py": "def broken(:\n"})
