@@ -100,8 +100,8 @@ def show(
         # a name defined in a file that could not be indexed is not found: say which files those are
         common.report_diagnostics(model.diagnostics)
         if as_json:  # a script reading --json gets a document whatever the answer (exit 2, as ambiguous)
-            found = {"query": name, "not_found": error.message, "hint": error.hint, "suggestions": error.suggestions}
-            common.say(json.dumps(found, indent=2, sort_keys=True))
+            document = {"query": name, "not_found": error.message, "hint": error.hint, "suggestions": error.suggestions}
+            common.say(json.dumps(document, indent=2, sort_keys=True))
         raise
     if as_json:
         common.say(json.dumps(result, indent=2, sort_keys=True))

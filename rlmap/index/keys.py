@@ -271,7 +271,9 @@ class KeyVisitor(Walker):
                 self.add_key(key, kind, self.line_holding(_raw_key(key), start, end), how, receiver=held_by)
             else:
                 held = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
-                parts = ".".join(dotted_parts(held))
+                if isinstance(held, cst.Tuple) and held.elements:  # ``("next", self.tensor_keys.reward)``
+                    held = held.elements[-1].value  # (its last part names the key: its line, in a spread call)
+                parts = string_value(held) or ".".join(dotted_parts(held))
                 key_line = self.line_holding(parts.rsplit(".", 1)[-1], start, end) if parts else line
                 self.add_symbolic_key(arg.value, kind, key_line, how, held_by)
 

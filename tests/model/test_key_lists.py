@@ -330,6 +330,12 @@ def test_keys_named_through_a_key_name_object_and_loops_over_literal_lists(make_
                     data[key] = 1
                 for key in ("device",):
                     data[key] = 2
+
+            def spread(self, td, value):
+                td.set(
+                    ("next", self.tensor_keys.value),
+                    value,
+                )
     """
     root = make_package({"kp/__init__.py": "", "kp/est.py": source})
     model = model_of(root, "kp")
@@ -346,6 +352,9 @@ def test_keys_named_through_a_key_name_object_and_loops_over_literal_lists(make_
     ]
     assert [line for _, _, line, _ in _sites(model, ("ckpt",))] == [written.index("            data[key] = 1") + 1]
     assert [line for _, _, line, _ in _sites(model, ("device",))] == [written.index("            data[key] = 2") + 1]
+    # a key spread over a call's lines is at the line that names it (where a page's anchor points)
+    spread = written.index('            ("next", self.tensor_keys.value),') + 1
+    assert [line for _, function, line, _ in _sites(model, ("next", "state_value")) if function == "spread"] == [spread]
 
 
 def test_torchrl_estimators_write_advantage_through_tensor_keys(torchrl_model: CodeModel) -> None:
