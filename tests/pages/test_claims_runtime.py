@@ -215,7 +215,7 @@ def _pendulum(**kwargs):
 def test_an_interrupted_rollout_returns_the_whole_buffer() -> None:
     """A rollout with buffers stopped by an interruptor after its first step returns all of
     ``_final_rollout``: the first step written, the others as the batch before left them, and
-    their ``("collector", "traj_ids")`` -1."""
+    their ``("collector", "traj_ids")`` -1; the iterator counts the batch's frames whole."""
     from torchrl.collectors import Collector
     from torchrl.collectors._constants import _Interruptor
 
@@ -231,6 +231,14 @@ def test_an_interrupted_rollout_returns_the_whole_buffer() -> None:
     assert ids[1:] == [-1, -1, -1]
     assert torch.equal(second["th"][1:], first["th"][1:])  # left by the batch before
     assert not torch.equal(second["th"][:1], first["th"][:1])  # written by this one
+    collector.shutdown()
+    # the iterator counts such a batch whole
+    collector = Collector(_pendulum(), frames_per_batch=4, total_frames=40, use_buffers=True)
+    collector.interruptor = _Interruptor()
+    collector.interruptor.stop_collection()
+    batch = next(iter(collector))
+    assert batch["collector", "traj_ids"].tolist()[1:] == [-1, -1, -1]
+    assert collector._frames == 4
     collector.shutdown()
 
 
