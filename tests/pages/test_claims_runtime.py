@@ -212,6 +212,29 @@ def _pendulum(**kwargs):
 
 
 @_UPDATER
+def test_post_collect_hook_sees_the_batch_after_postproc() -> None:
+    """What ``postproc`` adds reaches the hook, but not a key whose name starts with ``_``."""
+    from torchrl.collectors import Collector
+
+    def postproc(batch: TensorDict) -> TensorDict:
+        batch["_private"] = torch.zeros(batch.shape)
+        batch["by_postproc"] = torch.ones(batch.shape)
+        batch["next", "_nested_private"] = torch.zeros(batch.shape)
+        return batch
+
+    seen: list[set[object]] = []
+    collector = Collector(_pendulum(), frames_per_batch=4, total_frames=4, postproc=postproc)
+    collector.post_collect_hook = lambda batch: seen.append(set(batch.keys(True)))
+    for _ in collector:
+        pass
+    assert len(seen) == 1
+    assert "by_postproc" in seen[0]
+    assert "_private" not in seen[0]
+    assert ("next", "_nested_private") not in seen[0]
+    collector.shutdown()
+
+
+@_UPDATER
 def test_an_interrupted_rollout_returns_the_whole_buffer() -> None:
     """A rollout with buffers stopped by an interruptor after its first step returns all of
     ``_final_rollout``: the first step written, the others as the batch before left them, and
