@@ -84,9 +84,27 @@ def one_line(text: str) -> str:
 def shorten(text: str) -> str:
     """Source text on one line, cut to ``TEXT_LIMIT`` characters."""
     if " " not in text and text.isprintable():  # a name or a call without spaces: nothing to fold
-        return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+        return text if len(text) <= TEXT_LIMIT else _cut(text)
     text = one_line(text)
-    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+    return text if len(text) <= TEXT_LIMIT else _cut(text)
+
+
+def _cut(text: str) -> str:
+    """``text``, longer than ``TEXT_LIMIT``, cut to it with ``...``: before a dotted name the limit
+    would cut in two (``self._wrapped_policy_uncompile...`` reads as another name), unless that
+    name starts in the first half."""
+    cut = TEXT_LIMIT - 3
+    if _in_name(text[cut - 1]) and _in_name(text[cut]):
+        start = cut
+        while start > 0 and (_in_name(text[start - 1]) or text[start - 1] == "."):  # (a dotted name whole)
+            start -= 1
+        if start > TEXT_LIMIT // 2:
+            cut = start
+    return text[:cut] + "..."
+
+
+def _in_name(character: str) -> bool:
+    return character.isalnum() or character == "_"
 
 
 def _line_starts(source: bytes) -> list[int]:

@@ -72,3 +72,18 @@ def test_docstring_is_get_docstring(code: str) -> None:
 def test_module_docstring_is_get_docstring(code: str) -> None:
     module = cst.parse_module(code)
     assert docstring(module) == module.get_docstring()
+
+
+def test_a_long_guard_is_cut_before_a_name_not_inside_it() -> None:
+    """A guard longer than the records keep was cut in the middle of a name
+    (``... and (self._wrapped_policy_uncompile...``, ``Collector._maybe_make_final_rollout``), which
+    reads as another name: it is cut before the dotted name the limit falls in."""
+    from rlmap.index.lines import TEXT_LIMIT, shorten
+
+    head = "not (not make_rollout and hasattr(policy, 'out_keys') and " + "x" * (TEXT_LIMIT - 90)
+    text = head + " and self._wrapped_policy_uncompiled.out_keys)"
+    cut = shorten(text)
+    assert len(cut) <= TEXT_LIMIT
+    assert cut == head + " and ..."
+    long_name = "y" * (TEXT_LIMIT + 10)  # one name longer than the limit: cut anyway
+    assert shorten(long_name) == long_name[: TEXT_LIMIT - 3] + "..."
