@@ -16,6 +16,7 @@ import json
 import os
 import re
 import stat
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, metadata
@@ -200,11 +201,19 @@ def _summary(findings: Sequence[Finding], known: frozenset[str]) -> dict[str, An
     return {"total": len(findings), "new": new, "known": len(findings) - new, "by_rule": dict(sorted(by_rule.items()))}
 
 
-def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line: bool = True) -> str:
+def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line: bool = True, width: int = 0) -> str:
     """A table per file; the occurrences of one rule, name, message and suggestion are one entry
     (at its first line) with a count and their other lines; then, with ``summary_line``, the
-    counts (``--quiet`` leaves them out)."""
+    counts (``--quiet`` leaves them out).  ``width`` (a terminal's columns; 0: none) wraps a
+    message or suggestion under its column, never cutting a word; into a pipe lines stay whole."""
     lines: list[str] = []
+    column = 2 + 5 + 2 + 7 + 2 + _RULE_WIDTH + 2  # where a message starts
+    hang = " " * (column if width - column >= _NARROWEST else 8)
+    wrapper = textwrap.TextWrapper(max(width, 40), subsequent_indent=hang, break_long_words=False)
+
+    def add(line: str) -> None:
+        lines.extend(wrapper.wrap(line) or [line] if width and len(line) > width else [line])
+
     current = None
     for group in _grouped(findings):
         finding = group[0]
@@ -215,13 +224,13 @@ def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line
             current = finding.path
         mark = " (known)" if all(f.known_in(known) for f in group) else ""
         rule, indent = finding.rule.ljust(_RULE_WIDTH), " " * _RULE_WIDTH
-        lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}{mark}")
+        add(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}{mark}")
         if len(group) > 1:
             more = ", ".join(str(f.line) for f in group[1:])
-            lines.append(f"  {'':>5}  {'':<7}  {indent}  x{len(group)} (also line {more})")
+            add(f"  {'':>5}  {'':<7}  {indent}  x{len(group)} (also line {more})")
         if finding.suggestion:
             certain = " (certain)" if finding.certain else ""
-            lines.append(f"  {'':>5}  {'':<7}  {indent}  -> {inert(finding.suggestion)}{certain}")
+            add(f"  {'':>5}  {'':<7}  {indent}  -> {inert(finding.suggestion)}{certain}")
     if not summary_line:
         return "".join(f"{line}\n" for line in lines)
     summary = _summary(findings, known)
@@ -230,6 +239,10 @@ def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line
     counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
     lines.append(f"{summary['total']} findings ({summary['new']} new, {summary['known']} known): {counts}")
     return "\n".join(lines) + "\n"
+
+
+# Below this many columns left for a message, it wraps under an indent of its own, not its column.
+_NARROWEST = 50
 
 
 def _grouped(findings: Sequence[Finding]) -> list[list[Finding]]:

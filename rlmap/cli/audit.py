@@ -170,8 +170,13 @@ def audit(
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics
     # the step summary first: the annotations say where the findings they leave out are listed
     summarized = _write_step_summary(findings, known) if output_format == "github" else False
-    report = _report(output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet)
-    common.say(report, nl=False)
+    on_terminal = output_format == "text" and common.on_terminal()
+    width = common.terminal_columns() if on_terminal else 0  # into a pipe or a file: lines stay whole
+    report = _report(output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet, width)
+    if on_terminal and report.count("\n") > common.terminal_lines():
+        common.page(report.rstrip("\n"))
+    else:
+        common.say(report, nl=False)
     incomplete = common.report_diagnostics(notes)  # (after the report they qualify, as show and graph say them)
     if write_baseline is not None:  # the job was to record the findings, and they are recorded
         save_baseline(write_baseline, findings)
@@ -388,6 +393,7 @@ def _report(
     notes: tuple[Any, ...],
     summarized: bool = False,
     quiet: bool = False,
+    width: int = 0,
 ) -> str:
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
@@ -397,4 +403,4 @@ def _report(
         return render_sarif(findings, known, complete, notes)
     if output_format == "github":
         return render_github(findings, known, summarized)
-    return render_text(findings, known, summary_line=not quiet)
+    return render_text(findings, known, summary_line=not quiet, width=width)

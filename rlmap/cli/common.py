@@ -223,6 +223,20 @@ def echo_safe(text: str, err: bool = False, nl: bool = True) -> None:
         typer.echo(terminal_safe(text), err=True, nl=nl)
 
 
+def terminal_columns() -> int:
+    """The terminal's width (at least 40), for text fitted to it (``show``, the audit's report)."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def terminal_lines() -> int:
+    """The lines a text may take before it goes through a pager (:func:`page`)."""
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).lines - 1
+
+
 def page(text: str) -> None:
     """Show ``text`` through ``$PAGER`` (default ``less -FRX``: quits when it fits, keeps links).
     It is printed as it is when no pager runs (none found, ``$PAGER`` not a command line, or

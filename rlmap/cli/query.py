@@ -167,27 +167,15 @@ def _print_report(result: dict[str, Any]) -> None:
         links.append((text, url))
         return f"\ue000{len(links) - 1}\ue001"
 
-    width = _terminal_columns() if on_terminal else 0  # into a pipe or a file: rows stay whole
+    width = common.terminal_columns() if on_terminal else 0  # into a pipe or a file: rows stay whole
     text = format_description(result, link if supports_hyperlinks(on_terminal, dict(os.environ)) else None, width)
     text = common.terminal_safe(text.replace("\ue000", "").replace("\ue001", "") if not links else text)
     for number, (shown, url) in enumerate(links):
         text = text.replace(f"\ue000{number}\ue001", hyperlink(shown, url))
-    if on_terminal and text.count("\n") + 1 > _terminal_lines():
+    if on_terminal and text.count("\n") + 1 > common.terminal_lines():
         common.page(text)
     else:
         common.say(text)
-
-
-def _terminal_lines() -> int:
-    import shutil
-
-    return shutil.get_terminal_size((80, 24)).lines - 1
-
-
-def _terminal_columns() -> int:
-    import shutil
-
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 def _echo_chunks(chunks: Iterator[str], size: int = 1 << 20) -> None:

@@ -804,3 +804,24 @@ def test_a_missing_member_is_matched_among_its_class_members_first(run: Run, tmp
     assert [finding["suggestion"] for finding in findings] == [
         "did you mean pkg.collector.Collector.rollout? (a member of Collector)"
     ]
+
+
+def test_the_text_report_wraps_under_its_column_on_a_terminal_only() -> None:
+    """At 80 columns the report printed lines of about 250 characters, which the terminal folded
+    at its left edge through the table; into a pipe (no width) lines stay whole, for grep."""
+    from rlmap.audit.catalog import Finding
+    from rlmap.audit.report import render_text
+
+    message = "torchrl/objectives/value/advantages.py:1918 no longer holds reward " * 3
+    suggestion = "reward is now at torchrl/objectives/value/advantages.py:239; better, refer to it by name " * 2
+    finding = Finding("stale-line-anchor", "error", "page.rst", 12, "reward", message.strip(), suggestion.strip())
+    piped = render_text([finding], frozenset(), summary_line=False)
+    assert len(piped.splitlines()) == 3  # the path, the finding, its suggestion: whole
+    wrapped = render_text([finding], frozenset(), summary_line=False, width=80).splitlines()
+    assert all(len(line) <= 80 for line in wrapped)
+    assert wrapped[1].split()[:3] == ["12", "error", "stale-line-anchor"]
+    assert all(line.startswith(" " * 8) for line in wrapped[2:])  # (too little room in the message column)
+    assert " ".join(" ".join(line.split()) for line in wrapped[1:]).count("no longer holds reward") == 3
+    wide = render_text([finding], frozenset(), summary_line=False, width=160).splitlines()
+    column = wide[1].index("torchrl/")  # room enough: under the message's column
+    assert all(len(line) <= 160 and line.startswith(" " * column) and line[column] != " " for line in wide[2:])
