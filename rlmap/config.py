@@ -197,7 +197,14 @@ def _inside(base: Path, home: Path, value: str | None, where: str) -> Path | Non
     return target
 
 
-MAX_CONFIG_BYTES = 4 << 20  # no profile, glossary or pyproject.toml comes near this
+MAX_CONFIG_BYTES = 1 << 20  # no profile, glossary or pyproject.toml comes near this (the built-in claims: 94 kB)
+# Python's TOML parser keeps a tuple per prefix of a dotted key: a key of N parts costs N**2 (a
+# 40 kB key of 20,000 parts took 2.4 GB).  The dots of each line (outside strings) squared and
+# summed bound that cost; above this a file is refused before it is parsed (the built-in
+# profile: 365).
+MAX_KEY_PARTS_COST = 1 << 16
+# What the cost counts: strings (whole, a multi-line one to its end), comments, dots and newlines.
+_TOML_TOKENS = re.compile(r'"""|\'\'\'|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|#[^\n]*|[.\n]')
 
 
 def read_text(path: Path, display: str) -> str:
@@ -233,6 +240,11 @@ def read_text(path: Path, display: str) -> str:
 def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, Any]:
     """A TOML file as data; every way it can be unreadable is a :class:`ConfigError` naming it."""
     text = read_text(path, display) if text is None else text
+    if _key_parts_cost(text) > MAX_KEY_PARTS_COST:
+        raise ConfigError(
+            f"{display}: dotted keys of too many parts to read (a key of N parts costs N² to parse)",
+            "is this the right file? no configuration needs keys of hundreds of parts",
+        )
     try:
         # (a byte-order mark, which some editors write, is not TOML's: the rest is read)
         return tomllib.loads(text.removeprefix("\ufeff"))
@@ -242,6 +254,24 @@ def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, An
         raise ConfigError(f"{display}: invalid TOML: nested too deeply", "fix the file's syntax") from None
     except ValueError as error:  # an integer past Python's digit limit
         raise ConfigError(f"{display}: invalid TOML: {error}", "fix the file's syntax") from None
+
+
+def _key_parts_cost(text: str) -> int:
+    """The sum over lines of the square of the dots outside strings and comments: a bound on what
+    the parser's dotted keys cost (see :data:`MAX_KEY_PARTS_COST`), in one linear pass."""
+    position = dots = total = 0
+    while (found := _TOML_TOKENS.search(text, position)) is not None:
+        token = found.group()
+        position = found.end()
+        if token in ('"""', "'''"):  # a multi-line string: no key in it
+            end = text.find(token, position)
+            position = len(text) if end < 0 else end + 3
+        elif token == ".":
+            dots += 1
+        elif token == "\n":
+            total += dots * dots
+            dots = 0
+    return total + dots * dots
 
 
 # words a profile shows as written (a title, a name, a summary, a column): one line, no control

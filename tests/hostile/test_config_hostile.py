@@ -28,6 +28,9 @@ CONFIG_CASES = {
     # what tomllib raises beside its own error (exit 70 before): in any table of the file
     "nested-deeply": ("[x]\ny = " + "[" * 3000 + "]" * 3000, "invalid TOML: nested too deeply"),
     "huge-integer": ("audit-min-callers = 1" + "0" * 4400, "invalid TOML: Exceeds the limit"),
+    # a key's parts cost their square to parse: 40 kB of them took 2.4 GB (refused before parsing,
+    # in a table rlmap never reads too), while a string's dots cost nothing
+    "dotted-key-bomb": ('x = "' + "." * 30000 + '"\n[tool.other]\n' + "a." * 20000 + "b = 1", "dotted keys of too many"),
 }
 
 
