@@ -30,7 +30,10 @@ CONFIG_CASES = {
     "huge-integer": ("audit-min-callers = 1" + "0" * 4400, "invalid TOML: Exceeds the limit"),
     # a key's parts cost their square to parse: 40 kB of them took 2.4 GB (refused before parsing,
     # in a table rlmap never reads too), while a string's dots cost nothing
-    "dotted-key-bomb": ('x = "' + "." * 30000 + '"\n[tool.other]\n' + "a." * 20000 + "b = 1", "dotted keys of too many"),
+    "dotted-key-bomb": (
+        'x = "' + "." * 30000 + '"\n[tool.other]\n' + "a." * 20000 + "b = 1",
+        "dotted keys of too many",
+    ),
 }
 
 
