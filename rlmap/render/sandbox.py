@@ -95,7 +95,7 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%"})
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(finalize=_printable, **options)
         self._range_budget = MAX_RANGE_TOTAL
         self.globals.pop("lipsum", None)
         self.globals["range"] = self._range
@@ -135,6 +135,23 @@ class Sandbox(jinja2.sandbox.SandboxedEnvironment):
         if wrapped is not None and _WIDE_FIELD.search(value.__self__):
             raise jinja2.sandbox.SecurityError("a format field wider than 9999 characters")
         return wrapped
+
+
+# an object printed by its default representation, which holds its address in memory
+_ADDRESS = re.compile(r"<[^<>\n]{0,200} at 0x[0-9a-fA-F]+>")
+
+
+def _printable(value: Any) -> Any:
+    """What a ``{{ ... }}`` prints, refused when it is a function, a class or any object shown with
+    its address (``{{ sym }}`` for ``{{ sym("X") }}``): the page would change at every run, and
+    ``generate --check`` never pass."""
+    if isinstance(value, jinja2.Undefined):  # (printing it says what is undefined)
+        return value
+    if callable(value) and not isinstance(value, str):
+        raise jinja2.sandbox.SecurityError(f"a {type(value).__name__} printed as it is - call it, or print a value")
+    if not isinstance(value, str | int | float) and _ADDRESS.search(str(value)):
+        raise jinja2.sandbox.SecurityError("an object printed with its address in memory - print one of its values")
+    return value
 
 
 # a %-field whose width or precision is taken from the arguments (``*``) or has five digits

@@ -41,6 +41,10 @@ ESCAPES = [
     "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
     "{{ 1 / 0 }}",
     "{{ sym(['a']) }}",
+    # a function or object printed as it is holds its address: the page changed at every run
+    "{{ sym }}",
+    "{{ namespace }}",
+    "{{ cycler(1, 2) }}",
 ]
 
 
