@@ -185,6 +185,8 @@ def similar_names(model: CodeModel, query: str, count: int = 3, terms: Sequence[
 
     query = query.strip()
     depth = query.count(".") + 1
+    if depth > _DEEPEST or len(query) > _LONGEST:  # no name of a package is spelled like it
+        return []
     suffixes = {".".join(name.split(".")[-depth:]) for name in model.qualnames()}
     found: list[str] = []  # the member of a misspelled owner's spellings
     if depth > 1:  # and the paths a module's imports make (``torchrl.collectors.Collector``), whole
@@ -211,6 +213,11 @@ def similar_names(model: CodeModel, query: str, count: int = 3, terms: Sequence[
         close = _sharing_words(suffixes, query, count)
     return [*found, *_public_first(close, query)][:count]
 
+
+# A name of more parts or characters than these is spelled like none: no suggestion is looked for
+# (each part of a misspelled owner is looked for in turn: 1,000 parts ran out of recursion).
+_DEEPEST = 12
+_LONGEST = 1000
 
 _CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*|[a-z0-9]+")
 

@@ -640,6 +640,18 @@ def test_show_lists_a_long_ambiguity_in_part_and_a_keys_other_names_wrapped(
     assert "and 33 more; to show one, pass a longer suffix or its" in " ".join(head)
 
 
+def test_a_name_of_a_thousand_parts_is_not_found_not_a_crash(run: Run) -> None:
+    """The "did you mean" search looked for each part of a misspelled owner in turn: a name of
+    1,000 parts ran out of recursion (exit 70) in ``show`` and ``graph --scope``."""
+    name = "a." * 1000 + "a"
+    code, out, err = run("show", *fixture_args(name))
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: 'a.a.a.") and "internal error" not in err
+    code, _, err = run("graph", "--scope", name, "--source", str(FIXTURES / "pkg"), "--package", "pkg", "--no-cache")
+    assert code == 2
+    assert err.startswith("rlmap: error: --scope 'a.a.a.") and "internal error" not in err
+
+
 def test_show_suggests_a_name_spelled_alike(run: Run) -> None:
     code, out, err = run("show", *fixture_args("Colector.rollout"))
     assert (code, out) == (2, "")
