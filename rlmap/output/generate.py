@@ -104,7 +104,13 @@ def build_output(job: Job, tick: Tick | None = None) -> Output:
                 )
             output.files[f"{fmt}/{page.slug}.{fmt}"] = data
             for diagram in built.diagrams:
-                output.files[f"{fmt}/{diagram.name}.dot"] = diagram.dot.encode("utf-8")
+                name = f"{fmt}/{diagram.name}.dot"
+                if name in output.files:  # (two sections drew it: the second would replace the first)
+                    raise GenerateError(
+                        f"two diagrams are named '{diagram.name}' (one on page {page.slug})",
+                        "give each section its own diagram name (a '{class}' name: one class name in two modules)",
+                    )
+                output.files[name] = diagram.dot.encode("utf-8")
                 output.diagrams.append((fmt, diagram))
     if tick is not None:
         tick("render", rendered, renders)

@@ -603,3 +603,20 @@ def test_generate_tells_its_progress_as_sections_are_built_and_pages_rendered(
     assert re.search(r"wrote \d+ of \d+ files in .*: all|the other", err) is None  # (all written: no note)
     code, _, err = run(*[arg for arg in fixture_generate(out) if arg != "-q"])
     assert re.search(r"wrote 0 of (\d+) files in .*\): all were up to date$", err.strip()), err
+
+
+def test_two_diagrams_of_one_name_are_refused(run: Run, tmp_path: Path) -> None:
+    """Two sections drawing a diagram of one name wrote one ``.dot`` file, the second's, which both
+    ``.. graphviz::`` directives then showed."""
+    folder = tmp_path / "profile"
+    shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("pkg"))
+    profile = folder / "profile.toml"
+    text = profile.read_text(encoding="utf-8")
+    profile.write_text(text.replace('diagram = "collectors_rollout_calls"', 'diagram = "collectors_rollout_flow"'))
+    out = tmp_path / "out"
+    code, _, err = run(
+        "generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(profile), "--out", str(out), "-q"
+    )
+    assert code == 2
+    assert err.startswith("rlmap: error: two diagrams are named 'collectors_rollout_flow' (one on page ")
+    assert not out.exists()
