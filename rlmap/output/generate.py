@@ -255,6 +255,66 @@ def build_output_isolated(job: Job, tick: Tick | None = None) -> Output:
     return output
 
 
+def render_bounded(render: Callable[[], str]) -> str:
+    """``render()`` (the text of one section, for the Sphinx extension's directives) in a forked
+    child under the limits of :func:`build_output_isolated`: a profile's template that loops for
+    ever stops a ``sphinx-build`` with an error, not a hang.  An :class:`RlmapError` it raises is
+    raised here; where ``fork`` does not exist it runs in this process."""
+    if not hasattr(os, "fork"):
+        return render()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: render, send the text, never return into the caller's code
+        os.close(reader)
+        status = 0
+        try:
+            payload = _bounded_text(render)
+            with os.fdopen(writer, "wb") as stream:
+                stream.write(msgspec.msgpack.encode(payload))
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(writer)
+    data = _read_all(reader, time.monotonic() + _cpu_limit() * 2 + 5)
+    if data is None:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    try:
+        result = msgspec.msgpack.decode(data) if data else None
+    except msgspec.DecodeError:  # killed while writing
+        result = None
+    if isinstance(result, dict) and isinstance(result.get("text"), str):
+        return str(result["text"])
+    if isinstance(result, dict) and "error" in result:
+        kind, message, hint, code = result["error"]
+        if kind == "internal":
+            raise RuntimeError(message)  # a bug in rlmap: reported as one
+        error = GenerateError(message, hint)
+        error.exit_code = ExitCode(code)
+        raise error
+    raise GenerateError(
+        f"rendering the section stopped: it took over {_cpu_limit()} s of CPU or "
+        f"{RENDER_MEMORY_BYTES >> 30} GiB of memory (exit status {status})",
+        _HUGE_HINT,
+    )
+
+
+def _bounded_text(render: Callable[[], str]) -> dict[str, Any]:
+    """What :func:`render_bounded`'s child sends back: the text, or the error that stopped it."""
+    try:
+        _limit_resources()
+        return {"text": render()}
+    except RlmapError as error:
+        return {"error": ["user", error.message, error.hint, int(error.exit_code)]}
+    except MemoryError:
+        return {"error": ["user", "rendering the section ran out of memory", _HUGE_HINT, int(ExitCode.USAGE)]}
+    except RecursionError:
+        return {"error": ["user", "rendering the section recursed too deeply", _HUGE_HINT, int(ExitCode.USAGE)]}
+    except Exception as error:
+        return {"error": ["internal", f"{type(error).__name__}: {error}", "", int(ExitCode.INTERNAL)]}
+
+
 def _render_in_child(job: Job, telling: int) -> dict[str, Any]:
     def tick(phase: str, done: int, total: int) -> None:
         with contextlib.suppress(OSError):  # the parent stopped reading: the pages are still made

@@ -20,6 +20,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.nodes import split_explicit_title
 
 from rlmap.errors import RlmapError
+from rlmap.output.generate import render_bounded
 from rlmap.sphinx.options import DIRECTIVE_KINDS, option_names, section_parameters
 from rlmap.sphinx.render import render_section
 from rlmap.sphinx.state import BuildState, note_page, state_of
@@ -51,7 +52,8 @@ class SectionDirective(SphinxDirective):
             options[self.argument] = " ".join(self.arguments)
         try:
             spec = section_parameters(kind, options, self.name)
-            text = render_section(state, kind, spec, self.name)
+            # (in a child under the page rendering's limits: a profile's template may loop for ever)
+            text = render_bounded(lambda: render_section(state, kind, spec, self.name))
         except RlmapError as error:
             raise self.error(f"rlmap: {error}") from None
         note_page(self.env, state.key)

@@ -298,3 +298,24 @@ def test_a_build_whose_value_flow_dropped_values_says_so_without_failing_a_stric
     assert (
         "rlmap: the value flow dropped values past its cap of 8 per variable in 1 variable" in capsys.readouterr().out
     )
+
+
+def test_a_profile_template_that_loops_for_ever_stops_the_build_with_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directives rendered a profile's template overrides in the Sphinx process, unbounded: a
+    loop over a million characters a million times held ``sphinx-build`` for ever (``rlmap
+    generate`` stops it). They now render under the same CPU and memory limits."""
+    monkeypatch.setenv("RLMAP_RENDER_CPU_SECONDS", "2")
+    profile = tmp_path / "profile"
+    shutil.copytree(FIXTURES, profile, ignore=shutil.ignore_patterns("pkg", "sphinx", "docs"))
+    (profile / "templates" / "sections").mkdir(parents=True, exist_ok=True)
+    looping = "{% for a in 'x' * 1000000 %}{% for b in 'x' * 1000000 %}{% endfor %}{% endfor %}\n"
+    (profile / "templates" / "sections" / "flow.j2").write_text(looping, encoding="utf-8")
+    docs = _docs_copy(tmp_path, {"index.rst": "Loops\n=====\n\n.. rlmap-flow:: Collector.rollout\n"})
+    overrides = (f"rlmap_source={FIXTURES}", f"rlmap_profile={profile / 'profile.toml'}")
+    with _no_python_warnings():
+        code = build(docs, tmp_path / "out", overrides=overrides)
+    err = capsys.readouterr().err
+    assert code != 0
+    assert re.search(r"index\.rst:4: ERROR: rlmap: rendering the section stopped: it took over 2 s of CPU", err), err
