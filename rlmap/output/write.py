@@ -280,9 +280,9 @@ def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes
     ours = _replaced(previous, wanted) | {MANIFEST}
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_NEW}"))
     try:
+        modes: list[tuple[Path, int]] = []
         if out.is_dir():
-            os.chmod(staging, stat.S_IMODE(os.stat(out).st_mode))
-            _carry_over(out, staging, skip=ours | set(wanted))
+            modes = [(staging, stat.S_IMODE(os.stat(out).st_mode)), *_carry_over(out, staging, skip=ours | set(wanted))]
         else:
             os.chmod(staging, 0o777 & ~_umask())
         delay = float(os.environ.get("RLMAP_TEST_WRITE_DELAY", "0") or 0)  # fault injection for the kill tests
@@ -293,6 +293,8 @@ def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes
             if delay:
                 time.sleep(delay)
         (staging / MANIFEST).write_bytes(manifest_bytes(files, artefacts, previous))
+        for folder, mode in reversed(modes):  # (the deepest first: a read-only folder was filled)
+            os.chmod(folder, mode)
         _swap_in(staging, out)
     finally:
         if staging.exists():
@@ -388,10 +390,20 @@ def _refuse_links_below(base: Path, parts: tuple[str, ...], hint: str) -> None:
             return
 
 
-def _carry_over(old: Path, new: Path, skip: set[str]) -> None:
+def _carry_over(old: Path, new: Path, skip: set[str]) -> list[tuple[Path, int]]:
     """Everything of ``old`` but the paths in ``skip`` into ``new``: files as hard links (copies
-    across file systems), links as links, directories recreated with their modes."""
-    for directory, subdirectories, names in os.walk(old, followlinks=False):
+    across file systems), links as links, directories recreated; returns each directory made
+    and the mode to give it once everything is in it (a read-only folder is filled first).  A
+    folder that cannot be listed stops the write: the swap would leave its files behind."""
+
+    def unlisted(error: OSError) -> None:
+        raise OutputError(
+            f"cannot list '{error.filename}' in the output directory: {error.strerror}",
+            "give it read and search permission, or move it out: rlmap replaces the directory as a whole",
+        )
+
+    modes: list[tuple[Path, int]] = []
+    for directory, subdirectories, names in os.walk(old, onerror=unlisted, followlinks=False):
         base = Path(directory)
         relative_dir = base.relative_to(old)
         target_dir = new / relative_dir
@@ -401,7 +413,7 @@ def _carry_over(old: Path, new: Path, skip: set[str]) -> None:
                 os.symlink(os.readlink(source), target_dir / name)
             else:
                 (target_dir / name).mkdir()
-                os.chmod(target_dir / name, stat.S_IMODE(os.stat(source).st_mode))
+                modes.append((target_dir / name, stat.S_IMODE(os.stat(source).st_mode)))
         subdirectories[:] = [name for name in subdirectories if not (base / name).is_symlink()]
         for name in sorted(names):
             source = base / name
@@ -421,6 +433,7 @@ def _carry_over(old: Path, new: Path, skip: set[str]) -> None:
                     f"'{source}' is not a file, directory or link",
                     "move it out of the output directory; rlmap replaces the directory as a whole",
                 )
+    return modes
 
 
 def _swap_in(staging: Path, out: Path) -> None:

@@ -327,3 +327,39 @@ def test_a_hand_written_file_at_a_generated_path_is_not_overwritten(tmp_path: Pa
     (out / page).write_text("edited\n", encoding="utf-8")
     assert run(*_generate_args(FIXTURES, out), "--no-cache", "-q")[0] == 0
     assert (out / page).read_bytes() == (tmp_path / "first" / page).read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="runs rlmap as another user")
+def test_a_folder_of_the_output_that_cannot_be_listed_stops_the_write() -> None:
+    """Run by a user who cannot list a hand-made folder of the output directory (``chmod 311``),
+    a write recreated it empty and left its files in a staging folder the next run deleted; a
+    read-only one (``chmod 555``) made every write fail, blaming the output directory."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:  # (pytest's own folders are the test user's alone)
+        Path(folder).chmod(0o777)
+        _run_as_nobody(Path(folder) / "out")
+
+
+def _run_as_nobody(out: Path) -> None:
+    notes = out / "notes"
+    notes.mkdir(parents=True)
+    (notes / "keep.txt").write_text("mine\n", encoding="utf-8")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    command = [*nobody, sys.executable, "-m", "rlmap", "generate", "--source", str(FIXTURES), "--package", "pkg"]
+    command += ["--profile", str(FIXTURES / "profile.toml"), "--out", str(out), "--no-cache", "-q"]
+    subprocess.run(["chown", "-R", "65534:65534", str(out)], check=True)
+    notes.chmod(0o311)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    notes.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"rlmap: error: cannot list '{notes}' in the output directory: Permission denied")
+    assert (notes / "keep.txt").read_text(encoding="utf-8") == "mine\n"
+    assert not (out / "md").exists()  # nothing written
+    notes.chmod(0o555)  # read-only: its files are carried over, the folder keeps its mode
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (notes / "keep.txt").read_text(encoding="utf-8") == "mine\n"
+    assert (notes.stat().st_mode & 0o777) == 0o555
+    assert (out / "md").is_dir()
+    notes.chmod(0o755)
