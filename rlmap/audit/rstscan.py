@@ -12,7 +12,8 @@ the example rule.
 Docs come from pull requests: the reporter is silent, and docutils' inline patterns that take
 time quadratic in a paragraph (standalone URIs, ``name_`` references) are switched off; a line
 longer than :data:`MAX_LINE_CHARS` or a paragraph longer than :data:`MAX_BLOCK_CHARS` is left out
-of the parse with a diagnostic.
+of the parse with a diagnostic, and a page whose unmatched inline markup would take too long to
+parse (:data:`MAX_INLINE_SCAN`) is skipped with one.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from rlmap.audit.pageparts import DOTTED, PYTHON_LANGUAGES, CodeBlock, PageParts
 
 MAX_LINE_CHARS = 10_000
 MAX_BLOCK_CHARS = 150_000
+# docutils' inline parser searches from each ``*`` or backquote for the string that would close it,
+# to the end of its paragraph: a paragraph of unmatched ones takes time in the square of its length
+# (38 kB: 6.7 s).  The characters those searches read are counted, and a page past this many
+# is skipped with a diagnostic (a count of characters, not a clock: the same page is skipped
+# whatever the machine; under a second).  TorchRL's pages and docstrings need 62,000 at most.
+MAX_INLINE_SCAN = 20_000_000
+# the inliner's patterns that search a paragraph's rest for an end-string
+_END_PATTERNS = ("emphasis", "strong", "interpreted_or_phrase_ref", "literal", "target", "substitution_ref")
 _MODULE_DIRECTIVES = frozenset({"currentmodule", "module"})
 # directives whose body is code: their language (None: the argument names it)
 _CODE_DIRECTIVES: dict[str, str | None] = {
@@ -192,9 +201,35 @@ def _inliner() -> Inliner:
             for part in parts
         ]
         inliner.patterns.initial = build_regexp((name, prefix, suffix, kept))
+        budget = [MAX_INLINE_SCAN]  # (one page's: an inliner parses one page)
+        for pattern in _END_PATTERNS:
+            setattr(inliner.patterns, pattern, _Metered(getattr(inliner.patterns, pattern), budget))
 
     inliner.init_customizations = customize  # type: ignore[method-assign]
     return inliner
+
+
+class _TooCostly(Exception):
+    """A page's inline markup has made the end-string searches read more than :data:`MAX_INLINE_SCAN`."""
+
+
+class _Metered:
+    """An end-string pattern whose searches count what they are handed against a page's budget."""
+
+    __slots__ = ("_budget", "_pattern")
+
+    def __init__(self, pattern: re.Pattern[str], budget: list[int]) -> None:
+        self._pattern, self._budget = pattern, budget
+
+    def search(self, string: str, *args: Any) -> re.Match[str] | None:
+        found = self._pattern.search(string, *args)
+        self._budget[0] -= found.end() if found is not None else len(string)  # (what the search read)
+        if self._budget[0] < 0:
+            raise _TooCostly
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pattern, name)
 
 
 _SETTINGS: list[Any] = []
@@ -261,6 +296,14 @@ def parse_rst(text: str, first_line: int = 1, module: str = "") -> PageParts:
             Parser(inliner=_inliner()).parse(source, document)
         except (RecursionError, MemoryError):
             parts.skipped.append((1, "nested too deeply to parse; page skipped"))
+            return parts
+        except _TooCostly:
+            parts.skipped.append(
+                (
+                    1,
+                    f"inline markup whose end-strings take over {MAX_INLINE_SCAN:,} characters to find; page skipped",
+                )
+            )
             return parts
     _Walk(parts, Locator(text), text.split("\n"), first_line - 1, module).run(document)
     return parts
