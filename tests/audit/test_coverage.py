@@ -42,6 +42,7 @@ def test_coverage_counts_like_interrogate(run: Run, make_package) -> None:  # ty
         ((*plain, "--fail-under", "50"), "--fail-under and --exclude apply to --coverage"),
         ((*plain, "--exclude", "*/tests/*"), "--fail-under and --exclude apply to --coverage"),
         ((*base, "--fail-under", "150"), "is not in the range 0<=x<=100"),
+        ((*base, "--fail-under", "nan"), "--fail-under 'nan' is not a percentage"),  # (it passed every run)
         ((*base, "--fix"), "--coverage reports and exits: it fixes nothing"),
         # what only the findings read was ignored: no baseline was written, with no word
         ((*base, "--write-baseline", str(root / "b.json")), "--write-baseline apply to the findings"),
