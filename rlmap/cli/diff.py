@@ -112,6 +112,8 @@ def _reader(given: str, package: str, repository: Path) -> Callable[[common.Prog
     ``repository``: ``given`` is checked now (a usage error before any work), read when called."""
     from rlmap.diff.snapshot import checkout_of, from_directory, from_git, is_revision
 
+    if not given.strip():  # (``Path("")`` is the working directory: an empty argument is a slip, not ``.``)
+        raise UsageError("an empty version to compare", "pass a package directory, a checkout, or a revision")
     path = Path(given)
     written_as_path = given.startswith(("./", "../", "/")) or path.is_absolute()
     revision = not written_as_path and is_revision(repository, given)  # (asked once)

@@ -139,6 +139,7 @@ def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
         (str(tmp_path / "outside.py"), "is not a directory"),
         (str(tmp_path / "missing"), f"'{tmp_path / 'missing'}' does not exist"),  # a path: not a revision
         (str(tmp_path / "empty"), "no Python file under"),
+        ("", "an empty version to compare"),  # (it was read as the working directory)
     ]:
         code, _, err = run("diff", "HEAD", given, "--repo", str(tmp_path), "--package", "pk")
         assert code == 2, err
