@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -120,7 +121,7 @@ def audit(
     from rlmap.config import load_config
 
     _check_options(explain_rule, rule or (), fix, show_diff, output_format)
-    if fail_under is not None and fail_under != fail_under:  # NaN: between 0 and 100 for click, and under nothing
+    if fail_under is not None and math.isnan(fail_under):  # between 0 and 100 for click, and under nothing
         raise UsageError("--fail-under 'nan' is not a percentage", "pass a number from 0 to 100")
     if not coverage and (fail_under is not None or exclude):  # silently ignored, a CI gate would never fail
         raise UsageError("--fail-under and --exclude apply to --coverage", "add --coverage, or leave them out")

@@ -11,6 +11,7 @@ them even though their own text did not change.
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ import jinja2
 from sphinx.errors import SphinxError
 from sphinx.util import logging
 
-from rlmap.errors import RlmapError
+from rlmap.errors import ConfigError, RlmapError
 from rlmap.index.cache import Cache, default_cache_dir
 from rlmap.index.source import SourceTree, locate_source
 from rlmap.model.codemodel import CodeModel
@@ -66,12 +67,38 @@ def load_state(app: Any) -> None:
     """``builder-inited``: locate the source, load the profile and the model, keep them for the build."""
     config = app.config
     try:
+        _check_types(config)
         state = _load(config, Path(app.confdir), "sphinx.ext.graphviz" in app.extensions, Path(app.srcdir))
     except RlmapError as error:
-        raise RlmapSphinxError(f"rlmap: {error}") from None
+        raise RlmapSphinxError(f"rlmap: {_in_conf_terms(str(error))}") from None
     _STATES[app.env] = state
     symbols = sum(1 for _ in state.model.qualnames())
     logger.info("rlmap: %s, %d symbols (model %s)", state.source.stamp(), symbols, state.key[:12])
+
+
+# conf.py's settings, and the command-line options an error's hint may name for them
+_SETTINGS = {
+    "rlmap_source": "--source",
+    "rlmap_package": "--package",
+    "rlmap_profile": "--profile",
+    "rlmap_cache_dir": "--cache-dir",
+}
+
+
+def _check_types(config: Any) -> None:
+    """Each setting a string (or unset): Sphinx only warns of another type, and a number reached
+    the path code as a traceback."""
+    for name in (*_SETTINGS, "rlmap_repo_url"):
+        value = getattr(config, name, None)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"conf.py: {name} = {value!r} is not a string", f"set {name} to one, or leave it out")
+
+
+def _in_conf_terms(message: str) -> str:
+    """An error's text with the command-line options it names said as conf.py's settings."""
+    for name, option in _SETTINGS.items():
+        message = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", name + " in conf.py", message)
+    return message
 
 
 def _load(config: Any, confdir: Path, graphviz: bool, srcdir: Path | None = None) -> BuildState:

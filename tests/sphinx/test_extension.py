@@ -319,3 +319,34 @@ def test_a_profile_template_that_loops_for_ever_stops_the_build_with_an_error(
     err = capsys.readouterr().err
     assert code != 0
     assert re.search(r"index\.rst:4: ERROR: rlmap: rendering the section stopped: it took over 2 s of CPU", err), err
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("rlmap_package=7", "conf.py: rlmap_package = 7 is not a string - set rlmap_package to one"),
+        ("rlmap_cache_dir=5", "conf.py: rlmap_cache_dir = 5 is not a string"),
+        ("rlmap_source=/no/such/checkout", "rlmap_source in conf.py"),
+    ],
+)
+def test_a_bad_setting_in_conf_py_is_an_error_in_its_terms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, says: str
+) -> None:
+    """A number where conf.py wants a path ended in a TypeError's traceback; a missing source was
+    answered with "pass --source", an option of the command line.  (Sphinx itself prints any error
+    an extension raises with its versions and a traceback summary.)"""
+    docs = _docs_copy(tmp_path, {})
+    settings = [f"rlmap_source={FIXTURES}", f"rlmap_profile={FIXTURES / 'profile.toml'}"]
+    name = override.partition("=")[0]
+    settings = [setting for setting in settings if not setting.startswith(name + "=")] + [override]
+    conf = docs / "conf.py"
+    if override.endswith(("=7", "=5")):  # a number: set in conf.py itself (-D gives strings)
+        conf.write_text(conf.read_text(encoding="utf-8") + f"\n{override}\n", encoding="utf-8")
+        settings.remove(override)
+    with _no_python_warnings():
+        code = build(docs, tmp_path / "out", overrides=tuple(settings))
+    err = capsys.readouterr().err
+    assert code != 0
+    assert says in err, err
+    assert "TypeError" not in err
+    assert "--source" not in err
