@@ -101,13 +101,26 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
     start = (cwd or Path.cwd()).absolute()
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        data = read_toml(candidate, candidate.name) if candidate.is_file() else {}
+        data = read_toml(candidate, candidate.name) if candidate.is_file() and _trusted(candidate) else {}
         tool = data.get("tool")
         if isinstance(tool, dict) and "rlmap" in tool:  # read once, here (an unreadable file is an error)
             return _from_file(candidate, required=False, display=os.path.relpath(candidate, start), data=data)
         if (folder / ".git").exists():
             break  # no configuration above the repository applies to it
     return Config()
+
+
+def _trusted(path: Path) -> bool:
+    """Whether a ``pyproject.toml`` found above the working directory may configure rlmap: owned by
+    the user running it or by its folder's owner (git's rule for a repository): another user's
+    file in a shared folder (``/tmp/pyproject.toml``) could send the output or the profile anywhere."""
+    if not hasattr(os, "geteuid"):
+        return True
+    try:
+        owner, holder = path.stat().st_uid, path.parent.stat().st_uid
+    except OSError:
+        return False
+    return owner in (os.geteuid(), holder)
 
 
 def _from_file(path: Path, required: bool, display: str | None = None, data: dict[str, Any] | None = None) -> Config:

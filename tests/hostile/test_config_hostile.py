@@ -330,3 +330,18 @@ def test_a_config_that_starts_with_a_byte_order_mark_is_read(run: Run, tmp_path:
     code, _, err = run("generate", "--config", str(config), "--check", "-q")
     assert code == 2
     assert "unknown key 'fromats'" in err  # read past the mark, to the key it holds
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="gives a file to another user")
+def test_another_users_pyproject_above_the_working_directory_is_not_read(tmp_path: Path) -> None:
+    """Outside a checkout the search for ``[tool.rlmap]`` went up to ``/``: another user's
+    ``/tmp/pyproject.toml`` could set the output directory, the profile and the source."""
+    from rlmap.config import load_config
+
+    (tmp_path / "work").mkdir()
+    planted = tmp_path / "pyproject.toml"
+    planted.write_text('[tool.rlmap]\nout = "elsewhere"\n', encoding="utf-8")
+    os.chown(planted, 65534, 65534)  # nobody's, in a folder of ours
+    assert load_config(cwd=tmp_path / "work").out != tmp_path / "elsewhere"
+    os.chown(planted, os.geteuid(), os.getegid())  # ours: read
+    assert load_config(cwd=tmp_path / "work").out == tmp_path / "elsewhere"
