@@ -75,8 +75,13 @@ class AuditContext:
     _modules_by_path: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
+        packages = {}  # a re-export is a package's (``torchrl/envs/__init__.py``): a module that only
+        # imports a name for its own use (``from shop.pricing import apply_discount``) is no path to it
         for module, name, target in self.model.exports():
-            if self.model.bound(module, name) == target:  # (the first binding of the name)
+            if module not in packages:
+                symbol = self.model.symbol(module)
+                packages[module] = symbol is not None and symbol.path.endswith("__init__.py")
+            if packages[module] and self.model.bound(module, name) == target:  # (the first binding of the name)
                 self._exported_as.setdefault(target, []).append(f"{module}.{name}")
         for qualname in self.model.qualnames():
             self._names.setdefault(qualname.rsplit(".", 1)[-1], []).append(qualname)
@@ -122,7 +127,7 @@ class AuditContext:
         return list(found)
 
     def public_or_qualname(self, qualname: str) -> str:
-        """The shortest public path to a symbol (re-exports followed, members under their class)."""
+        """The shortest public path to a symbol (a package's re-exports followed, members under their class)."""
         if qualname in self._public:
             return self._public[qualname]
         best = qualname

@@ -442,3 +442,36 @@ def test_fix_names_the_certain_findings_it_leaves_to_be_fixed_by_hand(run: Run, 
     assert code == 1
     assert "stale finding(s) with a certain suggestion left to fix by hand" in err
     assert "docs/notes.md:4: rp.old.OldCollector -> " in err
+
+
+def test_a_rename_keeps_the_module_a_name_is_defined_in(run: Run, tmp_path: Path) -> None:
+    """``shop.pricing.apply_discount`` renamed in place was said to be "now
+    ``shop.zmod.apply_rebate`` (certain)", and rewritten so, because ``zmod`` imports it for its own
+    use and its path is shorter: a module's imports are no path to a name, a package's are."""
+    root = tmp_path / "repo"
+    (root / "shop").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'shop'\n")
+    (root / "shop" / "__init__.py").write_text('"""S."""\n')
+    (root / "shop" / "pricing.py").write_text('"""P."""\n\n\ndef apply_discount(a):\n    """D."""\n    return a\n')
+    zmod = '"""Z."""\nfrom shop.pricing import apply_discount\n\n\ndef use():\n    """U."""\n    return apply_discount(1)\n'
+    (root / "shop" / "zmod.py").write_text(zmod)
+    (root / "docs" / "index.rst").write_text("T\n=\n\nSee :func:`shop.pricing.apply_discount`.\n")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "one")
+    for name in ("pricing.py", "zmod.py"):
+        path = root / "shop" / name
+        path.write_text(path.read_text().replace("apply_discount", "apply_rebate"))
+    git(root, "commit", "-q", "-am", "two")
+    code, out, err = run(
+        "audit", "--source", str(root / "shop"), "--package", "shop", "--docs", str(root / "docs"),
+        "--rule", "stale-ref", "--since", "HEAD~1", "--no-cache", "-q", "--format", "json",
+    )  # fmt: skip
+    assert code == 1, err
+    (finding,) = json.loads(out)["findings"]
+    assert (
+        finding["suggestion"]
+        == "git history since HEAD~1: shop.pricing.apply_discount is now shop.pricing.apply_rebate"
+    )
+    assert finding["certain"]
