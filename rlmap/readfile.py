@@ -66,9 +66,10 @@ def read_regular(
 
 def walk_files(root: Path, keep: Callable[[str], bool]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The paths of the files under the folder ``root`` whose name ``keep`` accepts, sorted, and
-    ``(folder, why)`` for each folder that could not be listed (no permission, a path too long
-    for the system): skipped, not an error.  A link to a folder is not walked into (no loop, no
-    tree outside); a link to a file is listed like a file, for its reader to check."""
+    ``(folder, why)`` for each folder left out: one that could not be listed (no permission, a
+    path too long for the system), and a link to a folder, which is not walked into (no loop, no
+    tree outside): skipped and said, not an error.  A link to a file is listed like a file, for
+    its reader to check."""
     found: list[Path] = []
     unlisted: list[tuple[Path, str]] = []
     pending = [root]
@@ -78,12 +79,15 @@ def walk_files(root: Path, keep: Callable[[str], bool]) -> tuple[list[Path], lis
             with os.scandir(folder) as listing:
                 entries = list(listing)
         except OSError as error:
-            unlisted.append((folder, error.strerror or str(error)))
+            unlisted.append((folder, f"cannot list folder: {error.strerror or error}"))
             continue
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(Path(entry.path))
+                    continue
+                if entry.is_symlink() and entry.is_dir():
+                    unlisted.append((Path(entry.path), "a link to a folder, not followed"))
                     continue
             except OSError:
                 continue

@@ -256,7 +256,7 @@ def scan_docs(
             # the pages, and sphinx-gallery tutorials, which define labels in their .py sources
             listed, unlisted = walk_files(root, lambda name: name.endswith((".py", *DOCS_SUFFIXES)))
             for folder, why in unlisted:
-                diagnostics.append(Diagnostic(_display(folder, display_root), 1, f"cannot list folder: {why}; skipped"))
+                diagnostics.append(Diagnostic(_display(folder, display_root), 1, f"{why}; skipped"))
             for script in (path for path in listed if path.suffix == ".py"):
                 shown = _display(script, display_root)
                 data, problem = _read_inside(script, shown, display_root)

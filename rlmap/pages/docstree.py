@@ -131,7 +131,7 @@ def load_docs_tree(paths: tuple[Path, ...] | list[Path]) -> DocsTree | None:
             # (a folder named ``x.rst`` is a folder: its files are met on their own)
             found, unlisted = walk_files(root, lambda name: name.endswith(".rst") or name == MANIFEST)
             for folder, why in unlisted:
-                reader.diagnostics.append(Diagnostic(_shown(folder, root), 1, f"cannot list folder: {why}; skipped"))
+                reader.diagnostics.append(Diagnostic(_shown(folder, root), 1, f"{why}; skipped"))
             generated = _generated_pages([file for file in found if file.name == MANIFEST])
             files = [file for file in found if file.name != MANIFEST and file not in generated]
             for file in files[:MAX_FILES]:

@@ -583,3 +583,18 @@ def test_unmatched_inline_markup_is_bounded_per_page(tmp_path: Path) -> None:
         done.stderr
     )
     assert {f["path"] for f in json.loads(done.stdout)["findings"]} == {"page.rst"}
+
+
+def test_a_link_to_a_folder_in_the_docs_is_said_not_followed(run: Run, tmp_path: Path) -> None:
+    """``docs/api -> /elsewhere``, holding a stale reference, was left out without a word (a link
+    to a file is said): it is said, and the run says its input was not read in full."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.rst").write_text(f"T\n=\n\n{STALE}", encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.rst").write_text("T\n=\n\nNothing stale.\n", encoding="utf-8")
+    (docs / "api").symlink_to(elsewhere, target_is_directory=True)
+    code, _, err = run(*fixture_args(docs, "--rule", "stale-ref"))
+    assert code == 3
+    assert "rlmap: warning: api:1: a link to a folder, not followed; skipped" in err
