@@ -212,12 +212,15 @@ def _inside(base: Path, home: Path, value: str | None, where: str) -> Path | Non
 
 MAX_CONFIG_BYTES = 1 << 20  # no profile, glossary or pyproject.toml comes near this (the built-in claims: 94 kB)
 # Python's TOML parser keeps a tuple per prefix of a dotted key: a key of N parts costs N**2 (a
-# 40 kB key of 20,000 parts took 2.4 GB).  The dots of each line (outside strings) squared and
-# summed bound that cost; above this a file is refused before it is parsed (the built-in
-# profile: 365).
+# 40 kB key of 20,000 parts took 2.4 GB).  The dots of each dotted key (a table header's, or one
+# before ``=``), squared and summed, bound that cost; above this a file is refused before it is
+# parsed (the built-in profile: 477; a float or a dot in a string value counts nothing).
 MAX_KEY_PARTS_COST = 1 << 16
-# What the cost counts: strings (whole, a multi-line one to its end), comments, dots and newlines.
-_TOML_TOKENS = re.compile(r'"""|\'\'\'|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|#[^\n]*|[.\n]')
+# A part of a key (bare, or quoted), and a dotted key: one starting where no key part or dot
+# ends (so a run of parts is tried once: linear), followed by ``=`` or a header's ``]``.
+_KEY_PART = r"(?:[A-Za-z0-9_-]++|\"(?:[^\"\\\n]|\\.)*+\"|'[^'\n]*+')"
+_DOTTED_KEY = re.compile(rf"(?<![\w.\-\"']){_KEY_PART}(?:\.{_KEY_PART})++(?=[ \t]*+[=\]])")
+_SPACED_DOT = re.compile(r"[ \t]++\.[ \t]*+|\.[ \t]++")  # ``a . b`` is the key ``a.b``
 
 
 def read_text(path: Path, display: str) -> str:
@@ -270,21 +273,10 @@ def read_toml(path: Path, display: str, text: str | None = None) -> dict[str, An
 
 
 def _key_parts_cost(text: str) -> int:
-    """The sum over lines of the square of the dots outside strings and comments: a bound on what
-    the parser's dotted keys cost (see :data:`MAX_KEY_PARTS_COST`), in one linear pass."""
-    position = dots = total = 0
-    while (found := _TOML_TOKENS.search(text, position)) is not None:
-        token = found.group()
-        position = found.end()
-        if token in ('"""', "'''"):  # a multi-line string: no key in it
-            end = text.find(token, position)
-            position = len(text) if end < 0 else end + 3
-        elif token == ".":
-            dots += 1
-        elif token == "\n":
-            total += dots * dots
-            dots = 0
-    return total + dots * dots
+    """The sum over dotted keys of the square of their dots: a bound on what the parser's dotted
+    keys cost (see :data:`MAX_KEY_PARTS_COST`), in linear time (a key's text inside a string
+    counts too: an over-estimate only)."""
+    return sum(found.group().count(".") ** 2 for found in _DOTTED_KEY.finditer(_SPACED_DOT.sub(".", text)))
 
 
 # words a profile shows as written (a title, a name, a summary, a column): one line, no control

@@ -345,3 +345,20 @@ def test_another_users_pyproject_above_the_working_directory_is_not_read(tmp_pat
     assert load_config(cwd=tmp_path / "work").out != tmp_path / "elsewhere"
     os.chown(planted, os.geteuid(), os.getegid())  # ours: read
     assert load_config(cwd=tmp_path / "work").out == tmp_path / "elsewhere"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "cal = [" + ", ".join(f"{number}.5" for number in range(300)) + "]",  # floats: no key
+        "x = {" + ", ".join(f"k{number}.v = 1" for number in range(300)) + "}",  # many keys of one dot
+        'x = """a \\""" ' + "." * 300 + '"""',  # dots in a string, past an escaped quote
+    ],
+)
+def test_a_valid_pyproject_of_many_dots_in_values_is_read(run: Run, tmp_path: Path, body: str) -> None:
+    """The dotted-key bound counted every dot of a line: a pyproject.toml with an array of 260
+    floats in another tool's table stopped every command run beside it."""
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'x'\n\n[tool.other]\n{body}\n", encoding="utf-8")
+    from rlmap.config import load_config
+
+    assert load_config(cwd=tmp_path).out is not None  # read: no error, rlmap's defaults
