@@ -355,7 +355,7 @@ def test_another_users_pyproject_above_the_working_directory_is_not_read(tmp_pat
         'x = """a \\""" ' + "." * 300 + '"""',  # dots in a string, past an escaped quote
     ],
 )
-def test_a_valid_pyproject_of_many_dots_in_values_is_read(run: Run, tmp_path: Path, body: str) -> None:
+def test_a_valid_pyproject_of_many_dots_in_values_is_read(tmp_path: Path, body: str) -> None:
     """The dotted-key bound counted every dot of a line: a pyproject.toml with an array of 260
     floats in another tool's table stopped every command run beside it."""
     (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'x'\n\n[tool.other]\n{body}\n", encoding="utf-8")
