@@ -181,8 +181,9 @@ def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False
             "and commit the result"
         )
         raise typer.Exit(int(ExitCode.FINDINGS))
-    if result.diff and not out.exists():
-        # a wrong --out or out = is likelier than pages never generated: no diff of every file as new
+    if result.diff and not out.exists() and common.on_terminal():
+        # a wrong --out or out = is likelier than pages never generated: on a terminal no diff of
+        # every file as new (into a pipe or a log it is printed: ``git apply`` makes the pages)
         common.say_error(
             f"{_shown(out)} does not exist: {len(output.files)} generated files and their manifest would be "
             f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
@@ -192,6 +193,12 @@ def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False
         # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
         # the files on disk made inert on a terminal
         common.say(inert(result.diff, keep_newlines=True) if common.on_terminal() else result.diff, nl=False)
+        if not out.exists():
+            common.say_error(
+                f"{_shown(out)} does not exist: {len(output.files)} generated files and their manifest would be "
+                f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
+            )
+            raise typer.Exit(int(ExitCode.FINDINGS))
         common.say_error(
             f"{len(result.stale) + len(result.obsolete)} generated file(s) in {_shown(out)} are stale - "
             f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"

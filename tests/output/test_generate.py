@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -149,7 +150,15 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     code, out, err = run("generate", "--check", *args)
     assert code == 1
     assert f"rlmap: error: {tmp_path / 'elsewhere'} does not exist: " in err
-    assert out == ""  # not every file's text as a diff of new files, before the error
+    assert out.startswith("diff --git ")  # into a pipe or a log: the diff that makes the pages (git apply)
+    # on a terminal, not every file's text before the error (a wrong --out printed 10,169 lines)
+    command = [sys.executable, "-m", "rlmap", "generate", "--check", *args]
+    shown = subprocess.run(
+        ["script", "-qec", shlex.join(command), "/dev/null"], capture_output=True, text=True, check=False
+    )
+    assert shown.returncode == 1, shown.stdout
+    assert "does not exist: " in shown.stdout
+    assert "diff --git" not in shown.stdout
     assert not (tmp_path / "elsewhere").exists()
 
 
