@@ -173,13 +173,11 @@ class DefinitionVisitor(Walker):
             return
         if self.vocabulary is not None and self.record_zip(target, iterable):
             return
-        if not scope.self_name:
-            return
-        for name_node, source in _loop_pairs(target, iterable):
+        for name_node, source in _loop_pairs(target, iterable) if scope.self_name else ():
             parts = dotted_parts(source)
             if isinstance(name_node, cst.Name) and len(parts) == 2 and parts[0] == scope.self_name:
                 self.locals.append(LocalBinding(scope.qualname, name_node.value, ("self", parts[1]), "loop"))
-        if self.vocabulary is not None and isinstance(target, cst.Name):
+        if self.vocabulary is not None and isinstance(target, cst.Name):  # (a function without self too)
             parts = dotted_parts(iterable)
             if len(parts) == 1:  # ``for key in in_keys``: the elements of a local key list
                 self.locals.append(LocalBinding(scope.qualname, target.value, (parts[0],), "each"))

@@ -29,9 +29,14 @@ class Resolver(CallResolution, KeyConstants):
         """The class of the package whose instance ``self.<attribute>`` holds in ``cls``, by its
         annotations and assignments (``tensor_keys``: the estimator's ``_AcceptedKeys``)."""
         found = self.attribute_type(cls, attribute)
-        return (
-            found.qualname if found is not None and not found.external and self.is_kind(found.qualname, CLASS) else ""
-        )
+        if found is None or found.external or not self.is_kind(found.qualname, CLASS):
+            return ""
+        owner, _, name = found.qualname.rpartition(".")
+        if self.is_kind(owner, CLASS):  # a nested class (``_AcceptedKeys``): the one ``cls`` sees, as ``self`` does
+            seen = self.member(cls, name)
+            if seen is not None and self.is_kind(seen, CLASS):
+                return seen
+        return found.qualname
 
     def plain_container(self, function: str, receiver: str) -> bool:
         """Whether the items of ``receiver``, in ``function``, are no tensordict's keys: it is a

@@ -366,3 +366,44 @@ def test_torchrl_estimators_write_advantage_through_tensor_keys(torchrl_model: C
     assert base + "ValueEstimatorBase._mask_shifted_output" in writers
     readers = {a.function for a in torchrl_model.key_accesses(("value_target",)) if a.kind == "read"}
     assert "torchrl.objectives.a2c.A2CLoss.loss_critic" in readers
+
+
+def test_a_subclass_key_names_and_a_loop_in_a_function_without_self(make_package) -> None:  # type: ignore[no-untyped-def]
+    """A loss that declares its own ``_AcceptedKeys`` without annotating ``tensor_keys`` again reads
+    its own defaults (``self._AcceptedKeys`` is the subclass's: torchrl's ``ACTLoss``), not the
+    base's empty one; a module-level function's loop over a literal list gives each element
+    (``openx._format_data``: ``for key in ("reward", "done")``)."""
+    source = """
+        from dataclasses import dataclass
+
+
+        class Base:
+            @dataclass
+            class _AcceptedKeys:
+                pass
+
+            tensor_keys: _AcceptedKeys
+
+            @property
+            def tensor_keys(self) -> _AcceptedKeys:
+                return self._tensor_keys
+
+
+        class Loss(Base):
+            @dataclass
+            class _AcceptedKeys:
+                action: str = "action_pred"
+
+            def forward(self, td):
+                return td.get(self.tensor_keys.action)
+
+
+        def format_data(data):
+            for key in ("reward", "done"):
+                data.set(("next", key), data.get(key))
+    """
+    model = model_of(make_package({"kp/__init__.py": "", "kp/loss.py": source}), "kp")
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("action_pred",))] == [("read", "forward")]
+    for key in ("reward", "done"):
+        assert [(kind, function) for kind, function, _, _ in _sites(model, ("next", key))] == [("write", "format_data")]
+        assert [(kind, function) for kind, function, _, _ in _sites(model, (key,))] == [("read", "format_data")]
