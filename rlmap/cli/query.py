@@ -127,17 +127,30 @@ def _note_stand_ins(result: dict[str, Any], model: Any, source: Any) -> None:
     from rlmap.pages.refs import read_source
     from rlmap.query.standins import import_fallbacks
 
-    found: dict[str, dict[int, str]] = {}
+    found: dict[str, dict[int, str]] = {}  # path -> its stand-ins (parsed only for an indented definition)
+    texts: dict[str, str] = {}
 
     def stand_in(qualname: str) -> str:
         symbol = model.symbol(qualname)
         if symbol is None or symbol.kind not in ("function", "class") or not symbol.path:
             return ""
-        if symbol.path not in found:
+        if model.node_kind(qualname.rpartition(".")[0]) != "module":
+            return ""  # a stand-in is defined at module level ...
+        if symbol.path not in texts:
             data = read_source(source, symbol.path)
             try:
-                found[symbol.path] = import_fallbacks(ast.parse(decode_source(data))) if data is not None else {}
-            except (Skip, SyntaxError, ValueError, RecursionError, MemoryError):
+                texts[symbol.path] = decode_source(data) if data is not None else ""
+            except Skip:
+                texts[symbol.path] = ""
+        text = texts[symbol.path]
+        lines = text.split("\n", symbol.line)
+        line = lines[symbol.line - 1] if 0 < symbol.line <= len(lines) else ""
+        if not line[:1].isspace():  # ... in an ``except`` block, so indented: no parse for the rest
+            return ""
+        if symbol.path not in found:
+            try:
+                found[symbol.path] = import_fallbacks(ast.parse(text))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 found[symbol.path] = {}
         return found[symbol.path].get(symbol.line, "")
 
