@@ -198,7 +198,7 @@ def _cpu_limit() -> int:
 
 
 def build_output_isolated(job: Job, tick: Tick | None = None) -> Output:
-    """:func:`build_output` in a forked child with a CPU-time and a memory limit.
+    """:func:`build_output` in a forked child with a CPU-time and a memory limit (:func:`_bounded`).
 
     A template that loops over a million-character string a million times, or builds a
     gigabyte string through a filter, stops the child, not rlmap: the result is a clear error.
@@ -208,16 +208,48 @@ def build_output_isolated(job: Job, tick: Tick | None = None) -> Output:
     """
     if not hasattr(os, "fork"):
         return build_output(job, tick)
+
+    def pages(telling: int) -> dict[str, Any]:
+        def told(phase: str, done: int, total: int) -> None:
+            with contextlib.suppress(OSError):  # the parent stopped reading: the pages are still made
+                os.write(telling, f"{phase} {done} {total}\n".encode("ascii"))  # (a line: one write, whole)
+
+        output = build_output(job, told if telling != -1 else None)
+        diagrams = [(fmt, diagram.name, diagram.dot, diagram.mermaid) for fmt, diagram in output.diagrams]
+        return {"files": output.files, "diagrams": diagrams}
+
+    result = _bounded(pages, "the pages", tick)
+    output = Output(files=dict(result["files"]))
+    output.diagrams = [(fmt, Diagram(name, dot, mermaid)) for fmt, name, dot, mermaid in result["diagrams"]]
+    return output
+
+
+def render_bounded(render: Callable[[], str]) -> str:
+    """``render()`` (the text of one section, for the Sphinx extension's directives) in a forked
+    child under the limits of :func:`build_output_isolated`: a profile's template that loops for
+    ever stops a ``sphinx-build`` with an error, not a hang.  An :class:`RlmapError` it raises is
+    raised here; where ``fork`` does not exist it runs in this process."""
+    if not hasattr(os, "fork"):
+        return render()
+    return str(_bounded(lambda _: {"text": render()}, "the section")["text"])
+
+
+def _bounded(compute: Callable[[int], dict[str, Any]], what: str, tick: Tick | None = None) -> dict[str, Any]:
+    """``compute`` run in a forked child with a CPU-time and a memory limit, given the pipe it may
+    write its progress lines to (-1 without ``tick``), which ``tick`` is told as they come; the
+    plain data it returns, sent back as MessagePack.  An error it met is raised here: rlmap's own
+    as it was, a bug as :class:`RuntimeError`, a limit reached as a :class:`GenerateError`
+    saying so (``what``: what was being rendered)."""
     reader, writer = os.pipe()
     told, telling = os.pipe() if tick is not None else (-1, -1)
     pid = os.fork()
-    if pid == 0:  # the child: render, send the result, never return into the caller's code
+    if pid == 0:  # the child: compute, send the result, never return into the caller's code
         os.close(reader)
         status = 0
         try:
             if told != -1:
                 os.close(told)
-            payload = _render_in_child(job, telling)
+            payload = _in_child(compute, telling, what)
             with os.fdopen(writer, "wb") as stream:
                 stream.write(msgspec.msgpack.encode(payload))
         except BaseException:
@@ -235,11 +267,11 @@ def build_output_isolated(job: Job, tick: Tick | None = None) -> Output:
         result = msgspec.msgpack.decode(data) if data else None
     except msgspec.DecodeError:  # killed while writing
         result = None
-    if not isinstance(result, dict) or ("files" not in result and "error" not in result):
+    if not isinstance(result, dict) or ("value" not in result and "error" not in result):
         raise GenerateError(
-            f"rendering the pages stopped: it took over {_cpu_limit()} s of CPU or "
+            f"rendering {what} stopped: it took over {_cpu_limit()} s of CPU or "
             f"{RENDER_MEMORY_BYTES >> 30} GiB of memory (exit status {status})",
-            "a template or prose entry loops too long or builds huge values; fix it",
+            _HUGE_HINT,
         )
     if "error" in result:
         kind, message, hint, code = result["error"]
@@ -250,91 +282,25 @@ def build_output_isolated(job: Job, tick: Tick | None = None) -> Output:
         error = GenerateError(message, hint)
         error.exit_code = ExitCode(code)
         raise error
-    output = Output(files=dict(result["files"]))
-    output.diagrams = [(fmt, Diagram(name, dot, mermaid)) for fmt, name, dot, mermaid in result["diagrams"]]
-    return output
+    value: dict[str, Any] = result["value"]
+    return value
 
 
-def render_bounded(render: Callable[[], str]) -> str:
-    """``render()`` (the text of one section, for the Sphinx extension's directives) in a forked
-    child under the limits of :func:`build_output_isolated`: a profile's template that loops for
-    ever stops a ``sphinx-build`` with an error, not a hang.  An :class:`RlmapError` it raises is
-    raised here; where ``fork`` does not exist it runs in this process."""
-    if not hasattr(os, "fork"):
-        return render()
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: render, send the text, never return into the caller's code
-        os.close(reader)
-        status = 0
-        try:
-            payload = _bounded_text(render)
-            with os.fdopen(writer, "wb") as stream:
-                stream.write(msgspec.msgpack.encode(payload))
-        except BaseException:
-            status = 1
-        finally:
-            os._exit(status)
-    os.close(writer)
-    data = _read_all(reader, time.monotonic() + _cpu_limit() * 2 + 5)
-    if data is None:
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    try:
-        result = msgspec.msgpack.decode(data) if data else None
-    except msgspec.DecodeError:  # killed while writing
-        result = None
-    if isinstance(result, dict) and isinstance(result.get("text"), str):
-        return str(result["text"])
-    if isinstance(result, dict) and "error" in result:
-        kind, message, hint, code = result["error"]
-        if kind == "internal":
-            raise RuntimeError(message)  # a bug in rlmap: reported as one
-        error = GenerateError(message, hint)
-        error.exit_code = ExitCode(code)
-        raise error
-    raise GenerateError(
-        f"rendering the section stopped: it took over {_cpu_limit()} s of CPU or "
-        f"{RENDER_MEMORY_BYTES >> 30} GiB of memory (exit status {status})",
-        _HUGE_HINT,
-    )
-
-
-def _bounded_text(render: Callable[[], str]) -> dict[str, Any]:
-    """What :func:`render_bounded`'s child sends back: the text, or the error that stopped it."""
+def _in_child(compute: Callable[[int], dict[str, Any]], telling: int, what: str) -> dict[str, Any]:
+    """What :func:`_bounded`'s child sends back: ``compute``'s result, or the error that stopped it."""
     try:
         _limit_resources()
-        return {"text": render()}
-    except RlmapError as error:
-        return {"error": ["user", error.message, error.hint, int(error.exit_code)]}
-    except MemoryError:
-        return {"error": ["user", "rendering the section ran out of memory", _HUGE_HINT, int(ExitCode.USAGE)]}
-    except RecursionError:
-        return {"error": ["user", "rendering the section recursed too deeply", _HUGE_HINT, int(ExitCode.USAGE)]}
-    except Exception as error:
-        return {"error": ["internal", f"{type(error).__name__}: {error}", "", int(ExitCode.INTERNAL)]}
-
-
-def _render_in_child(job: Job, telling: int) -> dict[str, Any]:
-    def tick(phase: str, done: int, total: int) -> None:
-        with contextlib.suppress(OSError):  # the parent stopped reading: the pages are still made
-            os.write(telling, f"{phase} {done} {total}\n".encode("ascii"))  # (a line: one write, whole)
-
-    try:
-        _limit_resources()
-        output = build_output(job, tick if telling != -1 else None)
+        return {"value": compute(telling)}
     except DamagedEntry as error:  # removed by the child: the parent runs the command again
         return {"error": ["damaged", str(error.path), error.section, int(error.exit_code)]}
     except RlmapError as error:
         return {"error": ["user", error.message, error.hint, int(error.exit_code)]}
     except MemoryError:
-        return {"error": ["user", "rendering the pages ran out of memory", _HUGE_HINT, int(ExitCode.USAGE)]}
+        return {"error": ["user", f"rendering {what} ran out of memory", _HUGE_HINT, int(ExitCode.USAGE)]}
     except RecursionError:
-        return {"error": ["user", "rendering the pages recursed too deeply", _HUGE_HINT, int(ExitCode.USAGE)]}
+        return {"error": ["user", f"rendering {what} recursed too deeply", _HUGE_HINT, int(ExitCode.USAGE)]}
     except Exception as error:
         return {"error": ["internal", f"{type(error).__name__}: {error}", "", int(ExitCode.INTERNAL)]}
-    diagrams = [(fmt, diagram.name, diagram.dot, diagram.mermaid) for fmt, diagram in output.diagrams]
-    return {"files": output.files, "diagrams": diagrams}
 
 
 _HUGE_HINT = "a template or prose entry loops too long or builds huge values; fix it"
