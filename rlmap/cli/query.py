@@ -125,43 +125,35 @@ def _note_stand_ins(result: dict[str, Any], model: Any, source: Any) -> None:
 
     from rlmap.index.decode import Skip, decode_source
     from rlmap.pages.refs import read_source
-    from rlmap.query.standins import import_fallbacks
+    from rlmap.query.standins import StandIns
 
-    found: dict[str, dict[int, str]] = {}  # path -> its stand-ins (parsed only for an indented definition)
     texts: dict[str, str] = {}
 
-    def stand_in(qualname: str) -> str:
-        symbol = model.symbol(qualname)
-        if symbol is None or symbol.kind not in ("function", "class") or not symbol.path:
-            return ""
-        if model.node_kind(qualname.rpartition(".")[0]) != "module":
-            return ""  # a stand-in is defined at module level ...
-        if symbol.path not in texts:
-            data = read_source(source, symbol.path)
+    def text(path: str) -> str:
+        if path not in texts:
+            data = read_source(source, path)
             try:
-                texts[symbol.path] = decode_source(data) if data is not None else ""
+                texts[path] = decode_source(data) if data is not None else ""
             except Skip:
-                texts[symbol.path] = ""
-        text = texts[symbol.path]
-        lines = text.split("\n", symbol.line)
-        line = lines[symbol.line - 1] if 0 < symbol.line <= len(lines) else ""
-        if not line[:1].isspace():  # ... in an ``except`` block, so indented: no parse for the rest
-            return ""
-        if symbol.path not in found:
-            try:
-                found[symbol.path] = import_fallbacks(ast.parse(text))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                found[symbol.path] = {}
-        return found[symbol.path].get(symbol.line, "")
+                texts[path] = ""
+        return texts[path]
 
-    if result.get("qualname"):
-        named = stand_in(result["qualname"])
+    def line(path: str, number: int) -> str:
+        lines = text(path).split("\n", number)
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+    def tree(path: str) -> ast.Module:
+        try:
+            return ast.parse(text(path))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return ast.Module(body=[], type_ignores=[])
+
+    stand_ins = StandIns(model, line, tree)
+    for found in (result, *result.get("callees", ())):
+        symbol = model.symbol(found.get("qualname") or found.get("callee") or "")
+        named = stand_ins.of(symbol) if symbol is not None else ""
         if named:
-            result["stands_in_for"] = named
-    for callee in result.get("callees", ()):
-        named = stand_in(callee["callee"])
-        if named:
-            callee["stands_in_for"] = named
+            found["stands_in_for"] = named
 
 
 def _print_report(result: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from rlmap.model.mro import mro
 from rlmap.pages.docstree import DocsTree
 from rlmap.pages.flows import Flows
 from rlmap.query.lookup import find_symbols
-from rlmap.query.standins import import_fallbacks, statements
+from rlmap.query.standins import StandIns, statements
 from rlmap.readfile import read_regular
 
 _ROLES = {
@@ -112,12 +112,12 @@ class Refs:
         self.docs = docs
         self.flows = Flows(cache)  # each function's control flow, kept in ``cache``
         self._lines: dict[str, list[str]] = {}
+        self._stand_ins = StandIns(model, self.line_text, self._tree)
         paths = public_paths(model)
         self._public = _linked_names(paths, docs, model)
         # public dotted path -> qualname: a profile may name code the way its users import it
         self._by_public = {path: qualname for qualname, found in paths.items() for path in found}
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-        self._fallbacks: dict[str, dict[int, str]] = {}
         self._trees: dict[str, ast.Module] = {}  # see _tree
         self._own: dict[tuple[str, int], ast.AST | None] = {}  # see _own_definition
 
@@ -207,18 +207,8 @@ class Refs:
         return range(0)
 
     def fallback_of(self, symbol: Symbol) -> str:
-        """``torch.compiler.cudagraph_mark_step_begin`` when ``symbol`` is a stand-in defined in
-        the ``except ImportError`` branch of a ``try`` that imports the same name; else ``""``."""
-        if symbol.kind not in (FUNCTION, CLASS) or not symbol.path:
-            return ""
-        if self.model.node_kind(symbol.qualname.rpartition(".")[0]) != MODULE:
-            return ""  # a stand-in is defined at module level ...
-        line = self.line_text(symbol.path, symbol.line)
-        if not line[:1].isspace():
-            return ""  # ... inside an ``except`` block, so indented: the rest need no parse
-        if symbol.path not in self._fallbacks:
-            self._fallbacks[symbol.path] = import_fallbacks(self._tree(symbol.path))
-        return self._fallbacks[symbol.path].get(symbol.line, "")
+        """What ``symbol`` stands in for (:class:`rlmap.query.standins.StandIns`); ``""`` for most."""
+        return self._stand_ins.of(symbol)
 
     def definition(self, symbol: Symbol) -> ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The class or function node defined on the symbol's line, parsed from its file (never run)."""

@@ -11,9 +11,14 @@ Read from the file's ``ast`` (never run).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
+from rlmap.index.records import CLASS, FUNCTION, MODULE, Symbol
 from rlmap.literals import unparse
+
+if TYPE_CHECKING:
+    from rlmap.model.codemodel import CodeModel
 
 # The fields of a node that hold statements (an ``except`` clause and a ``case`` hold them too).
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -56,3 +61,26 @@ def import_fallbacks(tree: ast.Module) -> dict[int, str]:
                 ):
                     found[statement.lineno] = imported[statement.name]
     return found
+
+
+class StandIns:
+    """Which import each symbol stands in for, read through a reader's ``line`` (a file's line,
+    by path and number) and ``tree`` (a file's syntax tree): a file is parsed only for a
+    module-level definition on an indented line, and once."""
+
+    def __init__(self, model: CodeModel, line: Callable[[str, int], str], tree: Callable[[str], ast.Module]) -> None:
+        self._model, self._line, self._tree = model, line, tree
+        self._found: dict[str, dict[int, str]] = {}
+
+    def of(self, symbol: Symbol) -> str:
+        """``torch.compiler.cudagraph_mark_step_begin`` when ``symbol`` is a stand-in defined in
+        the ``except ImportError`` branch of a ``try`` that imports the same name; else ``""``."""
+        if symbol.kind not in (FUNCTION, CLASS) or not symbol.path:
+            return ""
+        if self._model.node_kind(symbol.qualname.rpartition(".")[0]) != MODULE:
+            return ""  # a stand-in is defined at module level ...
+        if not self._line(symbol.path, symbol.line)[:1].isspace():
+            return ""  # ... inside an ``except`` block, so indented: the rest need no parse
+        if symbol.path not in self._found:
+            self._found[symbol.path] = import_fallbacks(self._tree(symbol.path))
+        return self._found[symbol.path].get(symbol.line, "")
