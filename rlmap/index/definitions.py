@@ -34,6 +34,7 @@ from rlmap.index.syntax import (
     first_line,
     is_property,
     literal_strings,
+    mapping_annotation,
     positional_names,
     string_value,
     tuple_text,
@@ -109,7 +110,9 @@ class DefinitionVisitor(Walker):
             returns=texts[1],
         )
         self.record_parameters(qualname, node.params, annotations)
-        self.walk_in_scope(Scope(qualname, FUNCTION, owner=enclosing.owner, self_name=self_name), node.body)
+        plain_result = node.name.value in _PLAIN_RESULTS or mapping_annotation(texts[1])
+        scope = Scope(qualname, FUNCTION, owner=enclosing.owner, self_name=self_name, plain_result=plain_result)
+        self.walk_in_scope(scope, node.body)
 
     def record_parameters(
         self, qualname: str, params: cst.Parameters, annotations: tuple[tuple[str, str], ...]
@@ -171,6 +174,8 @@ class DefinitionVisitor(Walker):
         scope = self.scope
         if scope.kind != FUNCTION:
             return
+        for name in _target_names(target):  # (rebound by each turn of the loop)
+            self.bind_local(name, False)
         if self.vocabulary is not None and self.record_zip(target, iterable):
             return
         for name_node, source in _loop_pairs(target, iterable) if scope.self_name else ():
@@ -288,6 +293,7 @@ class DefinitionVisitor(Walker):
                 and value.func.attr.value in self.vocabulary.copy_methods  # type: ignore[union-attr]
             )
             (copies.add if is_copy else copies.discard)(name)
+            self.bind_local(name, _makes_plain_dict(value))
         if value is not None:
             literal = string_value(value)
             parts = dotted_parts(value)
@@ -303,6 +309,37 @@ class DefinitionVisitor(Walker):
             parts = dotted_parts(value.func)  # type: ignore[union-attr]
             if parts:
                 self.locals.append(LocalBinding(scope.qualname, name, parts, "assignment"))
+
+
+# the methods whose result is a plain mapping: the state pickled (Python's protocol) or loaded
+# (PyTorch's ``state_dict``)
+_PLAIN_RESULTS = frozenset({"__getstate__", "state_dict"})
+# the calls that make a plain dict (``dataclasses.asdict``, ``vars``, ``dict``, ``collections``' two)
+_DICT_MAKERS = frozenset({"dict", "asdict", "vars", "OrderedDict", "defaultdict"})
+
+
+def _makes_plain_dict(value: cst.BaseExpression | None) -> bool:
+    """Whether ``value`` makes a new plain dict: ``{...}``, a dict comprehension, a call of
+    :data:`_DICT_MAKERS`, or ``x.__dict__.copy()``."""
+    kind = type(value)
+    if kind is cst.Dict or kind is cst.DictComp:
+        return True
+    if kind is not cst.Call:
+        return False
+    parts = dotted_parts(value.func)  # type: ignore[union-attr]
+    return bool(parts) and (parts[-1] in _DICT_MAKERS or parts[-2:] == ("__dict__", "copy"))
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """The names a loop's target binds: ``k``, ``k, v``, ``(i, (k, v))``."""
+    kind = type(target)
+    if kind is cst.Name:
+        return [target.value]  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return [name for element in target.elements for name in _target_names(element.value)]  # type: ignore[attr-defined]
+    if kind is cst.StarredElement:
+        return _target_names(target.value)  # type: ignore[attr-defined]
+    return []
 
 
 def _names_a_key(name: str) -> bool:

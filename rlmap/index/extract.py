@@ -328,7 +328,7 @@ def _run(extractor: Extractor, is_package: bool, line_count: int, source_lines: 
         attributes=tuple(extractor.attributes),
         keys=tuple(extractor.keys),
         imports=tuple(extractor.imports),
-        locals=tuple(extractor.locals),
+        locals=(*extractor.locals, *extractor.plain_dicts()),
         returns=tuple(extractor.returns),
         exports=extractor.exports,
         position_fallback=not isinstance(positions, L.PairedPositions),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from rlmap.index import lines as L
-from rlmap.index.records import CHECK, CLASS, HANDED, ON_COPY, READ, WRITE, KeyAccess, LocalBinding
+from rlmap.index.records import CHECK, CLASS, HANDED, ON_COPY, READ, RESULT_HANDED, WRITE, KeyAccess, LocalBinding
 from rlmap.index.syntax import compact_text, dotted_parts, literal_strings, quoted, string_value
 from rlmap.index.walker import Walker
 
@@ -192,6 +192,9 @@ class KeyVisitor(Walker):
         if self.is_dict_constructor(node):
             self.constructor_keys(node, dotted_parts(func)[-1], start, end)
             self.record_handed(source_given(node), dotted_parts(func)[-1])
+        for arg in node.args:
+            if arg.star != "**":  # (``f(**kwargs)`` reads the dict's items as arguments)
+                self.let_escape(arg.value)
 
     def record_handed(self, given: cst.BaseExpression | None, how: str) -> None:
         """The locals a tensordict is made from: ``TensorDict(obs_dict, ...)``, or spread into the
@@ -199,12 +202,16 @@ class KeyVisitor(Walker):
         the tensordict's keys, even where they are plain dicts (see
         :meth:`rlmap.model.resolve.Resolver.plain_container`).  (Not ``x.update(d)``: most often
         ``self.__dict__.update(state)`` or a dict of keyword arguments.)"""
-        names: list[cst.BaseExpression] = [given] if isinstance(given, cst.Name) else []
+        names: list[cst.BaseExpression] = [given] if given is not None else []
         if isinstance(given, cst.Dict):
             names = [element.value for element in given.elements if isinstance(element, cst.StarredDictElement)]
         for name in names:
             if isinstance(name, cst.Name):
                 self.locals.append(LocalBinding(self.function_scope(), name.value, (how,), HANDED))
+            elif isinstance(name, cst.Call) and dotted_parts(name.func):
+                # ``TensorDict(self._obs_dict(), ...)``: the dict a function of that name returns
+                called = dotted_parts(name.func)[-1]
+                self.locals.append(LocalBinding(self.function_scope(), called, (how,), RESULT_HANDED))
 
     def constructor_keys(self, node: cst.Call, name: str, start: int, end: int) -> None:
         """``TensorDict({"is_init": x, "next": {"done": d}}, batch)``: each string key of the dict

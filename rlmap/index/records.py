@@ -188,17 +188,22 @@ class LocalBinding:
     ``keys = [k, *self.DEFAULTS]`` (value: ``parts`` is the expression's text, evaluated by the model).
     ``for k in ("a", self.b_key)`` (:data:`ITEMS`: ``parts`` is the list's text and the loop's guard).
     A local a tensordict is made from, ``TensorDict(d, ...)`` (:data:`HANDED`: ``parts`` is the
-    constructor's name).
+    constructor's name); a local that is a plain dict which stays in its function, ``kwargs = {}``
+    (:data:`PLAIN`: ``parts`` is ``("dict",)``, or ``("dict", "returned")`` for one its function
+    returns as its plain mapping); a function's name whose result a tensordict is made from,
+    ``TensorDict(self._obs_dict(), ...)`` (:data:`RESULT_HANDED`: ``name`` is the function's).
     """
 
     function: str
     name: str
     parts: tuple[str, ...]  # dotted class expression; a string value; ("self", attr)
-    # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" / ITEMS (keys); HANDED
+    # "assignment" / "annotation" (types); "literal" / "alias" / "loop" / "each" / "value" / ITEMS (keys); HANDED; PLAIN
     how: str
 
 
 HANDED = "handed"  # LocalBinding.how of a local handed to a tensordict (its items are keys)
+PLAIN = "plain"  # LocalBinding.how of a local that is a plain dict in its function (its items are no keys)
+RESULT_HANDED = "result handed"  # LocalBinding.how of a function's name whose result a tensordict is made from
 ITEMS = "items"  # LocalBinding.how of a loop variable over a literal list of keys (in that loop's body)
 
 

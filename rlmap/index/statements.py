@@ -95,6 +95,7 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         for target in node.targets:
             self.walk_target(target.target, WRITE, node.value, value_text)
         self.walk(node.value)
+        self.let_escape(node.value)  # (``x = d``, ``self.d = d``, ``out[k] = d``: another name for it)
         for target in node.targets:
             self.record_binding(target.target, node.value, line, value_text, "")
             self.record_declared_keys(target.target, node.value, line)
@@ -108,6 +109,7 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         self.walk(node.annotation)
         if node.value is not None:
             self.walk(node.value)
+            self.let_escape(node.value)
         self.record_binding(node.target, node.value, line, value_text, annotation)
         if node.value is not None:
             self.record_declared_keys(node.target, node.value, line)
@@ -122,6 +124,7 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         self.returns.append(ReturnSite(self.function_scope(), line, value, tuple(self.guards)))
         if node.value is not None:
             self.walk(node.value)
+            self.let_escape(node.value, returned=self.scope.plain_result)
 
     def visit_del(self, node: cst.Del) -> None:
         self.walk_target(node.target, DELETE, None, "")
@@ -141,6 +144,9 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
                 self.walk_target(element.value, kind, None, "", "")
         elif shape is cst.StarredElement:
             self.walk_target(target.value, kind, None, "", "")  # type: ignore[attr-defined]
+        elif shape is cst.Name and value is None:  # an element of ``a, b = ...``: rebound to what is unknown
+            self.bind_local(target.value, False)  # type: ignore[attr-defined]
+            self.walk(target)
         elif shape is cst.Attribute:
             self.visit_attribute(target, kind, value, value_text, annotation)  # type: ignore[arg-type]
         elif shape is cst.Subscript:  # ``self.x[k] = v`` changes self.x

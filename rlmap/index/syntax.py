@@ -57,6 +57,8 @@ _EXITS = frozenset({cst.Return, cst.Raise, cst.Continue, cst.Break})
 # What a docstring is looked for in: a block, a one-line suite, a line of simple statements
 _SUITES = frozenset({cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine})
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
+# the annotations (by their last name) of a plain mapping: its items are no tensordict's keys
+MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "OrderedDict"})
 
 
 def child_fields(node_type: type) -> tuple[str, ...]:
@@ -239,6 +241,13 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
 def positional_names(params: cst.Parameters) -> list[str]:
     """The names of the parameters that can be passed by position (``self`` is the first)."""
     return [param.name.value for param in [*params.posonly_params, *params.params]]
+
+
+def mapping_annotation(text: str) -> bool:
+    """Whether an annotation is a plain mapping, or one or ``None`` (``dict[str, Any] | None``)."""
+    heads = [part.split("[", 1)[0].strip().rsplit(".", 1)[-1] for part in text.split("|")]
+    kept = [head for head in heads if head != "None"]
+    return bool(kept) and all(head in MAPPINGS for head in kept)
 
 
 def first_line(docstring: str | None) -> str:

@@ -20,6 +20,7 @@ from rlmap.index import lines as L
 from rlmap.index.records import (
     FUNCTION,
     MODULE,
+    PLAIN,
     AttributeAccess,
     CallSite,
     ImportRecord,
@@ -40,6 +41,9 @@ from rlmap.index.syntax import (
 from rlmap.index.vocabulary import KeyVocabulary
 from rlmap.literals import holds_word
 
+STAYS = "stays"  # a plain dict that stays in its function (see Walker.let_escape)
+RETURNED = "returned"  # one returned by a function whose result is a plain mapping
+
 
 @dataclass(slots=True)
 class Scope:
@@ -47,6 +51,9 @@ class Scope:
     kind: str  # module / class / function
     owner: str = ""  # class whose ``self`` is in reach
     self_name: str = ""
+    # a function whose result is a plain mapping, by its name (``__getstate__``, ``state_dict``) or
+    # its return annotation (``-> dict[str, Any]``): a dict it returns stays plain (see let_escape)
+    plain_result: bool = False
 
 
 class Walker:
@@ -82,6 +89,8 @@ class Walker:
         self.attributes: list[AttributeAccess] = []
         self.keys: list[KeyAccess] = []
         self.copies: dict[str, set[str]] = {}  # function -> locals last bound to a copy (``td.select(...)``)
+        # function -> local -> STAYS, RETURNED or "" (neither): the plain dicts (see plain_dicts)
+        self.dict_locals: dict[str, dict[str, str]] = {}
         # the tensordict constructors met inside another's dict (their keys are recorded as nested there)
         self.nested_constructors: set[int] = set()  # (by id: the nodes live through the walk)
         self.imports: list[ImportRecord] = []
@@ -114,6 +123,48 @@ class Walker:
                 if holds_word(self.source_lines[number - 1], needle):
                     return number
         return start
+
+    def bind_local(self, name: str, plain: bool) -> None:
+        """A local of the current function bound: to a plain dict made there (``plain``:
+        ``{}``, a dict comprehension, ``dict(...)``, ``asdict(x)``, ``vars(x)``,
+        ``x.__dict__.copy()``) or to anything else.  Only under a key vocabulary."""
+        if self.vocabulary is None:
+            return
+        table = self.dict_locals.setdefault(self.function_scope(), {})
+        table[name] = table.get(name, STAYS) if plain else ""
+
+    def let_escape(self, node: cst.BaseExpression | None, returned: bool = False) -> None:
+        """The locals ``node`` names (itself, or the elements and values of a tuple, list or dict
+        display) leave the function or enter another object: stored into an attribute or an
+        item, handed to a call, returned.  A plain dict that does so may become a tensordict's
+        contents (``source[group] = agent_dict``, ``obs.update(reward_and_done)``): its items
+        stay keys.  ``returned`` by a function whose result is a plain mapping (``-> dict``,
+        ``__getstate__``: :attr:`Scope.plain_result`), it stays plain unless the model finds
+        that result made into a tensordict (:data:`~rlmap.index.records.RESULT_HANDED`)."""
+        table = self.dict_locals.get(self.function_scope()) if self.vocabulary is not None else None
+        if not table or node is None:
+            return
+        kind = type(node)
+        if kind is cst.Name:
+            name: str = node.value  # type: ignore[attr-defined]
+            if table.get(name):
+                table[name] = RETURNED if returned else ""
+        elif kind is cst.Tuple or kind is cst.List or kind is cst.Dict:
+            for element in node.elements:  # type: ignore[attr-defined]
+                self.let_escape(element.value, returned)
+
+    def plain_dicts(self) -> list[LocalBinding]:
+        """The locals every binding of which, in their function, makes a plain dict, and that
+        stay in it or are returned as its plain mapping (:meth:`let_escape`): their items are
+        no tensordict's keys (``kwargs = {}`` then ``kwargs["device"] = d``; ``state =
+        self.__dict__.copy()`` in ``__getstate__``).  ``parts``: ``("dict",)``, with
+        ``"returned"`` after it for one returned."""
+        return [
+            LocalBinding(function, name, ("dict", RETURNED) if state == RETURNED else ("dict",), PLAIN)
+            for function, table in self.dict_locals.items()
+            for name, state in table.items()
+            if state
+        ]
 
     @property
     def scope(self) -> Scope:

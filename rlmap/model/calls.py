@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterable
 
 from rlmap.index.records import ATTRIBUTE, CLASS, METHOD, PROPERTY, CallSite, ModuleIndex
-from rlmap.model.constants import MAPPINGS
+from rlmap.index.syntax import mapping_annotation
 from rlmap.model.inference import TypeInference
 from rlmap.model.mro import mro
 from rlmap.model.target import Target, unresolved
@@ -198,7 +198,7 @@ class CallResolution(TypeInference):
         for target in self.resolve_call(site):
             symbol = self.symbols.get(target.qualname) if not target.external else None
             if symbol is not None and symbol.returns and target.how != "constructor":
-                return _mapping_annotation(symbol.returns)
+                return mapping_annotation(symbol.returns)
         return False
 
     def _instance_called(self, receiver: Target | None) -> list[Target]:
@@ -335,13 +335,6 @@ _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 def _base_name(text: str) -> str:
     """A base as written, by its last name: ``typing.Protocol[T]`` -> ``Protocol``."""
     return text.split("[", 1)[0].rpartition(".")[2]
-
-
-def _mapping_annotation(text: str) -> bool:
-    """Whether a return annotation is a plain mapping, or one or ``None`` (``dict[str, Any] | None``)."""
-    heads = [part.split("[", 1)[0].strip().rsplit(".", 1)[-1] for part in text.split("|")]
-    kept = [head for head in heads if head != "None"]
-    return bool(kept) and all(head in MAPPINGS for head in kept)
 
 
 _CALLABLE = re.compile(r"\b[Cc]allable\b")

@@ -35,6 +35,7 @@ from typing import Any
 
 from rlmap.index.records import ATTRIBUTE, FUNCTION, ITEMS, ModuleIndex, ReturnSite
 from rlmap.index.summaries import dotted
+from rlmap.index.syntax import MAPPINGS
 from rlmap.index.vocabulary import EXTENSIONS
 from rlmap.literals import unparse
 from rlmap.model.mro import first_in_mro
@@ -50,7 +51,6 @@ _DEPTH = 16  # expressions nested deeper than this hold nothing known
 _ROUNDS = 3  # rounds of a local that refers to itself (each may grow its lists)
 _KEY_FUNCTIONS = frozenset(name for vocabulary in EXTENSIONS.values() for name in vocabulary.key_functions)
 _CLASS_RECEIVERS = ("cls", "type(self)", "self.__class__")
-MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "OrderedDict"})
 
 
 class KeyConstants(SymbolTable):

@@ -41,12 +41,18 @@ class Resolver(CallResolution, KeyConstants):
     def plain_container(self, function: str, receiver: str) -> bool:
         """Whether the items of ``receiver``, in ``function``, are no tensordict's keys: it is a
         plain mapping, declared or made as one (``info: dict``, ``d = dict(...)``:
-        :meth:`plain_mapping`) or the result of a call whose return annotation is one
+        :meth:`plain_mapping`), made as one by every binding and kept in the function
+        (``kwargs = {}``: :data:`~rlmap.index.records.PLAIN`; one returned as the function's plain
+        mapping is plain unless a tensordict is made from a result of a function of that name,
+        ``TensorDict(self._obs_as_tensordict(), ...)``), or the result of a call whose return annotation is one
         (``metrics = self._run_eval(...)`` with ``-> dict[str, Any]``), and no tensordict is
         made from it or updated with it there (``obs_dict = self.read_obs(obs)`` then
         ``TensorDict(obs_dict, ...)``: its items are the step's keys)."""
         if receiver in self.handed.get(function, ()):
             return False
+        returned = self.plain_dicts.get(function, {}).get(receiver)
+        if returned is not None and (not returned or function.rpartition(".")[2] not in self.handed_results):
+            return True
         if self.plain_mapping(function, receiver):
             return True
         binding = self.locals.get(function, {}).get(receiver)

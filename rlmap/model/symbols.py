@@ -12,7 +12,19 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from rlmap.index.records import ATTRIBUTE, CLASS, FUNCTION, HANDED, ITEMS, METHOD, MODULE, PROPERTY, VARIABLE
+from rlmap.index.records import (
+    ATTRIBUTE,
+    CLASS,
+    FUNCTION,
+    HANDED,
+    ITEMS,
+    METHOD,
+    MODULE,
+    PLAIN,
+    PROPERTY,
+    RESULT_HANDED,
+    VARIABLE,
+)
 from rlmap.model.mro import first_in_mro
 
 if TYPE_CHECKING:  # annotations only
@@ -59,6 +71,9 @@ class SymbolTable:
         self.methods_by_name: dict[str, list[str]] = defaultdict(list)
         self.key_bindings: dict[str, dict[str, list[LocalBinding]]] = defaultdict(dict)
         self.handed: dict[str, set[str]] = defaultdict(set)  # function -> locals a tensordict is made from
+        # function -> its plain dicts -> whether it returns it (as its plain mapping)
+        self.plain_dicts: dict[str, dict[str, bool]] = defaultdict(dict)
+        self.handed_results: set[str] = set()  # the names of the functions whose result a tensordict is made from
         self._member_memo: dict[str, dict[str, Any]] = defaultdict(dict)
         self._canonical: dict[str, str | None] = {}
         # Answers that depend only on the tables (and on canonical names, memoized once found),
@@ -111,6 +126,10 @@ class SymbolTable:
                 self.key_bindings[binding.function].setdefault(binding.name, []).append(binding)
             elif binding.how == HANDED:
                 self.handed[binding.function].add(binding.name)
+            elif binding.how == PLAIN:
+                self.plain_dicts[binding.function][binding.name] = len(binding.parts) > 1  # (returned)
+            elif binding.how == RESULT_HANDED:
+                self.handed_results.add(binding.name)
             else:
                 self.locals[binding.function].setdefault(binding.name, (binding.parts, binding.how))
 

@@ -407,3 +407,107 @@ def test_a_subclass_key_names_and_a_loop_in_a_function_without_self(make_package
     for key in ("reward", "done"):
         assert [(kind, function) for kind, function, _, _ in _sites(model, ("next", key))] == [("write", "format_data")]
         assert [(kind, function) for kind, function, _, _ in _sites(model, (key,))] == [("read", "format_data")]
+
+
+def test_a_dict_made_in_a_function_holds_keys_only_where_it_may_reach_a_tensordict(make_package) -> None:  # type: ignore[no-untyped-def]
+    """A local every binding of which makes a plain dict (``{}``, a comprehension, ``asdict(x)``,
+    ``x.__dict__.copy()``) and that stays in its function holds no tensordict's keys: torchrl's
+    ``constructor_kwargs`` (46 false keys in ``vLLMWrapper.get_new_version``), and the state
+    ``__getstate__`` returns.  One that leaves it (stored, handed to a call, returned by a
+    function not declared to return a plain mapping) or is rebound keeps its keys, and so does
+    one a ``-> dict`` function returns where a tensordict is made from that function's result
+    (``TensorDict(self._obs_as_tensordict(), ...)`` in torchrl's Genesis wrapper)."""
+    source = """
+        from dataclasses import asdict, dataclass
+        from typing import Any
+
+        from tensordict import TensorDict
+
+
+        def build(**kwargs):
+            return kwargs
+
+
+        @dataclass
+        class Config:
+            def to_dict(self) -> dict[str, Any]:
+                data = asdict(self)
+                data["c_asdict"] = 1
+                return data
+
+
+        class Env:
+            def __getstate__(self):
+                state = self.__dict__.copy()
+                state["c_state"] = None
+                return state
+
+            def rebuild(self, device):
+                kwargs = {}
+                kwargs["c_kwargs"] = device
+                names = {name: 0 for name in ("a", "b")}
+                names["c_comprehension"] = 1
+                return build(**kwargs)
+
+            def _obs(self) -> dict[str, Any]:
+                out = {"observation": 0}
+                out["k_pixels"] = 1
+                return out
+
+            def reset(self):
+                return TensorDict(self._obs(), batch_size=[])
+
+            def _info(self) -> dict[str, Any]:
+                info = {}
+                info["c_info"] = 1
+                return info
+
+            def stored(self, source, td):
+                agent = {}
+                agent["k_stored"] = 1
+                source["group"] = agent
+                extra = {}
+                extra["k_updated"] = 2
+                td.update(extra)
+                unsaid = {}
+                unsaid["k_returned"] = 3
+                return unsaid
+
+            def rebound(self, td, pairs):
+                chosen = {}
+                chosen["k_rebound"] = 1
+                chosen = td.select("x")
+                first, second = {}, {}
+                first["k_unpacked"] = 1
+                first, second = pairs
+                for looped in pairs:
+                    looped["k_looped"] = 1
+                looped = {}
+                return chosen, second
+    """
+    model = model_of(make_package({"kp/__init__.py": "", "kp/env.py": source}), "kp")
+    keys = {key[0] for key in model.tensordict_keys() if len(key) == 1}
+    assert not {key for key in keys if key.startswith("c_")}, "a plain dict's items became keys"
+    assert {"k_pixels", "k_stored", "k_updated", "k_returned", "k_rebound", "k_unpacked", "k_looped"} <= keys
+
+
+def test_torchrl_keyword_dicts_and_pickled_state_hold_no_keys(torchrl_model: CodeModel) -> None:
+    """On torchrl: a wrapper's keyword dicts and a ``__getstate__``'s state are no key writers;
+    the Genesis wrapper's observation dict, made into the reset's tensordict, still writes ``pixels``.
+    (An item's items, ``constructor_kwargs["tokenizer_kwargs"]["padding"]``, are not judged: the
+    item may be a tensordict.)"""
+    writers = {
+        access.function
+        for key in torchrl_model.tensordict_keys()
+        for access in torchrl_model.key_accesses(key)
+        if access.kind == "write" and "[" not in access.receiver
+    }
+    for function in (
+        "torchrl.modules.llm.policies.vllm_wrapper.vLLMWrapper.get_new_version",
+        "torchrl.data.replay_buffers.replay_buffers.base.ReplayBuffer.__getstate__",
+        "torchrl.render.config.RenderConfig.to_dict",
+        "torchrl.record.loggers.common._write_video",
+    ):
+        assert function not in writers, function
+    pixels = {access.function for access in torchrl_model.key_accesses(("pixels",)) if access.kind == "write"}
+    assert "torchrl.envs.libs.genesis.GenesisWrapper._obs_as_tensordict" in pixels
