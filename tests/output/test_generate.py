@@ -631,3 +631,15 @@ def test_two_diagrams_of_one_name_are_refused(run: Run, tmp_path: Path) -> None:
     assert code == 2
     assert err.startswith("rlmap: error: two diagrams are named 'collectors_rollout_flow' (one on page ")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["rst", "md"])
+def test_the_glossary_names_a_nested_key_expression_whole(fmt: str) -> None:
+    """A key written through ``("next", self.tensor_keys.reward)`` spread over a call's lines is
+    shown as that expression, not cut at its last dot (``at ``reward)````): every name the
+    committed glossary shows before a key's line is balanced."""
+    text = (REPO / "generated_docs" / fmt / f"glossary.{fmt}").read_text(encoding="utf-8")
+    shown = re.findall(r" at ``([^`]+)`` \(" if fmt == "rst" else r" at `([^`]+)` \(", text)
+    assert any(name.startswith('("next", self.tensor_keys.') for name in shown)
+    unbalanced = [name for name in shown if name.count("(") != name.count(")") or name.count("[") != name.count("]")]
+    assert not unbalanced, unbalanced[:10]

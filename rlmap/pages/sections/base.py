@@ -150,7 +150,7 @@ class Context:
             if identity in seen:
                 continue  # the same key read twice on one line (``td["k"] ... td["k"]``)
             seen.add(identity)
-            name = access.expression.rsplit(".", 1)[-1] if access.expression else key[-1]
+            name = held_name(access.expression) if access.expression else key[-1]
             rows.append(
                 Site(
                     anchor=self.anchor(access.function, name, access.line),
@@ -279,3 +279,14 @@ def method_family(model: CodeModel, targets: tuple[str, ...], hows: tuple[str, .
 READERS = (READ, CHECK)
 WRITERS = (WRITE,)
 ALL_KEY_ACCESSES = (READ, WRITE, CHECK)
+
+
+def held_name(expression: str) -> str:
+    """What a key's line shows of the expression that holds it: the last name of a dotted one
+    (``self.tensor_keys.reward``: ``reward``) or of a call's callee (``_replace_last(key,
+    "done")``); a nested key of strings and names whole (``("next", self.tensor_keys.reward)``,
+    at the line naming its last part: not ``reward)``)."""
+    if expression.startswith("("):
+        return expression
+    head, paren, rest = expression.partition("(")
+    return head.rsplit(".", 1)[-1] + paren + rest
