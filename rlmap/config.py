@@ -75,6 +75,8 @@ class Config:
     exclude: tuple[str, ...] = ()  # coverage: files left out (fnmatch patterns over package paths)
     origin: str = "built-in defaults"
     extra: dict[str, Any] = field(default_factory=dict)
+    # the pyproject.toml files with a [tool.rlmap] table passed over: owned by another user (see _trusted)
+    passed_over: tuple[str, ...] = ()
 
     def override(self, **values: Any) -> Config:
         """A copy with every value that is not ``None`` replaced.  A configured ``profile`` the
@@ -99,15 +101,32 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
             raise ConfigError(f"config file '{explicit}' {what}", "pass --config an existing TOML file")
         return _from_file(explicit, required=True, display=str(explicit))  # named as given
     start = (cwd or Path.cwd()).absolute()
+    passed_over: list[str] = []
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        data = read_toml(candidate, candidate.name) if candidate.is_file() and _trusted(candidate) else {}
+        if candidate.is_file() and not _trusted(candidate):
+            if _configures_rlmap(candidate):
+                passed_over.append(str(candidate))
+            continue
+        data = read_toml(candidate, candidate.name) if candidate.is_file() else {}
         tool = data.get("tool")
         if isinstance(tool, dict) and "rlmap" in tool:  # read once, here (an unreadable file is an error)
-            return _from_file(candidate, required=False, display=os.path.relpath(candidate, start), data=data)
+            found = _from_file(candidate, required=False, display=os.path.relpath(candidate, start), data=data)
+            return replace(found, passed_over=tuple(passed_over))
         if (folder / ".git").exists():
             break  # no configuration above the repository applies to it
-    return Config()
+    return Config(passed_over=tuple(passed_over))
+
+
+def _configures_rlmap(path: Path) -> bool:
+    """Whether a file :func:`_trusted` refuses holds a ``[tool.rlmap]`` table: then the run says
+    it was passed over.  Read under the same bounds as any configuration; a file that cannot be
+    read is passed over without a word (it configures nothing either way)."""
+    try:
+        tool = read_toml(path, path.name).get("tool")
+    except ConfigError:
+        return False
+    return isinstance(tool, dict) and "rlmap" in tool
 
 
 def _trusted(path: Path) -> bool:

@@ -118,7 +118,6 @@ def audit(
     """Stale references in docs and docstrings, and central code nobody documents."""
     from rlmap.audit.report import check_baseline_target, load_baseline, save_baseline
     from rlmap.audit.rules import NOTE, run_audit
-    from rlmap.config import load_config
 
     _check_options(explain_rule, rule or (), fix, show_diff, output_format)
     if fail_under is not None and math.isnan(fail_under):  # between 0 and 100 for click, and under nothing
@@ -145,7 +144,7 @@ def audit(
                 f"--coverage reports docstring coverage alone: {', '.join(unused)} apply to the findings",
                 "run the audit without --coverage for them, and --coverage on its own",
             )
-    settings = load_config(config).override(source=source, profile=profile, package=package)
+    settings = common.read_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
     for root in roots if not coverage else ():  # (coverage reads no docs: a configured path is not its)
         _check_docs_root(root)

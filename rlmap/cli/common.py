@@ -589,9 +589,18 @@ def load_model_of(
 
 def settings_of(config: Path | None, source: Path | None, package: str | None, profile: Path | None = None) -> Any:
     """``[tool.rlmap]`` (or ``--config``) with the command line's values on top."""
+    return read_config(config).override(source=source, package=package, profile=profile)
+
+
+def read_config(config: Path | None) -> Any:
+    """:func:`rlmap.config.load_config`, saying which ``pyproject.toml`` it passed over (another
+    user's file, never read as configuration) and how to use it anyway."""
     from rlmap.config import load_config
 
-    return load_config(config).override(source=source, package=package, profile=profile)
+    found = load_config(config)
+    for path in found.passed_over:
+        say_note(f"{path}: owned by another user, its [tool.rlmap] table is not read; pass --config {path} to use it")
+    return found
 
 
 def report_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> int:

@@ -64,13 +64,13 @@ def generate(
     package: common.PackageOption = None,
 ) -> None:
     """Write the internals pages (rst and Markdown) for the source, or --check that they are up to date."""
-    from rlmap.config import load_config, validate_formats
+    from rlmap.config import validate_formats
     from rlmap.output.generate import Job, build_output_isolated, find_dot
     from rlmap.output.write import refuse_unmakeable
     from rlmap.pages.docstree import load_docs_tree
     from rlmap.pages.header import builtin_profile_folder
 
-    settings = load_config(config).override(
+    settings = common.read_config(config).override(
         source=source,
         out=out,
         formats=_formats(formats),

@@ -347,6 +347,31 @@ def test_another_users_pyproject_above_the_working_directory_is_not_read(tmp_pat
     assert load_config(cwd=tmp_path / "work").out == tmp_path / "elsewhere"
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="gives a file to another user")
+def test_a_run_says_which_pyproject_it_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another user's ``pyproject.toml`` with a ``[tool.rlmap]`` table was passed over without a
+    word: its owner saw settings ignored and no reason.  The run says so, and how to use it; a
+    passed-over file with no such table, or one that is no valid TOML, is not mentioned."""
+    from rlmap.cli.common import read_config
+
+    work = tmp_path / "work"
+    work.mkdir()
+    planted = tmp_path / "pyproject.toml"
+    planted.write_text('[tool.rlmap]\nout = "elsewhere"\n', encoding="utf-8")
+    os.chown(planted, 65534, 65534)
+    monkeypatch.chdir(work)
+    assert read_config(None).out != tmp_path / "elsewhere"
+    err = capsys.readouterr().err
+    assert f"rlmap: note: {planted}: owned by another user" in err
+    assert f"pass --config {planted} to use it" in err
+    for text in ('[tool.other]\nout = "x"\n', "[tool.rlmap\n"):
+        planted.write_text(text, encoding="utf-8")
+        read_config(None)
+        assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize(
     "body",
     [
