@@ -39,8 +39,10 @@ def _node(model: CodeModel, qualname: str) -> dict[str, Any]:
     }
 
 
-def _source(model: CodeModel) -> dict[str, str]:
-    return {"package": model.source.package, "version": model.source.version, "commit": model.source.commit}
+def _source(model: CodeModel) -> dict[str, str | None]:
+    """What the graph was made from; a version or commit not known is ``null``, not ``""``."""
+    source = model.source
+    return {"package": source.package, "version": source.version or None, "commit": source.commit or None}
 
 
 def _edge(edge: Edge) -> dict[str, Any]:

@@ -240,6 +240,7 @@ def test_graph_json_scoped_and_sorted(run: Run) -> None:
         "end_line": 14,
         "documented": False,
     }
+    assert data["source"] == {"package": "pkg", "version": None, "commit": None}  # not known: null, not ""
 
 
 def test_graph_dot_is_deterministic(run: Run) -> None:
