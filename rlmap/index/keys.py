@@ -209,9 +209,9 @@ class KeyVisitor(Walker):
             if isinstance(name, cst.Name):
                 self.locals.append(LocalBinding(self.function_scope(), name.value, (how,), HANDED))
             elif isinstance(name, cst.Call) and dotted_parts(name.func):
-                # ``TensorDict(self._obs_dict(), ...)``: the dict a function of that name returns
-                called = dotted_parts(name.func)[-1]
-                self.locals.append(LocalBinding(self.function_scope(), called, (how,), RESULT_HANDED))
+                # ``TensorDict(self._obs_dict(), ...)``: the dict the function called returns
+                called = dotted_parts(name.func)
+                self.locals.append(LocalBinding(self.function_scope(), called[-1], (how, *called), RESULT_HANDED))
 
     def constructor_keys(self, node: cst.Call, name: str, start: int, end: int) -> None:
         """``TensorDict({"is_init": x, "next": {"done": d}}, batch)``: each string key of the dict

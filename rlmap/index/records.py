@@ -189,9 +189,9 @@ class LocalBinding:
     ``for k in ("a", self.b_key)`` (:data:`ITEMS`: ``parts`` is the list's text and the loop's guard).
     A local a tensordict is made from, ``TensorDict(d, ...)`` (:data:`HANDED`: ``parts`` is the
     constructor's name); a local that is a plain dict which stays in its function, ``kwargs = {}``
-    (:data:`PLAIN`: ``parts`` is ``("dict",)``, or ``("dict", "returned")`` for one its function
-    returns as its plain mapping); a function's name whose result a tensordict is made from,
-    ``TensorDict(self._obs_dict(), ...)`` (:data:`RESULT_HANDED`: ``name`` is the function's).
+    (:data:`PLAIN`: ``parts`` is ``("dict",)``); a function's name whose result a tensordict is made from,
+    ``TensorDict(self._obs_dict(), ...)`` (:data:`RESULT_HANDED`: ``parts`` is the constructor's
+    name, then the called name's parts).
     """
 
     function: str

@@ -124,7 +124,8 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         self.returns.append(ReturnSite(self.function_scope(), line, value, tuple(self.guards)))
         if node.value is not None:
             self.walk(node.value)
-            self.let_escape(node.value, returned=self.scope.plain_result)
+            if not self.scope.plain_result:  # (a plain mapping returned: see let_escape)
+                self.let_escape(node.value)
 
     def visit_del(self, node: cst.Del) -> None:
         self.walk_target(node.target, DELETE, None, "")

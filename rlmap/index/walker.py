@@ -41,9 +41,6 @@ from rlmap.index.syntax import (
 from rlmap.index.vocabulary import KeyVocabulary
 from rlmap.literals import holds_word
 
-STAYS = "stays"  # a plain dict that stays in its function (see Walker.let_escape)
-RETURNED = "returned"  # one returned by a function whose result is a plain mapping
-
 
 @dataclass(slots=True)
 class Scope:
@@ -89,8 +86,8 @@ class Walker:
         self.attributes: list[AttributeAccess] = []
         self.keys: list[KeyAccess] = []
         self.copies: dict[str, set[str]] = {}  # function -> locals last bound to a copy (``td.select(...)``)
-        # function -> local -> STAYS, RETURNED or "" (neither): the plain dicts (see plain_dicts)
-        self.dict_locals: dict[str, dict[str, str]] = {}
+        # function -> local -> whether it is a plain dict that stays in the function (see plain_dicts)
+        self.dict_locals: dict[str, dict[str, bool]] = {}
         # the tensordict constructors met inside another's dict (their keys are recorded as nested there)
         self.nested_constructors: set[int] = set()  # (by id: the nodes live through the walk)
         self.imports: list[ImportRecord] = []
@@ -131,39 +128,37 @@ class Walker:
         if self.vocabulary is None:
             return
         table = self.dict_locals.setdefault(self.function_scope(), {})
-        table[name] = table.get(name, STAYS) if plain else ""
+        table[name] = table.get(name, True) and plain
 
-    def let_escape(self, node: cst.BaseExpression | None, returned: bool = False) -> None:
+    def let_escape(self, node: cst.BaseExpression | None) -> None:
         """The locals ``node`` names (itself, or the elements and values of a tuple, list or dict
         display) leave the function or enter another object: stored into an attribute or an
         item, handed to a call, returned.  A plain dict that does so may become a tensordict's
         contents (``source[group] = agent_dict``, ``obs.update(reward_and_done)``): its items
-        stay keys.  ``returned`` by a function whose result is a plain mapping (``-> dict``,
-        ``__getstate__``: :attr:`Scope.plain_result`), it stays plain unless the model finds
-        that result made into a tensordict (:data:`~rlmap.index.records.RESULT_HANDED`)."""
+        stay keys.  (Returned by a function whose result is a plain mapping, ``-> dict`` or
+        ``__getstate__``, it is not said to leave: the model tells whether a tensordict is made
+        from that result.)"""
         table = self.dict_locals.get(self.function_scope()) if self.vocabulary is not None else None
         if not table or node is None:
             return
         kind = type(node)
         if kind is cst.Name:
-            name: str = node.value  # type: ignore[attr-defined]
-            if table.get(name):
-                table[name] = RETURNED if returned else ""
+            if node.value in table:  # type: ignore[attr-defined]
+                table[node.value] = False  # type: ignore[attr-defined]
         elif kind is cst.Tuple or kind is cst.List or kind is cst.Dict:
             for element in node.elements:  # type: ignore[attr-defined]
-                self.let_escape(element.value, returned)
+                self.let_escape(element.value)
 
     def plain_dicts(self) -> list[LocalBinding]:
         """The locals every binding of which, in their function, makes a plain dict, and that
         stay in it or are returned as its plain mapping (:meth:`let_escape`): their items are
         no tensordict's keys (``kwargs = {}`` then ``kwargs["device"] = d``; ``state =
-        self.__dict__.copy()`` in ``__getstate__``).  ``parts``: ``("dict",)``, with
-        ``"returned"`` after it for one returned."""
+        self.__dict__.copy()`` in ``__getstate__``)."""
         return [
-            LocalBinding(function, name, ("dict", RETURNED) if state == RETURNED else ("dict",), PLAIN)
+            LocalBinding(function, name, ("dict",), PLAIN)
             for function, table in self.dict_locals.items()
-            for name, state in table.items()
-            if state
+            for name, plain in table.items()
+            if plain
         ]
 
     @property

@@ -25,6 +25,8 @@ __all__ = ["CERTAIN", "Resolver", "Target"]
 class Resolver(CallResolution, KeyConstants):
     """Symbol table and resolution rules for one package."""
 
+    _handed_results: set[str] | None = None  # (see _made_into_tensordict)
+
     def held_class(self, cls: str, attribute: str) -> str:
         """The class of the package whose instance ``self.<attribute>`` holds in ``cls``, by its
         annotations and assignments (``tensor_keys``: the estimator's ``_AcceptedKeys``)."""
@@ -42,18 +44,14 @@ class Resolver(CallResolution, KeyConstants):
         """Whether the items of ``receiver``, in ``function``, are no tensordict's keys: it is a
         plain mapping, declared or made as one (``info: dict``, ``d = dict(...)``:
         :meth:`plain_mapping`), made as one by every binding and kept in the function
-        (``kwargs = {}``: :data:`~rlmap.index.records.PLAIN`; one returned as the function's plain
-        mapping is plain unless a tensordict is made from a result of a function of that name,
-        ``TensorDict(self._obs_as_tensordict(), ...)``), or the result of a call whose return annotation is one
+        (``kwargs = {}``: :data:`~rlmap.index.records.PLAIN`), or the result of a call whose return annotation is one
         (``metrics = self._run_eval(...)`` with ``-> dict[str, Any]``), and no tensordict is
         made from it or updated with it there (``obs_dict = self.read_obs(obs)`` then
-        ``TensorDict(obs_dict, ...)``: its items are the step's keys)."""
-        if receiver in self.handed.get(function, ()):
+        ``TensorDict(obs_dict, ...)``: its items are the step's keys), and the function does not
+        return it where a tensordict is made from its result (:meth:`_made_into_tensordict`)."""
+        if receiver in self.handed.get(function, ()) or self._made_into_tensordict(function, receiver):
             return False
-        returned = self.plain_dicts.get(function, {}).get(receiver)
-        if returned is not None and (not returned or function.rpartition(".")[2] not in self.handed_results):
-            return True
-        if self.plain_mapping(function, receiver):
+        if receiver in self.plain_dicts.get(function, ()) or self.plain_mapping(function, receiver):
             return True
         binding = self.locals.get(function, {}).get(receiver)
         return (
@@ -62,3 +60,19 @@ class Resolver(CallResolution, KeyConstants):
             and bool(binding[0])
             and self.returns_mapping(function, binding[0])
         )
+
+    def _made_into_tensordict(self, function: str, receiver: str) -> bool:
+        """Whether ``function`` returns the local ``receiver`` and a tensordict is made from its
+        result somewhere (``TensorDict(self._obs_as_tensordict(), ...)``, or ``obs =
+        self._build_obs_dict(state)`` then ``TensorDict({**obs, ...})``): the dict it returns,
+        declared plain (``-> dict[str, Tensor]``), holds the tensordict's keys.  The calls are
+        resolved by name and type; one resolved to nothing counts for every function of its name."""
+        if self._handed_results is None:
+            self._handed_results = set()
+            for site in self.handed_calls:
+                targets = [target.qualname for target in self.resolve_call(site) if target.how != "unresolved"]
+                self._handed_results.update(targets or [f"*.{site.parts[-1]}"])
+        found = self._handed_results
+        if function not in found and f"*.{function.rpartition('.')[2]}" not in found:
+            return False
+        return any(site.value == receiver for site in self._returns_of(function))

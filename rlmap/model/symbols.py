@@ -24,6 +24,7 @@ from rlmap.index.records import (
     PROPERTY,
     RESULT_HANDED,
     VARIABLE,
+    CallSite,
 )
 from rlmap.model.mro import first_in_mro
 
@@ -71,9 +72,9 @@ class SymbolTable:
         self.methods_by_name: dict[str, list[str]] = defaultdict(list)
         self.key_bindings: dict[str, dict[str, list[LocalBinding]]] = defaultdict(dict)
         self.handed: dict[str, set[str]] = defaultdict(set)  # function -> locals a tensordict is made from
-        # function -> its plain dicts -> whether it returns it (as its plain mapping)
-        self.plain_dicts: dict[str, dict[str, bool]] = defaultdict(dict)
-        self.handed_results: set[str] = set()  # the names of the functions whose result a tensordict is made from
+        self.plain_dicts: dict[str, set[str]] = defaultdict(set)  # function -> locals made as plain dicts (PLAIN)
+        # the calls whose result a tensordict is made from (see Resolver.made_into_tensordict)
+        self.handed_calls: list[CallSite] = []
         self._member_memo: dict[str, dict[str, Any]] = defaultdict(dict)
         self._canonical: dict[str, str | None] = {}
         # Answers that depend only on the tables (and on canonical names, memoized once found),
@@ -121,17 +122,27 @@ class SymbolTable:
                 self.stars[record.scope].append(record.target)
             else:
                 self.imports[record.scope].setdefault(record.name, record.target)
+        wanted: set[tuple[str, tuple[str, ...]]] = set()  # (caller, callee) of the calls handed_calls keeps
         for binding in module.locals:
             if binding.how in _KEY_BINDINGS:
                 self.key_bindings[binding.function].setdefault(binding.name, []).append(binding)
             elif binding.how == HANDED:
                 self.handed[binding.function].add(binding.name)
             elif binding.how == PLAIN:
-                self.plain_dicts[binding.function][binding.name] = len(binding.parts) > 1  # (returned)
+                self.plain_dicts[binding.function].add(binding.name)
             elif binding.how == RESULT_HANDED:
-                self.handed_results.add(binding.name)
+                wanted.add((binding.function, binding.parts[1:]))
             else:
                 self.locals[binding.function].setdefault(binding.name, (binding.parts, binding.how))
+        for binding in module.locals:  # ``obs = self._build_obs_dict(s)`` then ``TensorDict({**obs, ...})``
+            if binding.how == HANDED:
+                bound = self.locals.get(binding.function, {}).get(binding.name)
+                if bound is not None and bound[1] == "assignment" and bound[0]:
+                    wanted.add((binding.function, bound[0]))
+        if wanted:
+            self.handed_calls.extend(
+                site for site in module.calls if not site.attribute_read and (site.caller, site.parts) in wanted
+            )
 
     def _add_bases(self) -> None:
         """Resolve every class's bases, in symbol order (a base resolved later is not seen earlier)."""

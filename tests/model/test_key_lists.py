@@ -416,7 +416,9 @@ def test_a_dict_made_in_a_function_holds_keys_only_where_it_may_reach_a_tensordi
     ``__getstate__`` returns.  One that leaves it (stored, handed to a call, returned by a
     function not declared to return a plain mapping) or is rebound keeps its keys, and so does
     one a ``-> dict`` function returns where a tensordict is made from that function's result
-    (``TensorDict(self._obs_as_tensordict(), ...)`` in torchrl's Genesis wrapper)."""
+    (``TensorDict(self._obs_as_tensordict(), ...)`` in torchrl's Genesis wrapper; ``obs =
+    self._build_obs_dict(state)`` then ``TensorDict({**obs, ...})`` in its MuJoCo envs, where
+    MicroDuck's override adds ``command`` and ``task_id`` to ``super()._build_obs_dict(state)``)."""
     source = """
         from dataclasses import asdict, dataclass
         from typing import Any
@@ -473,6 +475,15 @@ def test_a_dict_made_in_a_function_holds_keys_only_where_it_may_reach_a_tensordi
                 unsaid["k_returned"] = 3
                 return unsaid
 
+            def _build_obs(self) -> dict[str, Any]:
+                built: dict[str, Any] = {}
+                built["k_base_obs"] = 1
+                return built
+
+            def start(self):
+                obs = self._build_obs()
+                return TensorDict({**obs, "done": 0}, batch_size=[])
+
             def rebound(self, td, pairs):
                 chosen = {}
                 chosen["k_rebound"] = 1
@@ -484,16 +495,24 @@ def test_a_dict_made_in_a_function_holds_keys_only_where_it_may_reach_a_tensordi
                     looped["k_looped"] = 1
                 looped = {}
                 return chosen, second
+
+
+        class SubEnv(Env):
+            def _build_obs(self) -> dict[str, Any]:
+                observation = super()._build_obs()
+                observation["k_sub_obs"] = 2
+                return observation
     """
     model = model_of(make_package({"kp/__init__.py": "", "kp/env.py": source}), "kp")
     keys = {key[0] for key in model.tensordict_keys() if len(key) == 1}
     assert not {key for key in keys if key.startswith("c_")}, "a plain dict's items became keys"
-    assert {"k_pixels", "k_stored", "k_updated", "k_returned", "k_rebound", "k_unpacked", "k_looped"} <= keys
+    kept = {"k_pixels", "k_stored", "k_updated", "k_returned", "k_rebound", "k_unpacked", "k_looped"}
+    assert kept | {"k_base_obs", "k_sub_obs"} <= keys
 
 
 def test_torchrl_keyword_dicts_and_pickled_state_hold_no_keys(torchrl_model: CodeModel) -> None:
     """On torchrl: a wrapper's keyword dicts and a ``__getstate__``'s state are no key writers;
-    the Genesis wrapper's observation dict, made into the reset's tensordict, still writes ``pixels``.
+    the observation dicts the Genesis and MuJoCo envs make their tensordicts from write theirs.
     (An item's items, ``constructor_kwargs["tokenizer_kwargs"]["padding"]``, are not judged: the
     item may be a tensordict.)"""
     writers = {
@@ -505,9 +524,12 @@ def test_torchrl_keyword_dicts_and_pickled_state_hold_no_keys(torchrl_model: Cod
     for function in (
         "torchrl.modules.llm.policies.vllm_wrapper.vLLMWrapper.get_new_version",
         "torchrl.data.replay_buffers.replay_buffers.base.ReplayBuffer.__getstate__",
-        "torchrl.render.config.RenderConfig.to_dict",
+        "torchrl.modules.llm.policies.transformers_wrapper.TransformersWrapper.get_new_version",
         "torchrl.record.loggers.common._write_video",
     ):
         assert function not in writers, function
     pixels = {access.function for access in torchrl_model.key_accesses(("pixels",)) if access.kind == "write"}
     assert "torchrl.envs.libs.genesis.GenesisWrapper._obs_as_tensordict" in pixels
+    assert "torchrl.envs.custom.mujoco.base.MujocoEnv._build_obs_dict" in pixels
+    commands = {access.function for access in torchrl_model.key_accesses(("command",)) if access.kind == "write"}
+    assert "torchrl.envs.custom.mujoco.microduck.MicroDuckEnv._build_obs_dict" in commands
