@@ -586,6 +586,18 @@ _LISTED = 20
 _ALSO = 4
 
 
+def _unique_suffix(qualname: str, namesakes: Sequence[str]) -> str:
+    """The shortest suffix of ``qualname``, of two names or more, that no other of ``namesakes``
+    (the symbols of its last name) ends with: ``A2CLoss._AcceptedKeys.action`` where 22 classes
+    have an ``_AcceptedKeys.action``."""
+    parts = qualname.split(".")
+    for size in range(2, len(parts)):
+        suffix = ".".join(parts[-size:])
+        if not any(other != qualname and (other == suffix or other.endswith("." + suffix)) for other in namesakes):
+            return suffix
+    return qualname
+
+
 def _short(qualname: str) -> str:
     """The shortest suffix that names a member by its class: ``EnvBase.step``."""
     return ".".join(qualname.split(".")[-2:])
@@ -815,7 +827,7 @@ def _format_key(result: dict[str, Any], width: int = 0, link: Link | None = None
     if also:
         named = ", ".join(also) if len(also) <= _ALSO else f"{', '.join(also[:_ALSO])} and {len(also) - _ALSO} more"
         text = f"also the name of {len(also)} symbol{'s' if len(also) > 1 else ''}: {named}"
-        text += f"; to show one, pass a longer suffix or its full name (rlmap show '{_short(also[0])}')"
+        text += f"; to show one, pass a longer suffix or its full name (rlmap show '{_unique_suffix(also[0], also)}')"
         wrapper = textwrap.TextWrapper(width or 100, "  ", "    ", break_long_words=False)  # (a name is never cut)
         lines.extend(wrapper.wrap(text))
     for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):

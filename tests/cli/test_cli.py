@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -639,6 +640,20 @@ def test_show_lists_a_long_ambiguity_in_part_and_a_keys_other_names_wrapped(
     assert head[1].startswith("  also the name of 37 symbols: ")
     assert all(len(line) <= 100 for line in head)
     assert "and 33 more; to show one, pass a longer suffix or its" in " ".join(head)
+
+
+def test_a_keys_namesake_example_is_a_name_show_answers(run: Run, torchrl_cache: Path) -> None:
+    """``show action`` offered ``rlmap show '_AcceptedKeys.action'`` as the way to one of the 22
+    symbols the key is also the name of: that name is ambiguous too.  The example given is a
+    suffix that names one symbol, and ``show`` answers it."""
+    code, out, _ = run("show", "action", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    head = " ".join(out.split("\n\n")[0].split())
+    example = re.search(r"\(rlmap show '([^']+)'\)", head)
+    assert example is not None, head
+    code, out, _ = run("show", example.group(1), "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0, out
+    assert out.splitlines()[0].split()[0].endswith("." + example.group(1))
 
 
 def test_a_name_of_a_thousand_parts_is_not_found_not_a_crash(run: Run) -> None:
