@@ -351,9 +351,10 @@ _UNITS = {
 
 class _PlainProgress:
     """Progress for a log (not a terminal): one line when a phase starts, every quarter of a
-    counted phase, and when it ends, each with the seconds since the command started; nothing
-    in the first second (a warm run says nothing).  A phase that started in the first second and
-    still runs at its end is said then (a timer: rendering reports nothing until it is done)."""
+    counted phase, and when it ends, each at the seconds since the command started (``at 6.7
+    s``), the last also with the phase's own (``3.5 s, at 12.8 s``); nothing in the first
+    second (a warm run says nothing).  A phase that started in the first second and still runs
+    at its end is said then (a timer: rendering reports nothing until it is done)."""
 
     def __init__(self) -> None:
         import threading
@@ -363,6 +364,7 @@ class _PlainProgress:
         self._start = self._clock()
         self._phase = ""
         self._quarter = -1
+        self._begun = ("", 0.0)  # the phase last reported, and when it was first (said or not)
         self._lock = threading.Lock()
         self._waiting: tuple[str, int, int] | None = None  # reported in the first second
         self._timer = threading.Timer(1.0, self._late)
@@ -371,6 +373,8 @@ class _PlainProgress:
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         with self._lock:
+            if phase != self._begun[0]:
+                self._begun = (phase, self._clock())
             if self._clock() - self._start < 1.0:
                 self._waiting = (phase, done, total)
                 return
@@ -394,7 +398,9 @@ class _PlainProgress:
             return
         self._phase, self._quarter = phase, quarter
         count = f" {done}/{total} {_UNITS.get(phase.partition(' ')[0], '')}".rstrip() if total else ""
-        say_progress(f"{phase}{count} ({self._clock() - self._start:.1f} s)")
+        now = self._clock()
+        took = f"{now - self._begun[1]:.1f} s, " if total and done >= total and phase == self._begun[0] else ""
+        say_progress(f"{phase}{count} ({took}at {now - self._start:.1f} s)")
 
 
 def say_progress(message: str) -> None:

@@ -1053,15 +1053,17 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
     finally:
         common.say_progress = original
         report.close()
+    # each line at the seconds since the start; a phase's last line also with its own: the
+    # index began at 0 s, unsaid (the first second), the resolve at 5 s
     assert lines == [
-        "index 0/40 files (2.0 s)",
-        "index 10/40 files (2.0 s)",
-        "index 20/40 files (2.0 s)",
-        "index 30/40 files (2.0 s)",
-        "index 40/40 files (2.0 s)",
-        "resolve (5.0 s)",
-        "resolve 40/40 modules (9.0 s)",
-        "render (9.0 s)",
+        "index 0/40 files (at 2.0 s)",
+        "index 10/40 files (at 2.0 s)",
+        "index 20/40 files (at 2.0 s)",
+        "index 30/40 files (at 2.0 s)",
+        "index 40/40 files (2.0 s, at 2.0 s)",
+        "resolve (at 5.0 s)",
+        "resolve 40/40 modules (4.0 s, at 9.0 s)",
+        "render (at 9.0 s)",
     ]
 
 
@@ -1491,8 +1493,8 @@ def test_plain_progress_says_a_phase_started_in_the_first_second_once_it_ends() 
         report.close()
         common.say_progress = original
     assert len(lines) == 2
-    assert re.fullmatch(r"render \(1\.\d s\)", lines[0])
-    assert re.fullmatch(r"render 16/16 pages \(1\.\d s\)", lines[1])
+    assert re.fullmatch(r"render \(at 1\.\d s\)", lines[0])
+    assert re.fullmatch(r"render 16/16 pages \(1\.\d s, at 1\.\d s\)", lines[1])
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="/proc: a directory where nothing can be made")
