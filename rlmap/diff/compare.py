@@ -1,5 +1,6 @@
 """What changed between two snapshots of a package: symbols renamed, moved or removed; attributes
-renamed; calls and guards added or removed in the functions both versions have.
+renamed; calls and guards added or removed in the functions both versions have (a call or guard
+that only names a renamed attribute of its class by its new name is not one of them).
 
 A vanished symbol is *moved* when a new one has its name (and kind) elsewhere, *renamed* when a new
 one of its kind in the same place (or where its module went) has its body or, for a class, most of
@@ -9,6 +10,8 @@ class, a new attribute is written by exactly the methods that wrote the old one.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlmap.diff.snapshot import Snapshot, SymbolFacts
@@ -70,17 +73,25 @@ def compare(old: Snapshot, new: Snapshot, scope: tuple[str, ...] = (), flows: tu
         matched[qualname] = target
         fresh.discard(target)
     changes.extend(Change("added", "", q) for q in sorted(fresh) if q.rpartition(".")[0] not in fresh)
+    renamed: dict[str, dict[str, str]] = {}  # a class (new name) -> its attributes renamed, old -> new
     for old_name, new_name in sorted(matched.items()):
         before, after = old.symbols[old_name], new.symbols[new_name]
         if before.kind == "class":
-            changes.extend(_attribute_renames(before, after))
-        elif before.kind == "function" and _compared(old_name, new_name, scope, flows):
-            if before.calls != after.calls:
-                added, removed = sorted(after.calls - before.calls), sorted(before.calls - after.calls)
-                changes.append(Change("calls", new_name, new_name, tuple(added), tuple(removed)))
-            if before.guards != after.guards:
-                added, removed = sorted(after.guards - before.guards), sorted(before.guards - after.guards)
-                changes.append(Change("guards", new_name, new_name, tuple(added), tuple(removed)))
+            found = _attribute_renames(before, after)
+            changes.extend(found)
+            renamed[new_name] = {c.old.rpartition(".")[2]: c.new.rpartition(".")[2] for c in found}
+    for old_name, new_name in sorted(matched.items()):
+        before, after = old.symbols[old_name], new.symbols[new_name]
+        if before.kind == "function" and _compared(old_name, new_name, scope, flows):
+            # a call or guard that differs only by an attribute of its class renamed is not listed
+            # again: the rename says it (``self._shuttle.get`` -> ``self._carrier.get``)
+            rename = _renaming(renamed.get(new_name.rpartition(".")[0], {}))
+            for what, was, now in (("calls", before.calls, after.calls), ("guards", before.guards, after.guards)):
+                renamed_was = {text: rename(text) for text in was}  # (a removed one is shown as it was)
+                added = sorted(now - set(renamed_was.values()))
+                removed = sorted(text for text, same in renamed_was.items() if same not in now)
+                if added or removed:
+                    changes.append(Change(what, new_name, new_name, tuple(added), tuple(removed)))
     order = {"renamed": 0, "moved": 1, "removed": 2, "attribute renamed": 3, "added": 4, "calls": 5, "guards": 6}
     changes.sort(key=lambda c: (order[c.what], c.old or c.new, c.new))
     functions = [q for snapshot in (old, new) for q, facts in snapshot.symbols.items() if facts.kind == "function"]
@@ -134,6 +145,14 @@ def _attribute_renames(before: SymbolFacts, after: SymbolFacts) -> list[Change]:
         if len(same) == 1:
             changes.append(Change("attribute renamed", f"{before.qualname}.{name}", f"{after.qualname}.{same[0]}"))
     return changes
+
+
+def _renaming(attributes: dict[str, str]) -> Callable[[str], str]:
+    """A call's or guard's text with ``self.<old>`` written ``self.<new>``, for each attribute renamed."""
+    if not attributes:
+        return lambda text: text
+    pattern = re.compile(r"\bself\.(" + "|".join(re.escape(name) for name in sorted(attributes)) + r")\b")
+    return lambda text: pattern.sub(lambda match: f"self.{attributes[match.group(1)]}", text)
 
 
 def render_text(diff: PackageDiff) -> str:

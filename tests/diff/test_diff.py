@@ -22,6 +22,7 @@ V1 = {
             def rollout(self, env):
                 if self._shuttle is None:
                     self.reset(env)
+                self._shuttle.update(seen=True)
                 return env.step(self._shuttle)
 
             def _legacy(self):
@@ -50,6 +51,7 @@ V2 = {
                 if self._carrier is None or env.done:
                     self.reset(env)
                 self._sync(env)
+                self._carrier.update(seen=True)
                 return env.step(self._carrier)
 
             def _sync(self, env):
@@ -89,6 +91,7 @@ def check(payload: dict[str, object]) -> None:
     assert isinstance(changes, list)
     assert [(c["what"], c["old"], c["new"]) for c in changes if c["what"] not in ("calls", "guards")] == EXPECTED
     rollout = {c["what"]: (c["added"], c["removed"]) for c in changes if c["old"] == "pk.collect.Collector.rollout"}
+    # ``self._shuttle.update`` -> ``self._carrier.update`` is the attribute's rename, said once above
     assert rollout["calls"] == (["self._sync"], [])
     assert rollout["guards"] == (["self._carrier is None or env.done"], ["self._shuttle is None"])
 
