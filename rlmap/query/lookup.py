@@ -372,6 +372,8 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
             if member is not None
         ]
         result["constructed_by"] = [_caller(model, edge) for edge in model.callers(prefix + "__init__")]
+    if symbol.kind == MODULE:
+        _describe_module(model, qualname, result)
     if symbol.value:
         result["value"] = symbol.value
     if symbol.kind not in (MODULE, CLASS):
@@ -402,6 +404,34 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
             for access in sorted(accesses, key=lambda a: (a.kind != "write", a.line, a.function))
         ]
     return result
+
+
+def _describe_module(model: CodeModel, qualname: str, result: dict[str, Any]) -> None:
+    """What a module holds: the classes, functions and variables it defines (``members``, by
+    line), the modules under it (``submodules``), and the package's symbols it binds by import
+    (``imports``: an ``__init__``'s public names, ``EnvBase`` from ``torchrl.envs.common``)."""
+    prefix = qualname + "."
+    children = [
+        found
+        for found in (model.symbol(name) for name in model.qualnames() if name.startswith(prefix))
+        if found is not None and "." not in found.qualname[len(prefix) :]
+    ]
+    result["members"] = [
+        {
+            "name": member.qualname[len(prefix) :],
+            "kind": member.kind,
+            "line": member.line,
+            "documented": member.has_docstring,
+        }
+        for member in sorted(children, key=lambda member: (member.line, member.qualname))
+        if member.kind != MODULE
+    ]
+    result["submodules"] = sorted(member.qualname for member in children if member.kind == MODULE)
+    result["imports"] = [
+        {"name": name, "target": target, "kind": model.node_kind(target)}
+        for owner, name, target in sorted(model.exports(), key=lambda row: (row[1], row[2]))
+        if owner == qualname
+    ]
 
 
 def _caller(model: CodeModel, edge: Any) -> dict[str, Any]:
@@ -512,7 +542,8 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
         return _format_key(result, width, link)
     report = _Report(result, link or _plain_link, width)
     lines = report.header()
-    for section in (report.accesses, report.members, report.constructed_by, report.callers, report.callees):
+    sections = (report.accesses, report.members, report.submodules, report.imports)
+    for section in (*sections, report.constructed_by, report.callers, report.callees):
         body = section()
         if body:
             lines.extend(["", *body])
@@ -777,11 +808,27 @@ class _Report:
                 f"line {member['line']}",
                 member["name"],
                 f"[{member['kind']}]",
-                "" if member["documented"] or member["kind"] == ATTRIBUTE else "(no docstring)",
+                "" if member["documented"] or member["kind"] in (ATTRIBUTE, VARIABLE) else "(no docstring)",
             )
             for member in members
         ]
         return [f"members ({len(members)}):", *_table(rows, width=self.width)]
+
+    def submodules(self) -> list[str]:
+        names = self.result.get("submodules")
+        if not names:
+            return []
+        wrapper = textwrap.TextWrapper(self.width or 100, "  ", "  ", break_long_words=False)
+        prefix = f"{self.result['qualname']}."
+        return [f"submodules ({len(names)}):", *wrapper.wrap(", ".join(name.removeprefix(prefix) for name in names))]
+
+    def imports(self) -> list[str]:
+        """The package's symbols the module binds by import, each with where it is defined."""
+        found = self.result.get("imports")
+        if not found:
+            return []
+        rows = [(row["name"], f"-> {row['target']}", f"[{row['kind']}]") for row in found]
+        return [f"imports from the package ({len(found)}):", *_table(rows, width=self.width)]
 
     def constructed_by(self) -> list[str]:
         edges = self.result.get("constructed_by")

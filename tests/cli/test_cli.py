@@ -605,6 +605,40 @@ def test_main_in_a_longer_process_keeps_nothing_to_its_end(run: Run) -> None:
 
 
 @pytest.mark.torchrl
+def test_show_a_module_lists_what_it_defines_holds_and_imports(run: Run, torchrl_cache: Path) -> None:
+    """``show torchrl.envs`` printed its file and "docstring none", nothing else: a module's report
+    lists what it defines by line, the modules under it and the package's names it imports, each
+    with where it is defined (checked against the ``__init__``'s own imports, read with ``ast``)."""
+    import ast
+
+    import torchrl
+
+    code, out, _ = run("show", "torchrl.envs", "--json", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    result = json.loads(out)
+    init = Path(torchrl.__file__).parent / "envs" / "__init__.py"
+    imported = {
+        alias.asname or alias.name
+        for node in ast.parse(init.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+        for alias in node.names
+    }
+    names = {row["name"]: row for row in result["imports"]}
+    assert len(names) > 100
+    assert set(names) <= imported
+    assert names["EnvBase"]["target"] == "torchrl.envs.common.EnvBase"
+    assert names["EnvBase"]["kind"] == "class"
+    assert {"torchrl.envs.common", "torchrl.envs.transforms", "torchrl.envs.libs"} <= set(result["submodules"])
+    code, out, _ = run("show", "torchrl.envs.common", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    members = out.split("members (", 1)[1].split("\n\n", 1)[0]
+    common = ast.parse((init.parent / "common.py").read_text(encoding="utf-8"))
+    line = next(node.lineno for node in common.body if isinstance(node, ast.ClassDef) and node.name == "EnvBase")
+    assert re.search(rf"line {line} +EnvBase +\[class\]", members), members
+    assert "__all__" not in members or "(no docstring)" not in members.split("__all__", 1)[1].split("\n", 1)[0]
+
+
+@pytest.mark.torchrl
 def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> None:
     code, out, _ = run("show", "Collector.rollout", "--cache-dir", str(torchrl_cache), "-q")
     assert code == 0
