@@ -169,6 +169,25 @@ def statements(source: list[str], node: ast.AST) -> list[Statement]:
     return found
 
 
+def _followed_by(node: ast.AST, line: int, wanted: str, source: list[str]) -> bool:
+    """Whether the statement at ``line`` under ``node`` is followed, in the block that holds it,
+    by a statement holding ``wanted`` (itself or one nested in it): in one pass through that
+    block, the statement at ``line`` runs first."""
+    for holder in ast.walk(node):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if not isinstance(block, list):
+                continue
+            for place, stmt in enumerate(block):
+                if isinstance(stmt, ast.stmt) and stmt.lineno == line:
+                    return any(
+                        isinstance(inner, ast.stmt) and wanted in _fold(_header(inner, source))
+                        for later in block[place + 1 :]
+                        for inner in ast.walk(later)
+                    )
+    return False
+
+
 def message_text(node: ast.expr | None) -> str:
     """The literal words of a message expression: string constants, f-string parts, ``+`` and ``%``."""
     if node is None:
@@ -273,6 +292,13 @@ class ClaimChecker:
                 conditions = "; ".join(" / ".join(s.guards) or "(none)" for s in matches)
                 raise self._fail(claim, f"{spec.code!r} in {function} is not under {spec.under!r} ({conditions})")
             matches = guarded
+        if spec.before:
+            later = _fold(spec.before)
+            ordered = [s for s in matches if _followed_by(parsed[1], s.line, later, parsed[0])]
+            if not ordered:
+                lines = ", ".join(str(s.line) for s in matches)
+                raise self._fail(claim, f"no statement with {spec.before!r} follows line {lines} in its block")
+            matches = ordered
         best = min(matches, key=lambda s: (s.end - s.line, s.line))
         return self._held(claim, function, best.line, best.text, best.guards)
 

@@ -68,6 +68,8 @@ class CodeClaim(_Claim, tag="code"):
     in_: _Name = msgspec.field(name="in")
     code: _Snippet
     under: _Snippet | None = None
+    # a statement holding this follows the claimed one in its block: it runs after it
+    before: _Snippet | None = None
 
 
 class CallsClaim(_Claim, tag="calls"):

@@ -442,6 +442,36 @@ def test_a_code_line_after_an_early_exit_is_under_its_negation(
         check(body.format("g"))
 
 
+def test_a_code_claims_before_is_a_later_statement_of_the_same_block(
+    make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """``before``: a statement holding it follows the claimed one in its block, itself or inside a
+    later statement (``td = self._postproc(td)`` then ``if hook: hook(td)``: AsyncBatchedCollector's
+    iterator), so it runs after it; one before it, or in another branch, does not count."""
+    source = (
+        "def f(td, post, hook):\n"
+        "    for _ in range(2):\n"
+        "        if post is not None:\n"
+        "            td = post(td)\n"
+        "        if hook is not None:\n"
+        "            hook(td)\n"
+        "    return td\n\n"
+        "def g(td, post, hook):\n"
+        "    if hook is not None:\n"
+        "        hook(td)\n"
+        "    if post is not None:\n"
+        "        td = post(td)\n"
+        "    else:\n"
+        "        hook(td)\n"
+        "    return td\n"
+    )
+    check = _one_claim_checker(make_package, tmp_path, source)
+    body = 'kind = "code"\nin = "pkg.m.{}"\ncode = "if post is not None:"\nbefore = "hook(td)"\n'
+    assert check(body.format("f")).anchor.line == 3
+    with pytest.raises(ConfigError, match="no statement with 'hook\\(td\\)' follows line 12"):
+        check(body.format("g"))
+
+
 def test_a_statement_written_over_several_lines_matches_its_code_written_on_one(
     make_package: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
 ) -> None:
