@@ -124,6 +124,7 @@ class DefinitionVisitor(Walker):
             if annotation:
                 self.locals.append(LocalBinding(qualname, name, (annotation,), "annotation"))
         for param in all_params(params):
+            self.bind_local(param.name.value, False, qualname)  # (a caller's object, whatever the body binds)
             default = string_value(param.default) if param.default is not None else None
             if default is not None:
                 self.locals.append(LocalBinding(qualname, param.name.value, (default,), "literal"))

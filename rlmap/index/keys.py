@@ -62,6 +62,14 @@ def dict_given(node: cst.BaseExpression) -> cst.Dict | None:
     return given if isinstance(given, cst.Dict) else None
 
 
+def _builds_from_keywords(func: cst.BaseExpression) -> bool:
+    """Whether a call's ``**d`` may become the fields or keys of what it makes: a class, by its
+    CapWords name (``Composite``, ``History``), or ``cls``; not a function (``f(**kwargs)``) nor
+    ``type(self)(**kwargs)``, which rebuilds an object from its constructor's arguments."""
+    parts = dotted_parts(func)
+    return bool(parts) and (parts[-1] == "cls" or parts[-1][:1].isupper())
+
+
 def _raw_key(key: tuple[str, ...]) -> str:
     """What a key's line holds for sure: its last string (``traj_ids`` of the tuple key)."""
     return key[-1]
@@ -193,7 +201,9 @@ class KeyVisitor(Walker):
             self.constructor_keys(node, dotted_parts(func)[-1], start, end)
             self.record_handed(source_given(node), dotted_parts(func)[-1])
         for arg in node.args:
-            if arg.star != "**":  # (``f(**kwargs)`` reads the dict's items as arguments)
+            # ``f(**kwargs)`` reads the dict's items as arguments; a class may keep them as its
+            # fields or keys (``Composite(**specs)``, a tensorclass's ``cls(**fields)``)
+            if arg.star != "**" or _builds_from_keywords(func):
                 self.let_escape(arg.value)
 
     def record_handed(self, given: cst.BaseExpression | None, how: str) -> None:

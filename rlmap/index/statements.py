@@ -85,6 +85,8 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
 
     def visit_except(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
         _, _, (kind,) = self.position(node, L.EXCEPT)
+        if node.name is not None and type(node.name.name) is cst.Name:
+            self.bind_local(node.name.name.value, False)  # type: ignore[attr-defined]
         if node.type is not None:
             self.walk(node.type)
         guard = f"except {kind}" if kind else "except"
@@ -124,8 +126,32 @@ class StatementVisitor(DefinitionVisitor, AccessVisitor):
         self.returns.append(ReturnSite(self.function_scope(), line, value, tuple(self.guards)))
         if node.value is not None:
             self.walk(node.value)
-            if not self.scope.plain_result:  # (a plain mapping returned: see let_escape)
-                self.let_escape(node.value)
+            if not self.scope.plain_result or type(node.value) is not cst.Name:
+                self.let_escape(node.value)  # (``return d`` of a plain mapping: see let_escape)
+
+    def visit_yield(self, node: cst.Yield) -> None:
+        """``yield d``: what it yields leaves the function (:meth:`let_escape`)."""
+        if type(node.value) is not cst.From:
+            self.let_escape(node.value)  # type: ignore[arg-type]
+        self.walk_children(node)
+
+    def visit_named_expr(self, node: cst.NamedExpr) -> None:
+        """``(d := ...)``: ``d`` rebound to what the model does not follow."""
+        if type(node.target) is cst.Name:
+            self.bind_local(node.target.value, False)  # type: ignore[attr-defined]
+        self.let_escape(node.value)
+        self.walk_children(node)
+
+    def visit_with_item(self, node: cst.WithItem) -> None:
+        """``with ... as d``: ``d`` rebound to what the model does not follow."""
+        if node.asname is not None and type(node.asname.name) is cst.Name:
+            self.bind_local(node.asname.name.value, False)  # type: ignore[attr-defined]
+        self.walk_children(node)
+
+    def visit_global(self, node: cst.Global | cst.Nonlocal) -> None:
+        """``global d``: a name bound outside the function, whatever it is bound to there."""
+        for item in node.names:
+            self.bind_local(item.name.value, False)
 
     def visit_del(self, node: cst.Del) -> None:
         self.walk_target(node.target, DELETE, None, "")

@@ -121,33 +121,46 @@ class Walker:
                     return number
         return start
 
-    def bind_local(self, name: str, plain: bool) -> None:
-        """A local of the current function bound: to a plain dict made there (``plain``:
-        ``{}``, a dict comprehension, ``dict(...)``, ``asdict(x)``, ``vars(x)``,
-        ``x.__dict__.copy()``) or to anything else.  Only under a key vocabulary."""
+    def bind_local(self, name: str, plain: bool, function: str = "") -> None:
+        """A local of ``function`` (default: the current one) bound: to a plain dict made there
+        (``plain``: ``{}``, a dict comprehension, ``dict(...)``, ``asdict(x)``, ``vars(x)``,
+        ``x.__dict__.copy()``) or to anything else (a parameter, a loop's or ``with``'s target, a
+        walrus).  Only under a key vocabulary."""
         if self.vocabulary is None:
             return
-        table = self.dict_locals.setdefault(self.function_scope(), {})
+        table = self.dict_locals.setdefault(function or self.function_scope(), {})
         table[name] = table.get(name, True) and plain
 
     def let_escape(self, node: cst.BaseExpression | None) -> None:
-        """The locals ``node`` names (itself, or the elements and values of a tuple, list or dict
-        display) leave the function or enter another object: stored into an attribute or an
-        item, handed to a call, returned.  A plain dict that does so may become a tensordict's
-        contents (``source[group] = agent_dict``, ``obs.update(reward_and_done)``): its items
-        stay keys.  (Returned by a function whose result is a plain mapping, ``-> dict`` or
-        ``__getstate__``, it is not said to leave: the model tells whether a tensordict is made
-        from that result.)"""
-        table = self.dict_locals.get(self.function_scope()) if self.vocabulary is not None else None
-        if not table or node is None:
+        """The locals ``node`` names leave the function or enter another object: stored into an
+        attribute or an item, handed to a call, returned or yielded, copied (``d.copy()``), or
+        named inside a tuple, list or dict display, a conditional or a boolean expression that
+        does so.  A plain dict that does so may become a tensordict's contents (``source[group] =
+        agent_dict``, ``obs.update(reward_and_done)``): its items stay keys.  A name an inner
+        function uses leaves the function that binds it too.  (Returned by a function whose
+        result is a plain mapping, ``-> dict`` or ``__getstate__``, a dict is not said to leave:
+        the model tells whether a tensordict is made from that result.)"""
+        if node is None or self.vocabulary is None:
             return
         kind = type(node)
         if kind is cst.Name:
-            if node.value in table:  # type: ignore[attr-defined]
-                table[node.value] = False  # type: ignore[attr-defined]
-        elif kind is cst.Tuple or kind is cst.List or kind is cst.Dict:
+            name: str = node.value  # type: ignore[attr-defined]
+            for scope in reversed(self.scopes):  # (the function's own, then those it is nested in)
+                table = self.dict_locals.get(scope.qualname) if scope.kind == FUNCTION else None
+                if table is not None and name in table:
+                    table[name] = False
+                    return
+        elif kind is cst.Tuple or kind is cst.List or kind is cst.Dict or kind is cst.Set:
             for element in node.elements:  # type: ignore[attr-defined]
                 self.let_escape(element.value)
+        elif kind is cst.IfExp:
+            self.let_escape(node.body)  # type: ignore[attr-defined]
+            self.let_escape(node.orelse)  # type: ignore[attr-defined]
+        elif kind is cst.BooleanOperation:
+            self.let_escape(node.left)  # type: ignore[attr-defined]
+            self.let_escape(node.right)  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "copy":  # type: ignore[attr-defined]
+            self.let_escape(node.func.value)  # type: ignore[attr-defined]
 
     def plain_dicts(self) -> list[LocalBinding]:
         """The locals every binding of which, in their function, makes a plain dict, and that

@@ -66,13 +66,15 @@ class Resolver(CallResolution, KeyConstants):
         result somewhere (``TensorDict(self._obs_as_tensordict(), ...)``, or ``obs =
         self._build_obs_dict(state)`` then ``TensorDict({**obs, ...})``): the dict it returns,
         declared plain (``-> dict[str, Tensor]``), holds the tensordict's keys.  The calls are
-        resolved by name and type; one resolved to nothing counts for every function of its name."""
+        resolved by name and type (one resolved to nothing, ``inner_collector.state_dict()``, names
+        no function: by its name alone it would name every ``state_dict`` of the package)."""
         if self._handed_results is None:
-            self._handed_results = set()
-            for site in self.handed_calls:
-                targets = [target.qualname for target in self.resolve_call(site) if target.how != "unresolved"]
-                self._handed_results.update(targets or [f"*.{site.parts[-1]}"])
-        found = self._handed_results
-        if function not in found and f"*.{function.rpartition('.')[2]}" not in found:
+            self._handed_results = {
+                target.qualname
+                for site in self.handed_calls
+                for target in self.resolve_call(site)
+                if target.how != "unresolved"
+            }
+        if function not in self._handed_results:
             return False
         return any(site.value == receiver for site in self._returns_of(function))
