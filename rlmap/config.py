@@ -104,11 +104,12 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
     passed_over: list[str] = []
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file() and not _trusted(candidate):
-            if _configures_rlmap(candidate):
-                passed_over.append(str(candidate))
-            continue
-        data = read_toml(candidate, candidate.name) if candidate.is_file() else {}
+        data: dict[str, Any] = {}
+        if candidate.is_file():
+            if _trusted(candidate):
+                data = read_toml(candidate, candidate.name)
+            elif _configures_rlmap(candidate):
+                passed_over.append(str(candidate))  # (and the search stops at its checkout's root below)
         tool = data.get("tool")
         if isinstance(tool, dict) and "rlmap" in tool:  # read once, here (an unreadable file is an error)
             found = _from_file(candidate, required=False, display=os.path.relpath(candidate, start), data=data)

@@ -593,18 +593,22 @@ def load_model_of(
     return loaded
 
 
-def settings_of(config: Path | None, source: Path | None, package: str | None, profile: Path | None = None) -> Any:
-    """``[tool.rlmap]`` (or ``--config``) with the command line's values on top."""
-    return read_config(config).override(source=source, package=package, profile=profile)
+def settings_of(
+    config: Path | None, source: Path | None, package: str | None, profile: Path | None = None, quiet: bool = False
+) -> Any:
+    """``[tool.rlmap]`` (or ``--config``) with the command line's values on top (``quiet``: see
+    :func:`read_config`)."""
+    return read_config(config, quiet).override(source=source, package=package, profile=profile)
 
 
-def read_config(config: Path | None) -> Any:
+def read_config(config: Path | None, quiet: bool = False) -> Any:
     """:func:`rlmap.config.load_config`, saying which ``pyproject.toml`` it passed over (another
-    user's file, never read as configuration) and how to use it anyway."""
+    user's file, never read as configuration) and how to use it anyway; ``quiet``: not said (a
+    shell's completion, whose stderr is the user's prompt)."""
     from rlmap.config import load_config
 
     found = load_config(config)
-    for path in found.passed_over:
+    for path in () if quiet else found.passed_over:
         say_note(f"{path}: owned by another user, its [tool.rlmap] table is not read; pass --config {path} to use it")
     return found
 

@@ -30,7 +30,7 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
         return Path(value) if value is not None else None
 
     try:
-        settings = common.settings_of(path("config"), path("source"), params.get("package"))
+        settings = common.settings_of(path("config"), path("source"), params.get("package"), quiet=True)
         tree = locate_source(
             settings.source, package=settings.package, repo_url=settings.repo_url, packages=settings.packages
         )

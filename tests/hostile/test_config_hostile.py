@@ -366,10 +366,31 @@ def test_a_run_says_which_pyproject_it_passed_over(
     err = capsys.readouterr().err
     assert f"rlmap: note: {planted}: owned by another user" in err
     assert f"pass --config {planted} to use it" in err
+    read_config(None, quiet=True)  # (a shell's completion: its stderr is the prompt)
+    assert capsys.readouterr().err == ""
     for text in ('[tool.other]\nout = "x"\n', "[tool.rlmap\n"):
         planted.write_text(text, encoding="utf-8")
         read_config(None)
         assert capsys.readouterr().err == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="gives a file to another user")
+def test_a_passed_over_pyproject_at_a_checkouts_root_still_ends_the_search(tmp_path: Path) -> None:
+    """Another user's ``pyproject.toml`` at the root of the checkout was passed over before the
+    root was seen: the search went on above the repository and read a ``[tool.rlmap]`` there."""
+    from rlmap.config import load_config
+
+    above = tmp_path / "pyproject.toml"
+    above.write_text('[tool.rlmap]\nout = "ABOVE_REPO"\n', encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    planted = repo / "pyproject.toml"
+    planted.write_text('[tool.rlmap]\nout = "elsewhere"\n', encoding="utf-8")
+    os.chown(planted, 65534, 65534)
+    found = load_config(cwd=repo / "sub")
+    assert found.out == Path("generated_docs")  # rlmap's default: nothing above the checkout is read
+    assert found.passed_over == (str(planted),)
 
 
 @pytest.mark.parametrize(
