@@ -366,7 +366,8 @@ class _PlainProgress:
         self._quarter = -1
         self._begun = ("", 0.0)  # the phase last reported, and when it was first (said or not)
         self._lock = threading.Lock()
-        self._waiting: tuple[str, int, int] | None = None  # reported in the first second
+        # reported in the first second, and when (said as of then, if the timer says it later)
+        self._waiting: tuple[str, int, int, float] | None = None
         self._timer = threading.Timer(1.0, self._late)
         self._timer.daemon = True
         self._timer.start()
@@ -375,11 +376,12 @@ class _PlainProgress:
         with self._lock:
             if phase != self._begun[0]:
                 self._begun = (phase, self._clock())
-            if self._clock() - self._start < 1.0:
-                self._waiting = (phase, done, total)
+            now = self._clock()
+            if now - self._start < 1.0:
+                self._waiting = (phase, done, total, now)
                 return
             self._waiting = None
-            self._say(phase, done, total)
+            self._say(phase, done, total, now)
 
     def _late(self) -> None:
         with self._lock:
@@ -392,13 +394,12 @@ class _PlainProgress:
         with self._lock:
             self._waiting = None
 
-    def _say(self, phase: str, done: int, total: int) -> None:
+    def _say(self, phase: str, done: int, total: int, now: float) -> None:
         quarter = 4 * done // total if total else 0
         if (phase, quarter) == (self._phase, self._quarter):
             return
         self._phase, self._quarter = phase, quarter
         count = f" {done}/{total} {_UNITS.get(phase.partition(' ')[0], '')}".rstrip() if total else ""
-        now = self._clock()
         took = f"{now - self._begun[1]:.1f} s, " if total and done >= total and phase == self._begun[0] else ""
         say_progress(f"{phase}{count} ({took}at {now - self._start:.1f} s)")
 

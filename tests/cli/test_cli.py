@@ -1527,8 +1527,34 @@ def test_plain_progress_says_a_phase_started_in_the_first_second_once_it_ends() 
         report.close()
         common.say_progress = original
     assert len(lines) == 2
-    assert re.fullmatch(r"render \(at 1\.\d s\)", lines[0])
+    assert re.fullmatch(r"render \(at 0\.\d s\)", lines[0])  # said late, as of when it began
     assert re.fullmatch(r"render 16/16 pages \(1\.\d s, at 1\.\d s\)", lines[1])
+
+
+def test_plain_progress_of_a_phase_that_ended_in_the_first_second_says_when_it_did() -> None:
+    """A phase reported at its end in the first second is said by the timer, at 1 s: it was said
+    to end then, and to have taken until then (``index 40/40 files (0.8 s, at 1.0 s)`` for one
+    that took 0.5 s and ended at 0.7 s)."""
+    from rlmap.cli import common
+
+    lines: list[str] = []
+    now = [0.2]
+    report = common._PlainProgress()
+    report._timer.cancel()  # (its moment is played below)
+    report._clock = lambda: now[0]
+    report._start = 0.0
+    original = common.say_progress
+    common.say_progress = lines.append  # type: ignore[assignment]
+    try:
+        report("index", 0, 40)
+        now[0] = 0.7
+        report("index", 40, 40)
+        now[0] = 1.0
+        report._late()
+    finally:
+        common.say_progress = original
+        report.close()
+    assert lines == ["index 40/40 files (0.5 s, at 0.7 s)"]
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="/proc: a directory where nothing can be made")
