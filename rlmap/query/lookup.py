@@ -408,8 +408,8 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
 
 def _describe_module(model: CodeModel, qualname: str, result: dict[str, Any]) -> None:
     """What a module holds: the classes, functions and variables it defines (``members``, by
-    line), the modules under it (``submodules``), and the package's symbols it binds by import
-    (``imports``: an ``__init__``'s public names, ``EnvBase`` from ``torchrl.envs.common``)."""
+    line), the modules under it (``submodules``), and the symbols of its own package it binds by
+    import (``imports``: an ``__init__``'s public names, ``EnvBase`` from ``torchrl.envs.common``)."""
     prefix = qualname + "."
     children = [
         found
@@ -427,10 +427,11 @@ def _describe_module(model: CodeModel, qualname: str, result: dict[str, Any]) ->
         if member.kind != MODULE
     ]
     result["submodules"] = sorted(member.qualname for member in children if member.kind == MODULE)
+    package = qualname.split(".", 1)[0] + "."  # (not a companion's: tensordict's set_lazy_legacy in torchrl)
     result["imports"] = [
         {"name": name, "target": target, "kind": model.node_kind(target)}
         for owner, name, target in sorted(model.exports(), key=lambda row: (row[1], row[2]))
-        if owner == qualname
+        if owner == qualname and target.startswith(package)
     ]
 
 
