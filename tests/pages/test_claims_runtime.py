@@ -909,6 +909,48 @@ def test_value_code_ors_is_init_into_a_copy(shifted: bool) -> None:
     assert data["is_init"][0, 1].item()
 
 
+def test_adjacent_slices_of_one_trajectory_get_each_others_observation_not_nan() -> None:
+    """A ``NextStateReconstructor`` after a ``SliceSampler`` (which samples trajectories with
+    replacement): at a slice's end the next observation is the next slice's first when both slices
+    come from one trajectory, not NaN as its docstring says; NaN only at the sample's end.  With a
+    ``step_count_key`` the two steps must be consecutive, and that end is NaN too."""
+    from torchrl.data import LazyTensorStorage, SliceSampler, TensorDictReplayBuffer
+    from torchrl.envs.transforms.rb_transforms import NextStateReconstructor
+
+    n = 40
+    data = TensorDict(
+        {
+            "observation": torch.arange(n, dtype=torch.float32),
+            "step_count": torch.arange(n),
+            ("collector", "traj_ids"): torch.zeros(n, dtype=torch.long),
+            ("next", "done"): torch.zeros(n, 1, dtype=torch.bool),
+        },
+        [n],
+    )
+    data["next", "done"][-1] = True
+    torch.manual_seed(0)
+    for counted in (False, True):
+        transform = NextStateReconstructor(step_count_key="step_count" if counted else None)
+        buffer = TensorDictReplayBuffer(
+            storage=LazyTensorStorage(n), sampler=SliceSampler(slice_len=4), transform=transform, batch_size=8
+        )
+        buffer.extend(data)
+        boundaries = 0
+        for _ in range(10):
+            sample = buffer.sample()
+            observation, following = sample["observation"], sample["next", "observation"]
+            assert math.isnan(following[-1])  # the sample's end
+            boundary = following[3]  # the first slice's last step
+            if observation[4] != observation[3] + 1:  # (two slices that are not one run of steps)
+                boundaries += 1
+                if counted:
+                    assert math.isnan(boundary)
+                else:
+                    assert boundary == observation[4]  # the second slice's first observation, no NaN
+            assert torch.equal(following[:3], observation[1:4])  # inside a slice: the next step
+        assert boundaries > 0
+
+
 def test_every_runtime_claim_has_its_test() -> None:
     claims = load_claims(CLAIMS, "claims.toml")
     named = {claim.spec.test for claim in claims.claims if claim.spec.test}
