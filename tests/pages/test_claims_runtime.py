@@ -421,6 +421,21 @@ def test_a_collector_leaves_the_recurrent_mode_to_the_module() -> None:
             _collect_once(Collector, env, policy)
 
 
+@pytest.mark.parametrize("make", [_lstm, _gru])
+def test_recurrent_mode_by_default_chains_a_batched_envs_copies_as_time_steps(make) -> None:
+    """A module built with ``default_recurrent_mode=True``, fed one step of three env copies (a
+    batched environment's carrier, batch ``[3]``), raises nothing: it takes the copies as three
+    time steps of one sequence, so only the first copy starts from its own stored hidden state."""
+    sequential, recurrent = make(), make(default_recurrent_mode=True)
+    td = TensorDict({"obs": torch.randn(3, 3), "is_init": torch.zeros(3, 1, dtype=torch.bool)}, batch_size=[3])
+    for key in _hidden_keys(sequential):
+        td[key] = torch.randn(3, 1, 4)
+    each = sequential(td.clone())["features"]
+    chained = recurrent(td.clone())["features"]  # (no error)
+    assert torch.allclose(each[0], chained[0])  # the first copy: its own stored state
+    assert not torch.allclose(each[1:], chained[1:])  # the others: the state the copy before left
+
+
 def _collect_once(collector_class, env, policy) -> None:
     collector = None
     try:
