@@ -169,6 +169,15 @@ def statements(source: list[str], node: ast.AST) -> list[Statement]:
     return found
 
 
+def _line_holding(source: list[str], statement: Statement, wanted: str) -> int:
+    """The line of a statement spread over lines that holds the code claimed whole (one entry of
+    a dict written over lines: not the ``kwargs = {`` it opens with); else its first line."""
+    for number in range(statement.line + 1, min(statement.end, len(source)) + 1):
+        if wanted in _fold(source[number - 1]):
+            return number
+    return statement.line
+
+
 def _followed_by(node: ast.AST, line: int, wanted: str, source: list[str]) -> bool:
     """Whether the statement at ``line`` under ``node`` is followed, in the block that holds it,
     by a statement holding ``wanted`` (itself or one nested in it): in one pass through that
@@ -300,7 +309,7 @@ class ClaimChecker:
                 raise self._fail(claim, f"no statement with {spec.before!r} follows line {lines} in its block")
             matches = ordered
         best = min(matches, key=lambda s: (s.end - s.line, s.line))
-        return self._held(claim, function, best.line, best.text, best.guards)
+        return self._held(claim, function, _line_holding(parsed[0], best, wanted), best.text, best.guards)
 
     def _calls(self, claim: Claim, function: str, spec: CallsClaim) -> Held:
         target = self.refs.lookup(spec.target, claim.origin) if spec.target else ""

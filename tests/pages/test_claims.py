@@ -490,6 +490,13 @@ def test_a_statement_written_over_several_lines_matches_its_code_written_on_one(
     check = _one_claim_checker(make_package, tmp_path, black)
     assert check('kind = "code"\nin = "pkg.m.g"\ncode = "w = max(a, b)"\n').anchor.line == 2
     assert check('kind = "code"\nin = "pkg.m.g"\ncode = "return \'#\' + w"\n').anchor.line == 6
+    # code one line of the statement holds whole is anchored there, not at the statement's first
+    # line (``kwargs = {`` for an entry of the dict it opens)
+    spread = "def h(pool):\n    kwargs = {\n        'a': 1,\n        'pool': pool,\n        'b': 2,\n    }\n    return kwargs\n"
+    check = _one_claim_checker(make_package, tmp_path, spread)
+    held = check('kind = "code"\nin = "pkg.m.h"\ncode = "\'pool\': pool,"\n')
+    assert held.anchor.line == 4
+    assert held.anchor.name == "'pool': pool,"
 
 
 def test_a_calls_claim_names_the_callee_whole(
