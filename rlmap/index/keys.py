@@ -70,6 +70,13 @@ def _builds_from_keywords(func: cst.BaseExpression) -> bool:
     return bool(parts) and (parts[-1] == "cls" or parts[-1][:1].isupper())
 
 
+def _names_one_key(node: cst.BaseExpression) -> bool:
+    """Whether an index is a name, or ``self``'s attribute, named for one key (``traj_key``,
+    ``self.done_key``, ``key``)."""
+    parts = dotted_parts(node)
+    return bool(parts) and (parts[-1] == "key" or parts[-1].endswith("_key"))
+
+
 def _raw_key(key: tuple[str, ...]) -> str:
     """What a key's line holds for sure: its last string (``traj_ids`` of the tuple key)."""
     return key[-1]
@@ -318,9 +325,14 @@ class KeyVisitor(Walker):
         held_by = _receiver_text(node.value)
         if key is not None:
             self.add_key(key, kind, line, how, receiver=held_by)
-        elif kind != READ or (isinstance(index.value, cst.Tuple) and self.nested_expression(index.value)):
+        elif (
+            kind != READ
+            or _names_one_key(index.value)
+            or (isinstance(index.value, cst.Tuple) and self.nested_expression(index.value))
+        ):
             # reads through ``x[name]`` are mostly lists and dicts; writes are kept, and so are
-            # reads of a nested key (``td[("next", prefix)]``)
+            # reads of a nested key (``td[("next", prefix)]``) and through a name that says it
+            # holds one (``storage[:][self.traj_key]``, ``td[done_key]``)
             self.add_symbolic_key(index.value, kind, line, how, held_by)
 
     def subscript_how(self, receiver: Sequence[str], kind: str, changed: str) -> str:

@@ -601,3 +601,34 @@ def test_torchrl_keyword_dicts_and_pickled_state_hold_no_keys(torchrl_model: Cod
     assert "torchrl.envs.custom.mujoco.base.MujocoEnv._build_obs_dict" in pixels
     commands = {access.function for access in torchrl_model.key_accesses(("command",)) if access.kind == "write"}
     assert "torchrl.envs.custom.mujoco.microduck.MicroDuckEnv._build_obs_dict" in commands
+
+
+def test_a_read_through_a_name_for_one_key_is_a_key_read(make_package) -> None:  # type: ignore[no-untyped-def]
+    """``x[name]`` reads are mostly lists and dicts and are not listed, but a name or attribute
+    named for one key (``self.traj_key``, ``done_key``) holds one: torchrl's ``SliceSampler``
+    reads the trajectory ids through ``storage[:][self.traj_key]`` (the ids' main reader, which no
+    key list named)."""
+    source = """
+        class Sampler:
+            def __init__(self, traj_key=None):
+                self.traj_key = traj_key
+                self.slot = "c_slot"
+
+            def resolve(self):
+                self.traj_key = ("collector", "traj_ids")
+
+            def stops(self, storage, done_key="k_done"):
+                ids = storage[:][self.traj_key]
+                done = storage[done_key]
+                cached = storage[self.slot]
+                return ids, done, cached
+    """
+    model = model_of(make_package({"kp/__init__.py": "", "kp/s.py": source}), "kp")
+    assert [kind for kind, *_ in _sites(model, ("collector", "traj_ids"))] == ["read"]
+    assert [kind for kind, *_ in _sites(model, ("k_done",))] == ["read"]
+    assert _sites(model, ("c_slot",)) == []
+
+
+def test_torchrl_slice_sampler_reads_the_trajectory_ids(torchrl_model: CodeModel) -> None:
+    readers = {a.function for a in torchrl_model.key_accesses(("collector", "traj_ids")) if a.kind == "read"}
+    assert "torchrl.data.replay_buffers.samplers.slice.SliceSampler._get_stop_and_length" in readers
