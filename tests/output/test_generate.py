@@ -643,3 +643,13 @@ def test_the_glossary_names_a_nested_key_expression_whole(fmt: str) -> None:
     assert any(name.startswith('("next", self.tensor_keys.') for name in shown)
     unbalanced = [name for name in shown if name.count("(") != name.count(")") or name.count("[") != name.count("]")]
     assert not unbalanced, unbalanced[:10]
+
+
+@pytest.mark.parametrize("fmt", ["rst", "md"])
+def test_only_a_page_with_locations_vouches_for_them(fmt: str) -> None:
+    """The index page said "every location below is computed from the code" over a list of pages
+    with no location: a committed page says it exactly when it links to a source line."""
+    for page in sorted((REPO / "generated_docs" / fmt).glob(f"*.{fmt}")):
+        text = page.read_text(encoding="utf-8")
+        links = (LINK if fmt == "rst" else MD_LINK).search(text) is not None
+        assert ("every location below is computed from the code" in text) == links, page.name
