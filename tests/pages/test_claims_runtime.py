@@ -648,6 +648,17 @@ def test_step_and_maybe_reset_moves_to_the_root_only_the_keys_its_specs_list() -
         assert "observation" in carried
         assert "foo" not in carried
         assert ("recurrent_state_h" in carried) is primed  # moved only where the primer's spec lists it
+    # an InitTracker lists ``is_init`` in the specs: the next input's ``is_init`` is the step's
+    # ``("next", "is_init")``, moved to the root
+    from torchrl.envs import InitTracker
+
+    env = TransformedEnv(_mock_env(), InitTracker())
+    td = env.reset()
+    td["action"] = env.action_spec.rand()
+    stepped, carried = env.step_and_maybe_reset(td)
+    assert "is_init" in env.full_observation_spec
+    assert torch.equal(carried["is_init"], stepped["next", "is_init"])
+    assert not carried["is_init"].any()  # (an ordinary step)
 
 
 def test_init_tracker_marks_reset_true_and_step_false() -> None:
