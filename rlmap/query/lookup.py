@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import SymbolNotFound, UsageError
-from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, ON_COPY, VARIABLE, format_key
+from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, ON_COPY, VARIABLE, Symbol, format_key
 from rlmap.model.codemodel import CodeModel
 from rlmap.model.mro import mro
 from rlmap.model.target import CERTAIN
@@ -353,25 +353,9 @@ def describe_symbol(model: CodeModel, qualname: str) -> dict[str, Any]:
     if symbol.kind == CLASS:
         result["bases"] = list(model.bases.get(qualname, symbol.bases))
         result["subclasses"] = list(model.subclasses.get(qualname, ()))
-        prefix = qualname + "."
-        result["members"] = [
-            {
-                "name": member.qualname[len(prefix) :],
-                "kind": member.kind,
-                "line": member.line,
-                "documented": member.has_docstring,
-            }
-            for member in sorted(
-                (
-                    model.symbol(name)
-                    for name in model.qualnames()
-                    if name.startswith(prefix) and "." not in name[len(prefix) :]
-                ),
-                key=lambda member: member.line,  # type: ignore[union-attr]
-            )
-            if member is not None
-        ]
-        result["constructed_by"] = [_caller(model, edge) for edge in model.callers(prefix + "__init__")]
+        members = sorted(_children(model, qualname), key=lambda member: member.line)
+        result["members"] = _member_rows(qualname, members)
+        result["constructed_by"] = [_caller(model, edge) for edge in model.callers(qualname + ".__init__")]
     if symbol.kind == MODULE:
         _describe_module(model, qualname, result)
     if symbol.value:
@@ -410,22 +394,9 @@ def _describe_module(model: CodeModel, qualname: str, result: dict[str, Any]) ->
     """What a module holds: the classes, functions and variables it defines (``members``, by
     line), the modules under it (``submodules``), and the symbols of its own package it binds by
     import (``imports``: an ``__init__``'s public names, ``EnvBase`` from ``torchrl.envs.common``)."""
-    prefix = qualname + "."
-    children = [
-        found
-        for found in (model.symbol(name) for name in model.qualnames() if name.startswith(prefix))
-        if found is not None and "." not in found.qualname[len(prefix) :]
-    ]
-    result["members"] = [
-        {
-            "name": member.qualname[len(prefix) :],
-            "kind": member.kind,
-            "line": member.line,
-            "documented": member.has_docstring,
-        }
-        for member in sorted(children, key=lambda member: (member.line, member.qualname))
-        if member.kind != MODULE
-    ]
+    children = _children(model, qualname)
+    defined = sorted((member for member in children if member.kind != MODULE), key=lambda m: (m.line, m.qualname))
+    result["members"] = _member_rows(qualname, defined)
     result["submodules"] = sorted(member.qualname for member in children if member.kind == MODULE)
     package = qualname.split(".", 1)[0] + "."  # (not a companion's: tensordict's set_lazy_legacy in torchrl)
     result["imports"] = [
@@ -433,6 +404,19 @@ def _describe_module(model: CodeModel, qualname: str, result: dict[str, Any]) ->
         for owner, name, target in sorted(model.exports(), key=lambda row: (row[1], row[2]))
         if owner == qualname and target.startswith(package)
     ]
+
+
+def _children(model: CodeModel, qualname: str) -> list[Symbol]:
+    """The symbols defined directly in a class or module (not in their members)."""
+    prefix = qualname + "."
+    found = (model.symbol(name) for name in model.qualnames() if name.startswith(prefix))
+    return [member for member in found if member is not None and "." not in member.qualname[len(prefix) :]]
+
+
+def _member_rows(qualname: str, members: Sequence[Symbol]) -> list[dict[str, Any]]:
+    """A class's or module's members as ``show`` reports them: name (relative), kind, line, docstring."""
+    cut = len(qualname) + 1
+    return [{"name": m.qualname[cut:], "kind": m.kind, "line": m.line, "documented": m.has_docstring} for m in members]
 
 
 def _caller(model: CodeModel, edge: Any) -> dict[str, Any]:
@@ -628,11 +612,6 @@ def _unique_suffix(qualname: str, namesakes: Sequence[str]) -> str:
         if not any(other != qualname and (other == suffix or other.endswith("." + suffix)) for other in namesakes):
             return suffix
     return qualname
-
-
-def _short(qualname: str) -> str:
-    """The shortest suffix that names a member by its class: ``EnvBase.step``."""
-    return ".".join(qualname.split(".")[-2:])
 
 
 # Below this many columns left for the cells that did not fit, they go on lines of their own.
