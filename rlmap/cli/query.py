@@ -96,6 +96,7 @@ def show(
         else:
             result = describe(model, name, chosen.glossary if chosen is not None else ())
             _note_stand_ins(result, model, loaded.source)
+        _add_placed(result, model, loaded.source, settings, find_key(model, name))
     except SymbolNotFound as error:
         # a name defined in a file that could not be indexed is not found: say which files those are
         common.report_diagnostics(model.diagnostics)
@@ -114,6 +115,31 @@ def show(
         )
         code = max(code, ExitCode.USAGE)
     raise typer.Exit(int(code))
+
+
+def _add_placed(result: dict[str, Any], model: Any, source: Any, settings: Any, key: tuple[str, ...] | None) -> None:
+    """Give each key report of ``result`` the accesses the profile's claims place for its key
+    (``placed``: :mod:`rlmap.query.placed`), as the pages list them; the profile is read whole
+    only when a key is shown.  A profile whose pages or claims cannot be read, or a claim that no
+    longer holds, is a warning: the accesses the model finds are the answer still."""
+    reports = [each for each in (result, result.get("key")) if isinstance(each, dict) and "accesses" in each]
+    reports = [each for each in reports if each.get("kind") == "tensordict key"]
+    if key is None or not reports:
+        return
+    from rlmap.errors import RlmapError
+    from rlmap.query.placed import placed_accesses
+
+    try:
+        profile = common.profile_of(settings.profile, common.documented_package(settings))
+        placed = placed_accesses(model, source, profile, key) if profile is not None else []
+    except RlmapError as error:
+        common.say_warning(
+            f"the accesses the profile's claims place for this key are not shown: {error.message}"
+            + (f" - {error.hint}" if error.hint else "")
+        )
+        return
+    for report in reports:
+        report["placed"] = placed
 
 
 def _note_stand_ins(result: dict[str, Any], model: Any, source: Any) -> None:

@@ -113,15 +113,31 @@ class Refs:
         self.flows = Flows(cache)  # each function's control flow, kept in ``cache``
         self._lines: dict[str, list[str]] = {}
         self._stand_ins = StandIns(model, self.line_text, self._tree)
-        paths = public_paths(model)
-        self._public = _linked_names(paths, docs, model)
-        # public dotted path -> qualname: a profile may name code the way its users import it
-        self._by_public = {path: qualname for qualname, found in paths.items() for path in found}
+        self._publics: tuple[dict[str, str], dict[str, str]] | None = None  # see _public, _by_public
         self._definitions: dict[str, dict[int, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._trees: dict[str, ast.Module] = {}  # see _tree
         self._own: dict[tuple[str, int], ast.AST | None] = {}  # see _own_definition
 
     # -- symbols ---------------------------------------------------------------------------
+    @property
+    def _public(self) -> dict[str, str]:
+        """qualname -> the public path a role targets (see :func:`_linked_names`)."""
+        return self._public_paths()[0]
+
+    @property
+    def _by_public(self) -> dict[str, str]:
+        """public dotted path -> qualname: a profile may name code the way its users import it."""
+        return self._public_paths()[1]
+
+    def _public_paths(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Both tables, made when first asked (``show KEY`` checks claims by qualname, and never
+        makes a role: a fifth of a second of torchrl's public paths not spent)."""
+        if self._publics is None:
+            paths = public_paths(self.model)
+            by_public = {path: qualname for qualname, found in paths.items() for path in found}
+            self._publics = (_linked_names(paths, self.docs, self.model), by_public)
+        return self._publics
+
     def lookup(self, name: str, origin: str) -> str:
         """The qualname for a curated name (full name, unique suffix, or public path);
         ``origin`` names the caller."""

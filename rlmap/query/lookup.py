@@ -859,18 +859,43 @@ def _format_key(result: dict[str, Any], width: int = 0, link: Link | None = None
         lines.extend(wrapper.wrap(text))
     for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):
         selected = [access for access in result["accesses"] if access["kind"] in kinds]
-        if not selected:
-            continue
-        lines.append("")
-        lines.append(f"{title} ({len(selected)}):")
-        rows = []
-        for access in selected:
-            guards = " / ".join(readable_guards(access["guards"]))
-            row = (_key_access_text(access), access["location"], access["function"], f"[{guards}]" if guards else "")
-            rows.append(row if guards else row[:3])
-        places = [(access["location"], access.get("permalink", "")) for access in selected]
-        lines.extend(_linked(_table(rows, caps=(40, 60, 60), width=width), places, link or _plain_link))
+        if selected:
+            lines.append("")
+            lines.append(f"{title} ({len(selected)}):")
+            rows = []
+            for access in selected:
+                guards = " / ".join(readable_guards(access["guards"]))
+                row = (
+                    _key_access_text(access),
+                    access["location"],
+                    access["function"],
+                    f"[{guards}]" if guards else "",
+                )
+                rows.append(row if guards else row[:3])
+            places = [(access["location"], access.get("permalink", "")) for access in selected]
+            lines.extend(_linked(_table(rows, caps=(40, 60, 60), width=width), places, link or _plain_link))
+        lines.extend(_placed_rows(result.get("placed", ()), title, kinds, width, link))
     return "\n".join(lines)
+
+
+def _placed_rows(
+    placed: Sequence[dict[str, Any]], title: str, kinds: Sequence[str], width: int, link: Link | None
+) -> list[str]:
+    """A key's accesses of ``kinds`` that the profile's claims place (:mod:`rlmap.query.placed`):
+    where, in which function, what the profile says of it."""
+    selected = [row for row in placed if row["kind"] in kinds]
+    if not selected:
+        return []
+    rows = []
+    for row in selected:
+        guards = " / ".join(readable_guards(row["guards"]))
+        rows.append((row["location"], row["function"], row["how"] + (f" [{guards}]" if guards else "")))
+    places = [(row["location"], row.get("permalink", "")) for row in selected]
+    return [
+        "",
+        f"{title} through a value, the key not named there (by the profile's claims, checked) ({len(selected)}):",
+        *_linked(_table(rows, caps=(40, 60), width=width), places, link or _plain_link),
+    ]
 
 
 def _key_access_text(access: dict[str, Any]) -> str:

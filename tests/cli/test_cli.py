@@ -1599,3 +1599,117 @@ def test_show_suggests_a_class_by_its_words_when_its_old_name_is_spelt_otherwise
     code, _, err = run("show", *fixture_args("SyncDataCollector"))
     assert code == 2
     assert err.rstrip().endswith("did you mean 'Collector' or 'BaseCollector' or 'LLMCollector'?"), err
+
+
+def test_show_key_lists_the_accesses_the_profiles_claims_place_as_the_pages_do(run: Run, torchrl_cache: Path) -> None:
+    """``show is_init`` listed only where the code names the key: not ``_step_mdp`` moving the
+    step's ("next", "is_init") to the root, nor the replay buffer writing every entry of its
+    sampler's info, both of which the recurrent page lists (its keys section's ``through`` rows,
+    each at a claim's line).  ``show`` now lists them, each with the claim that places it, at a
+    line that holds what the claim checks, and never one the model already lists."""
+    from rlmap.index.source import locate_source
+
+    code, out, _ = run("show", "is_init", "--json", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    result = json.loads(out)
+    placed = {(row["kind"], row["function"], row["claim"]): row for row in result["placed"]}
+    step = placed[("write", "torchrl.envs.common.EnvBase._step_and_maybe_reset", "step-mdp-in-step-and-maybe-reset")]
+    sample = placed[
+        (
+            "write",
+            "torchrl.data.replay_buffers.replay_buffers.tensordict.TensorDictReplayBuffer.sample",
+            "td-buffer-writes-info",
+        )
+    ]
+    root = locate_source().root
+    for row, code_text in ((step, "self._step_mdp(tensordict)"), (sample, "data.set(key, val)")):
+        path, _, line = row["location"].rpartition(":")
+        assert code_text in (root / path).read_text(encoding="utf-8").splitlines()[int(line) - 1]
+        assert row["permalink"].endswith(f"{path}#L{line}")
+    # the native autoreset's write is at a line the model finds itself: listed once, by the model
+    found = {(access["kind"], access["function"], access["line"]) for access in result["accesses"]}
+    assert not any((row["kind"], row["function"], row["line"]) in found for row in result["placed"])
+    assert "native-autoreset-is-init" not in {row["claim"] for row in result["placed"]}
+    code, out, _ = run("show", "is_init", "--key", "--cache-dir", str(torchrl_cache), "-q")
+    assert code == 0
+    block = out.split("writers through a value, the key not named there (by the profile's claims, checked) (2):\n")[1]
+    assert block.split("\n\n")[0].splitlines()[1].split()[:2] == [
+        step["location"],
+        "torchrl.envs.common.EnvBase._step_and_maybe_reset",
+    ]
+    assert out.index("writers through a value") < out.index("readers (")  # (beside the writers)
+
+
+_PLACED_PROFILE = """[profile]
+name = "app"
+claims = "claims.toml"
+extensions = ["tensordict"]
+
+[pages.env]
+slug = "env_internals"
+title = "Env internals"
+summary = "the keys of the env"
+
+[[pages.env.sections]]
+kind = "keys"
+id = "keys"
+title = "Keys"
+keys = ["obs"]
+prose = "keys"
+through = [{ claim = "primers-written", writes = ["obs"], how = "every key of the primers, on reset" }]
+
+[prose.env]
+keys = "Reset writes every key of the primers."
+"""
+
+_PLACED_CLAIMS = """[[claim]]
+id = "primers-written"
+kind = "code"
+in = "app.env.Env.reset"
+code = "td.set(key, spec)"
+says = "reset writes every key of the primers."
+backs = ["prose:env.keys: writes every key of the primers"]
+"""
+
+
+def test_show_key_places_a_profiles_row_and_warns_when_its_claim_no_longer_holds(
+    run: Run, make_package: Any, tmp_path: Path
+) -> None:
+    env = (
+        "class Env:\n"
+        "    def reset(self, td):\n"
+        "        for key, spec in self.primers.items():\n"
+        "            td.set(key, spec)\n"
+        "        return td\n"
+        "\n"
+        "    def step(self, td):\n"
+        '        td.set("obs", 1)\n'
+        '        return td.get("obs")\n'
+    )
+    root = make_package({"app/__init__.py": "", "app/env.py": env})
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "profile.toml").write_text(_PLACED_PROFILE, encoding="utf-8")
+    (profile / "claims.toml").write_text(_PLACED_CLAIMS, encoding="utf-8")
+    args = ("--source", str(root), "--package", "app", "--profile", str(profile), "--no-cache", "-q")
+    code, out, err = run("show", "obs", "--json", *args)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["placed"] == [
+        {
+            "kind": "write",
+            "how": "every key of the primers, on reset",
+            "function": "app.env.Env.reset",
+            "line": 4,
+            "location": "app/env.py:4",
+            "permalink": "",
+            "guards": ["for key, spec in self.primers.items()"],
+            "claim": "primers-written",
+        }
+    ]
+    # the code the claim checks is gone: a warning names the claim, the model's accesses are the answer
+    (root / "app" / "env.py").write_text(env.replace("td.set(key, spec)", "td.update(spec)"), encoding="utf-8")
+    code, out, err = run("show", "obs", *args)
+    assert code == 0
+    assert err.startswith("rlmap: warning: the accesses the profile's claims place for this key are not shown: ")
+    assert "primers-written" in err
+    assert "writers (1):" in out and "through a value" not in out

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmap.index.records import format_key
-from rlmap.pages.claimcheck import ClaimChecker
+from rlmap.pages.claimcheck import ClaimChecker, Held
 from rlmap.pages.curated import check_markup
 from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
@@ -139,8 +140,19 @@ def key_through(
 ) -> dict[tuple[tuple[str, ...], str], list[Site]]:
     """(key, "write"/"read") -> the rows of the accesses values hold, each at its claim's line."""
     rows: dict[tuple[tuple[str, ...], str], list[Site]] = defaultdict(list)
+    for key, kind, _, how, held in through_rows(spec, ctx, profile):
+        rows[(key, kind)].append(Site(held.anchor, ctx.ref(held.function), guard=held.guard, how=how, kind=kind))
+    return rows
+
+
+def through_rows(
+    spec: specs.Keys, ctx: Context, profile: Profile | None
+) -> Iterator[tuple[tuple[str, ...], str, str, str, Held]]:
+    """A keys section's ``through`` rows: each key, "write" or "read", the claim that places it,
+    what the row says and the line the claim holds at (checked against the code: a claim that
+    does not hold fails)."""
     if not spec.through:
-        return rows
+        return
     claims = {claim.id: claim for claim in profile.claims.claims} if profile is not None else {}
     checker = ClaimChecker(ctx.model, ctx.refs)
     for entry in spec.through:
@@ -151,9 +163,7 @@ def key_through(
         for kind, names in (("write", entry.writes), ("read", entry.reads)):
             for raw in names:
                 key = tuple(raw) if isinstance(raw, list) else (raw,)
-                site = Site(held.anchor, ctx.ref(held.function), guard=held.guard, how=entry.how, kind=kind)
-                rows[(key, kind)].append(site)
-    return rows
+                yield key, kind, entry.claim, entry.how, held
 
 
 @dataclass(frozen=True, slots=True)
