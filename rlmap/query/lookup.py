@@ -135,6 +135,12 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
             result = {"query": query, **describe_term(model, term)}
         else:
             result["glossary"] = describe_term(model, term)
+    if result is None and _LOCATION.fullmatch(query.strip()):  # (no name is spelled like a path)
+        raise SymbolNotFound(
+            f"'{_echoed(query)}' is no line of a file of {model.source.stamp()}",
+            "give a file of the analysed tree as rlmap prints it, relative to the tree's root, and a "
+            "line of it (torchrl/collectors/_single.py:2030), or the file alone for its module",
+        )
     if result is None:
         close = similar_names(model, query, terms=terms) or similar_keys(model, query)
         raise SymbolNotFound(
@@ -278,7 +284,38 @@ def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
     return difflib.get_close_matches(query.strip(), written, n=count, cutoff=0.8)
 
 
+# A location as rlmap prints it: ``torchrl/collectors/_single.py:2030`` (or a file alone).
+_LOCATION = re.compile(r"(?P<path>[^\s:]+\.py)(?::(?P<line>[0-9]{1,9}))?")
+
+
+def located(model: CodeModel, query: str) -> str | None:
+    """The symbol a location names: at ``path:line``, the innermost definition whose lines hold
+    that line (the module when none does); a file alone, its module.  ``None`` when ``query`` is
+    no location or names no indexed file (or a line past the file's end)."""
+    found = _LOCATION.fullmatch(query.strip())
+    if found is None:
+        return None
+    path, line = found.group("path").removeprefix("./"), found.group("line")
+    held = [symbol for symbol in model.all_symbols() if symbol.path == path]
+    module = next((symbol for symbol in held if symbol.kind == MODULE), None)
+    if module is None or line is None:
+        return module.qualname if module is not None else None
+    number = int(line)
+    if not 1 <= number <= module.end_line:
+        return None
+    around = [symbol for symbol in held if symbol.kind != MODULE and symbol.line <= number <= symbol.end_line]
+    if not around:
+        return module.qualname
+    return min(around, key=lambda symbol: (symbol.end_line - symbol.line, -symbol.line, symbol.qualname)).qualname
+
+
 def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
+    place = located(model, query)
+    if place is not None:
+        result = describe_symbol(model, place)
+        result["query"] = query
+        result["located"] = query.strip()
+        return result
     package = model.source.package + "."
     # the documented package's symbols first (torchrl's before tensordict's), each side sorted
     matches = sorted(find_symbols(model, query), key=lambda name: not name.startswith(package))
@@ -718,6 +755,11 @@ class _Report:
         lines = [f"{result['qualname']}  ({kind})", f"  defined at  {location}"]
         if result.get("inherited_by"):
             lines.append(f"  inherited   by {self.name(result['inherited_by'])} (asked as {_echoed(result['query'])})")
+        if ":" in result.get("located", "") and result["located"] != definition["location"]:
+            where = (
+                "no definition holds it: the module's" if result["kind"] == MODULE else "the innermost definition there"
+            )
+            lines.append(f"  holds       line {result['located'].rpartition(':')[2]} ({where})")
         if definition["permalink"] and self.link is _plain_link:
             lines.append(f"  permalink   {definition['permalink']}")
         if result.get("stands_in_for"):

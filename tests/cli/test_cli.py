@@ -1713,3 +1713,30 @@ def test_show_key_places_a_profiles_row_and_warns_when_its_claim_no_longer_holds
     assert err.startswith("rlmap: warning: the accesses the profile's claims place for this key are not shown: ")
     assert "primers-written" in err
     assert "writers (1):" in out and "through a value" not in out
+
+
+def test_show_takes_a_location_as_rlmap_prints_it(run: Run) -> None:
+    """Every report prints ``path:line``; pasted back into ``show`` it was no name ("did you mean
+    'torchrl.collectors._single.prod'?").  It is the innermost definition holding that line; a
+    file alone is its module; a line no definition holds is its module's."""
+    code, out, err = run("show", *fixture_args("pkg/collector.py:51"))
+    assert (code, err) == (0, "")
+    assert out.startswith("pkg.collector.Collector.rollout  (method in pkg.collector)\n")
+    assert "  holds       line 51 (the innermost definition there)\n" in out
+    code, out, _ = run("show", *fixture_args("pkg/collector.py:47"))  # the def line: said once
+    assert out.startswith("pkg.collector.Collector.rollout  (method") and "holds" not in out
+    code, out, _ = run("show", *fixture_args("pkg/collector.py:42", "--json"))
+    assert (json.loads(out)["qualname"], json.loads(out)["located"]) == (
+        "pkg.collector.Collector.__init__",
+        "pkg/collector.py:42",
+    )
+    code, out, _ = run("show", *fixture_args("./pkg/collector.py"))
+    assert out.startswith("pkg.collector  (module)\n") and "holds" not in out
+    code, out, _ = run("show", *fixture_args("pkg/collector.py:39"))  # (between two classes)
+    assert out.startswith("pkg.collector  (module)\n")
+    assert "  holds       line 39 (no definition holds it: the module's)\n" in out
+    for missing in ("pkg/nope.py:3", "pkg/collector.py:100000"):
+        code, out, err = run("show", *fixture_args(missing))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"rlmap: error: '{missing}' is no line of a file of pkg")
+        assert "did you mean" not in err
