@@ -1712,7 +1712,8 @@ def test_show_key_places_a_profiles_row_and_warns_when_its_claim_no_longer_holds
     assert code == 0
     assert err.startswith("rlmap: warning: the accesses the profile's claims place for this key are not shown: ")
     assert "primers-written" in err
-    assert "writers (1):" in out and "through a value" not in out
+    assert "writers (1):" in out
+    assert "through a value" not in out
 
 
 def test_show_takes_a_location_as_rlmap_prints_it(run: Run) -> None:
@@ -1724,14 +1725,16 @@ def test_show_takes_a_location_as_rlmap_prints_it(run: Run) -> None:
     assert out.startswith("pkg.collector.Collector.rollout  (method in pkg.collector)\n")
     assert "  holds       line 51 (the innermost definition there)\n" in out
     code, out, _ = run("show", *fixture_args("pkg/collector.py:47"))  # the def line: said once
-    assert out.startswith("pkg.collector.Collector.rollout  (method") and "holds" not in out
+    assert out.startswith("pkg.collector.Collector.rollout  (method")
+    assert "holds" not in out
     code, out, _ = run("show", *fixture_args("pkg/collector.py:42", "--json"))
     assert (json.loads(out)["qualname"], json.loads(out)["located"]) == (
         "pkg.collector.Collector.__init__",
         "pkg/collector.py:42",
     )
     code, out, _ = run("show", *fixture_args("./pkg/collector.py"))
-    assert out.startswith("pkg.collector  (module)\n") and "holds" not in out
+    assert out.startswith("pkg.collector  (module)\n")
+    assert "holds" not in out
     code, out, _ = run("show", *fixture_args("pkg/collector.py:39"))  # (between two classes)
     assert out.startswith("pkg.collector  (module)\n")
     assert "  holds       line 39 (no definition holds it: the module's)\n" in out
