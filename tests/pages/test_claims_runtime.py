@@ -1060,3 +1060,62 @@ def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_d
     assert not out["next", "is_init"][0].any(), "the stored next is_init is false where the step is done"
     assert torch.equal(td["recurrent_state_h"][0], torch.zeros_like(written[0])), "the primer's default"
     assert torch.equal(td["recurrent_state_h"][1], written[1]), "carried where the step is not done"
+
+
+def test_an_env_not_batch_locked_returns_the_rows_it_did_not_step_as_zeros() -> None:
+    """``PendulumEnv`` is not batch-locked (its batch size is empty): stepped with a ``"_step"``
+    mask, it steps the selected rows only and returns the others as zeros, root entries included
+    (the copy of the input into the result runs only where no row was left out)."""
+    from torchrl.envs import PendulumEnv, StepCounter, TransformedEnv
+
+    for env in (PendulumEnv(), TransformedEnv(PendulumEnv(), StepCounter())):
+        assert not env.batch_locked
+        assert env.batch_size == torch.Size([])
+        torch.manual_seed(0)
+        td = env.reset(env.gen_params(batch_size=[3]))
+        td = env.rand_action(td)
+        td["th"] = torch.tensor([0.5, 1.0, 1.5])
+        td["_step"] = torch.tensor([True, False, True])
+        out = env.step(td)
+        assert out.batch_size == torch.Size([3])
+        assert torch.equal(out["th"], torch.tensor([0.5, 0.0, 1.5]))  # the root row not stepped: zeros
+        assert out["next", "th"][1] == 0
+        assert out["next", "reward"][1].abs().sum() == 0
+        assert (out["next", "th"][[0, 2]] != 0).all()  # the selected rows stepped
+    # every row selected: the mask is dropped and the input comes back stepped whole
+    env = PendulumEnv()
+    td = env.rand_action(env.reset(env.gen_params(batch_size=[3])))
+    th = td["th"].clone()
+    td["_step"] = torch.ones(3, dtype=torch.bool)
+    assert torch.equal(env.step(td)["th"], th)
+
+
+def test_a_batch_locked_env_steps_every_row_unless_its_step_reads_the_mask() -> None:
+    """``CountingEnv`` is batch-locked and its ``_step`` does not read ``"_step"``: every row is
+    stepped whatever the mask; with no row selected, ``_skip_tensordict`` answers and none is."""
+    from torchrl.testing.mocking_classes import CountingEnv
+
+    env = CountingEnv(max_steps=100, batch_size=[3])
+    assert env.batch_locked
+    td = env.reset()
+    td["action"] = torch.ones(3, 1, dtype=torch.int)
+    td["_step"] = torch.tensor([True, False, True])
+    assert torch.equal(env.step(td)["next", "observation"].squeeze(-1), torch.ones(3, dtype=torch.int))
+    td = env.reset()
+    td["action"] = torch.ones(3, 1, dtype=torch.int)
+    td["_step"] = torch.zeros(3, dtype=torch.bool)
+    assert torch.equal(env.step(td)["next", "observation"].squeeze(-1), torch.zeros(3, dtype=torch.int))
+    assert env.count.sum() == 0  # (the env's counter did not move)
+
+
+def test_a_next_entry_in_the_input_adds_only_the_keys_the_step_did_not_write() -> None:
+    """The docstring says a ``"next"`` entry passed in prevails; the step's own value is kept."""
+    from torchrl.testing.mocking_classes import CountingEnv
+
+    env = CountingEnv(max_steps=100)
+    td = env.reset()
+    td["action"] = torch.ones(1, dtype=torch.int)
+    td["next"] = TensorDict({"observation": torch.full((1,), 99), "extra": torch.tensor(7.0)}, [])
+    out = env.step(td)
+    assert out["next", "observation"].item() == 1  # computed, not the 99 passed in
+    assert out["next", "extra"].item() == 7.0  # a key the step did not write is added

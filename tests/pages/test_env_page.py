@@ -118,7 +118,10 @@ def test_init_tracker_marks_the_first_step_of_every_trajectory() -> None:
     """The page says InitTracker writes is_init true on a reset's output and false after a step: run it."""
     assert "builds the input of the next step from the output of\nthis one." in _section("step_mdp")
     init = _section("InitTracker and is_init")
-    assert "true in the output\nof a reset, false after an ordinary step" in init
+    assert (
+        "true in the output\nof a reset (only where the reset flag is set, when one is given), false after an ordinary step"
+        in init
+    )
     assert re.search(r"in `InitTracker\._reset` \(`set via init_key`\)", init)
     assert re.search(r"in `InitTracker\._call` \(`set via init_key`\)", init)
     with warnings.catch_warnings():

@@ -435,14 +435,23 @@ def test_a_flow_names_the_subclasses_that_define_the_method_again(run: Run, tmp_
             class Same(Machine):
                 def step(self, item):
                     return item
+
+
+            class Pooled(Machine):
+                def run(self, items):
+                    if not self.pooled:
+                        return super().run(items)
+                    return None
         """,
     }
     code, err, out = _generate(run, tmp_path, files=files)
     assert code == 0, err
     page = " ".join((out / "md" / "machine_internals.md").read_text().split())
+    # a definition that calls it only under a condition says which (every call of it guarded alike)
     assert (
-        "2 subclasses define `run` again, and an instance of one runs that definition in this one's place "
+        "3 subclasses define `run` again, and an instance of one runs that definition in this one's place "
         "(a definition marked *calls it* calls this one too): `Fast.run` (`mill/kinds.py:5`) (*calls it*), "
+        "`Pooled.run` (`mill/kinds.py:20`) (*calls it*, under `if not self.pooled`), "
         "`Slow.run` (`mill/kinds.py:10`)."
     ) in page
     assert "Same.run" not in page  # inherits the method: runs this one

@@ -178,6 +178,9 @@ class Overriding:
 
     ref: Ref
     calls_it: bool  # it calls the method it overrides (``super().step(...)``): found by name, certain
+    # the conditions it calls it under, " / "-joined, when every call of it is guarded
+    # (``ParallelEnv.step_and_maybe_reset``: ``not self._use_buffers``); "" when one is not
+    only_if: str = ""
 
 
 OVERRIDING_SHOWN = 8  # the subclasses' definitions a flow section lists (the others are counted)
@@ -316,7 +319,11 @@ class _Builder:
             if symbol is None or symbol.kind != METHOD or symbol.qualname == self.function:
                 continue
             edge = self.ctx.model.edge(symbol.qualname, self.function)
-            found.append(Overriding(self.ctx.ref(symbol.qualname), edge is not None and bool(set(edge.how) & CERTAIN)))
+            calls_it = edge is not None and bool(set(edge.how) & CERTAIN)
+            sites = self.ctx.model.call_sites(symbol.qualname)
+            guards = [site.guards for site in sites if self.function in site.targets]
+            only_if = " / ".join(guards[0]) if calls_it and guards and all(each == guards[0] for each in guards) else ""
+            found.append(Overriding(self.ctx.ref(symbol.qualname), calls_it, only_if))
         return found
 
     def _find_loop(self, header: str) -> tuple[cf.Step, ...]:
