@@ -314,7 +314,10 @@ def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
     if place is not None:
         result = describe_symbol(model, place)
         result["query"] = query
-        result["located"] = query.strip()
+        found = _LOCATION.fullmatch(query.strip())
+        assert found is not None
+        line = found.group("line")
+        result["located"] = found.group("path").removeprefix("./") + (f":{line}" if line else "")
         return result
     package = model.source.package + "."
     # the documented package's symbols first (torchrl's before tensordict's), each side sorted

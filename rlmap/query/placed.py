@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.profile import Profile
@@ -40,6 +42,8 @@ def placed_accesses(
             spec = section.spec
             if not isinstance(spec, specs.Keys) or not any(_names(entry, key) for entry in spec.through):
                 continue
+            # only the entries that place this key: a claim placing another one is not checked here
+            spec = msgspec.structs.replace(spec, through=[entry for entry in spec.through if _names(entry, key)])
             refs = refs or Refs(model, source)
             ctx = Context(model, refs, section.where)
             for placed, kind, claim, how, held in through_rows(spec, ctx, profile):
@@ -57,11 +61,13 @@ def placed_accesses(
                         "line": line,
                         "location": held.anchor.location,
                         "permalink": held.anchor.url,
-                        "guards": held.guard.split(" / ") if held.guard else [],
+                        "guards": [held.guard] if held.guard else [],
                         "claim": claim,
                     },
                 )
-    return sorted(rows.values(), key=lambda row: (row["kind"] != "write", row["location"], row["function"]))
+    return sorted(
+        rows.values(), key=lambda row: (row["kind"] != "write", row["location"].rpartition(":")[0], row["line"])
+    )
 
 
 def _names(entry: Any, key: tuple[str, ...]) -> bool:

@@ -1656,7 +1656,10 @@ id = "keys"
 title = "Keys"
 keys = ["obs"]
 prose = "keys"
-through = [{ claim = "primers-written", writes = ["obs"], how = "every key of the primers, on reset" }]
+through = [
+    { claim = "primers-written", writes = ["obs"], how = "every key of the primers, on reset" },
+    { claim = "held-nowhere", writes = ["act"], how = "a claim of another key, which does not hold" },
+]
 
 [prose.env]
 keys = "Reset writes every key of the primers."
@@ -1669,6 +1672,14 @@ in = "app.env.Env.reset"
 code = "td.set(key, spec)"
 says = "reset writes every key of the primers."
 backs = ["prose:env.keys: writes every key of the primers"]
+
+[[claim]]
+id = "held-nowhere"
+kind = "code"
+in = "app.env.Env.step"
+code = "td.set(act, 2)"
+says = "step writes act."
+backs = ["prose:env.keys: Reset writes"]
 """
 
 
@@ -1732,6 +1743,8 @@ def test_show_takes_a_location_as_rlmap_prints_it(run: Run) -> None:
         "pkg.collector.Collector.__init__",
         "pkg/collector.py:42",
     )
+    code, out, _ = run("show", *fixture_args("./pkg/collector.py:47", "--json"))  # (as a shell completes it)
+    assert json.loads(out)["located"] == "pkg/collector.py:47"
     code, out, _ = run("show", *fixture_args("./pkg/collector.py"))
     assert out.startswith("pkg.collector  (module)\n")
     assert "holds" not in out

@@ -1087,7 +1087,10 @@ def test_an_env_not_batch_locked_returns_the_rows_it_did_not_step_as_zeros() -> 
     td = env.rand_action(env.reset(env.gen_params(batch_size=[3])))
     th = td["th"].clone()
     td["_step"] = torch.ones(3, dtype=torch.bool)
-    assert torch.equal(env.step(td)["th"], th)
+    out = env.step(td)
+    assert out is td  # (no tensordict of zeros made)
+    assert "_step" not in out
+    assert torch.equal(out["th"], th)
 
 
 def test_a_batch_locked_env_steps_every_row_unless_its_step_reads_the_mask() -> None:
