@@ -120,8 +120,9 @@ def show(
 def _add_placed(result: dict[str, Any], model: Any, source: Any, settings: Any, key: tuple[str, ...] | None) -> None:
     """Give each key report of ``result`` the accesses the profile's claims place for its key
     (``placed``: :mod:`rlmap.query.placed`), as the pages list them; the profile is read whole
-    only when a key is shown.  A profile whose pages or claims cannot be read, or a claim that no
-    longer holds, is a warning: the accesses the model finds are the answer still."""
+    only when a key is shown.  A claim that no longer holds is a warning (the accesses the model
+    finds are the answer still); a profile whose pages do not load adds nothing, as ``generate``
+    reports them."""
     reports = [each for each in (result, result.get("key")) if isinstance(each, dict) and "accesses" in each]
     reports = [each for each in reports if each.get("kind") == "tensordict key"]
     if key is None or not reports:
@@ -129,8 +130,11 @@ def _add_placed(result: dict[str, Any], model: Any, source: Any, settings: Any, 
     from rlmap.errors import RlmapError
     from rlmap.query.placed import placed_accesses
 
-    try:
+    try:  # (a profile whose pages do not load is generate's to report: show reads its header only)
         profile = common.profile_of(settings.profile, common.documented_package(settings))
+    except RlmapError:
+        return
+    try:
         placed = placed_accesses(model, source, profile, key) if profile is not None else []
     except RlmapError as error:
         common.say_warning(
