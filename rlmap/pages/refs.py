@@ -148,9 +148,13 @@ class Refs:
         if public is not None:
             return public
         if not matches:
+            from rlmap.query.lookup import similar_names  # (only on the way to an error)
+
+            close = similar_names(self.model, name)
+            meant = f"did you mean {' or '.join(repr(each) for each in close)}? " if close else ""
             raise UnknownSymbol(
                 f"{origin}: '{name}' names no symbol of {self.model.source.stamp()}",
-                "the code was renamed, moved or removed: update the name in that file",
+                f"{meant}the name is misspelt, or the code was renamed, moved or removed: update the name in that file",
             )
         raise UnknownSymbol(
             f"{origin}: '{name}' is ambiguous ({', '.join(matches[:4])}{', ...' if len(matches) > 4 else ''})",

@@ -272,6 +272,19 @@ def test_prose_naming_a_vanished_symbol_names_file_and_line(run: Run, tmp_path: 
     assert code == 2
     line = next(n for n, text in enumerate(profile.read_text().splitlines(), 1) if text.startswith('carrier = "The'))
     assert f"profile.toml:{line}: 'Collector._gone' names no symbol" in err
+    assert "did you mean" not in err  # (nothing is spelled like it)
+    # a misspelt name gets what show would suggest, and the misspelling is named as a cause
+    profile.write_text(text.replace(prose, prose.replace("Collector._carrier", "Collector._carier")))
+    code, _, err = run(
+        "generate", "--source", str(FIXTURES), "--package", "pkg", "--profile", str(profile),
+        "--out", str(tmp_path / "out"), "--no-cache", "-q",
+    )  # fmt: skip
+    assert code == 2
+    assert (
+        f"profile.toml:{line}: 'Collector._carier' names no symbol of pkg (unknown version) - did you mean 'Collector._carrier'? "
+        in err
+    )
+    assert "the name is misspelt, or the code was renamed" in err
 
 
 @pytest.mark.parametrize(
