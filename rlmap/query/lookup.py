@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import SymbolNotFound, UsageError
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, ON_COPY, VARIABLE, Symbol, format_key
-from rlmap.model.codemodel import CodeModel
+from rlmap.model.codemodel import EXTERNAL, CodeModel
 from rlmap.model.mro import mro
 from rlmap.model.target import CERTAIN
 from rlmap.query.guards import readable_guards
@@ -135,6 +135,8 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
             result = {"query": query, **describe_term(model, term)}
         else:
             result["glossary"] = describe_term(model, term)
+    if result is None:
+        result = describe_external(model, query)
     if result is None and _LOCATION.fullmatch(query.strip()):  # (no name is spelled like a path)
         raise SymbolNotFound(
             f"'{_echoed(query)}' is no line of a file of {model.source.stamp()}",
@@ -471,6 +473,26 @@ def _caller(model: CodeModel, edge: Any) -> dict[str, Any]:
     }
 
 
+def describe_external(model: CodeModel, query: str) -> dict[str, Any] | None:
+    """A name outside the analysed packages that their code calls (``torch.stack``,
+    ``builtins.range``: a callee ``show`` lists as ``[external]``): its callers; ``None`` for any
+    other name."""
+    name = query.strip()
+    if model.node_kind(name) != EXTERNAL:
+        return None
+    return {
+        "query": query,
+        "qualname": name,
+        "kind": EXTERNAL,
+        "definition": {"path": "", "location": "", "permalink": ""},
+        # the documented package's callers first (torchrl's before tensordict's)
+        "callers": sorted(
+            (_caller(model, edge) for edge in model.callers(name)),
+            key=lambda row: (not row["caller"].startswith(model.source.package + "."), row["caller"]),
+        ),
+    }
+
+
 def describe_key(model: CodeModel, key: tuple[str, ...]) -> dict[str, Any]:
     accesses = model.key_accesses(key)
     return {
@@ -566,6 +588,9 @@ def format_description(result: dict[str, Any], link: Link | None = None, width: 
     if result.get("kind") == "tensordict key":
         return _format_key(result, width, link)
     report = _Report(result, link or _plain_link, width)
+    if result.get("kind") == EXTERNAL:  # (see describe_external)
+        lines = [f"{result['qualname']}  (outside the analysed code: its calls are read, not its definition)"]
+        return "\n".join([*lines, "", *report.callers()])
     lines = report.header()
     sections = (report.accesses, report.members, report.submodules, report.imports)
     for section in (*sections, report.constructed_by, report.callers, report.callees):

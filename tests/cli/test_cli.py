@@ -1756,3 +1756,25 @@ def test_show_takes_a_location_as_rlmap_prints_it(run: Run) -> None:
         assert (code, out) == (2, "")
         assert err.startswith(f"rlmap: error: '{missing}' is no line of a file of pkg")
         assert "did you mean" not in err
+
+
+def test_show_answers_a_name_outside_the_package_that_it_calls(run: Run) -> None:
+    """``show`` lists ``builtins.range`` (or ``torch.stack``) among a function's callees as
+    ``[external]``; asked for it, it said "check the spelling".  It lists its callers now."""
+    code, out, err = run("show", *fixture_args("builtins.range"))
+    assert (code, err) == (0, "")
+    assert out == (
+        "builtins.range  (outside the analysed code: its calls are read, not its definition)\n"
+        "\n"
+        "callers (1):\n"
+        "  pkg.collector.Collector.rollout  pkg/collector.py:50  [external]\n"
+    )
+    code, out, _ = run("show", *fixture_args("builtins.range", "--json"))
+    result = json.loads(out)
+    assert (result["kind"], [row["caller"] for row in result["callers"]]) == (
+        "external",
+        ["pkg.collector.Collector.rollout"],
+    )
+    code, _, err = run("show", *fixture_args("builtins.zip"))  # called nowhere: not a name of the graph
+    assert code == 2
+    assert "is neither a symbol" in err
