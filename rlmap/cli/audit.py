@@ -146,8 +146,9 @@ def audit(
             )
     settings = common.read_config(config).override(source=source, profile=profile, package=package)
     roots = list(docs) if docs else list(settings.docs)
+    configured = None if docs else settings.origin  # (a path the configuration gave is fixed there)
     for root in roots if not coverage else ():  # (coverage reads no docs: a configured path is not its)
-        _check_docs_root(root)
+        _check_docs_root(root, configured)
     known = load_baseline(baseline).fingerprints if baseline is not None else frozenset()
     if write_baseline is not None:
         check_baseline_target(write_baseline)  # fail before the audit, not after it
@@ -289,27 +290,33 @@ def _check_options(
             raise UsageError(f"unknown --rule '{rule_id}'", unknown_rule_hint(rule_id))
 
 
-def _check_docs_root(root: Path) -> None:
+def _check_docs_root(root: Path, configured: str | None = None) -> None:
     """A docs path holds what the scan reads (:func:`rlmap.audit.docscan.scan_docs`): a directory
     with a ``.rst`` or ``.md`` page, or a sphinx-gallery script defining a label, under it; a
     page; or a Sphinx inventory (``objects.inv``).  Any other path would be audited as docs with
-    no page, and every central symbol reported as documented nowhere."""
+    no page, and every central symbol reported as documented nowhere.  ``configured``: the file
+    whose ``[tool.rlmap] docs`` gave the path (``None``: ``--docs`` did), which the error names."""
     from rlmap.audit.docscan import DOCS_SUFFIXES, defines_gallery_label
     from rlmap.readfile import walk_files
 
+    where = f"{configured}: [tool.rlmap] docs: " if configured else ""
+
+    def fail(problem: str, hint: str) -> UsageError:
+        return UsageError(where + problem, "fix the path in that file, or pass --docs" if configured else hint)
+
     if not root.exists():
-        raise UsageError(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
+        raise fail(f"docs path '{root}' does not exist", "pass --docs an existing directory or file")
     if root.is_dir():
         if not any(
             path.suffix in DOCS_SUFFIXES or (path.suffix == ".py" and defines_gallery_label(path))
             for path in walk_files(root, lambda name: name.endswith((".py", *DOCS_SUFFIXES)))[0]
         ):
-            raise UsageError(
+            raise fail(
                 f"no .rst or .md page (nor a sphinx-gallery script with a label) under docs path '{root}'",
                 "pass --docs the docs' source directory",
             )
     elif root.resolve().suffix.lower() not in (*DOCS_SUFFIXES, ".markdown", ".inv"):
-        raise UsageError(
+        raise fail(
             f"docs path '{root}' is not a page (.rst, .md) nor a Sphinx inventory (.inv)",
             "pass --docs a docs directory, a page, or a built objects.inv",
         )

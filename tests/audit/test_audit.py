@@ -825,3 +825,21 @@ def test_the_text_report_wraps_under_its_column_on_a_terminal_only() -> None:
     wide = render_text([finding], frozenset(), summary_line=False, width=160).splitlines()
     column = wide[1].index("torchrl/")  # room enough: under the message's column
     assert all(len(line) <= 160 and line.startswith(" " * column) and line[column] != " " for line in wide[2:])
+
+
+def test_a_configured_docs_path_that_does_not_exist_names_its_file_not_an_option(run: Run, tmp_path: Path) -> None:
+    """``docs = ["nodocs"]`` under ``[tool.rlmap]`` was reported as "pass --docs an existing
+    directory", an option never passed: the error names the file and the key."""
+    config = tmp_path / "rlmap.toml"
+    config.write_text('[tool.rlmap]\ndocs = ["nodocs"]\n', encoding="utf-8")
+    args = ("audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q")
+    code, _, err = run(*args, "--config", str(config))
+    assert code == 2
+    assert err.startswith("rlmap: error: ")
+    assert f"rlmap.toml: [tool.rlmap] docs: docs path '{tmp_path / 'nodocs'}' does not exist - " in err
+    assert err.rstrip().endswith("fix the path in that file, or pass --docs")
+    # the same path passed on the command line is the option's
+    code, _, err = run(*args, "--config", str(config), "--docs", str(tmp_path / "nodocs"))
+    assert code == 2
+    assert "[tool.rlmap]" not in err
+    assert err.rstrip().endswith("pass --docs an existing directory or file")
