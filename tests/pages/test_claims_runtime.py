@@ -1122,3 +1122,26 @@ def test_a_next_entry_in_the_input_adds_only_the_keys_the_step_did_not_write() -
     out = env.step(td)
     assert out["next", "observation"].item() == 1  # computed, not the 99 passed in
     assert out["next", "extra"].item() == 7.0  # a key the step did not write is added
+
+
+def test_the_envs_step_mdp_keeps_the_action_and_leaves_the_reward() -> None:
+    """``step_and_maybe_reset`` and ``rollout`` build the next input with the env's
+    ``_step_mdp``, not the function ``step_mdp``: the action and an entry no spec lists stay at
+    the root, the reward (no state key) is left out, the done keys are the step's."""
+    from torchrl.envs.utils import _StepMDP, step_mdp
+
+    env = _mock_env()
+    assert isinstance(env._step_mdp, _StepMDP)
+    td = env.reset()
+    td["action"] = env.action_spec.rand()
+    td["extra"] = torch.ones(1)
+    stepped = env.step(td)
+    stepped["next", "done"] = torch.ones(1, dtype=torch.bool)
+    carried = env._step_mdp(stepped)
+    assert torch.equal(carried["action"], td["action"])
+    assert "extra" in carried
+    assert "next" not in carried
+    assert "reward" not in carried
+    assert "reward" not in env._state_keys_step_mdp
+    assert carried["done"].all()  # (the step's, from "next")
+    assert "action" not in step_mdp(stepped)  # the function leaves the action out by default
