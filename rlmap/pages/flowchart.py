@@ -183,7 +183,7 @@ def _sequence(chart: _Chart, items: Sequence[Any], ends: Ends) -> Ends:
             ends = [*_sequence(chart, item.items, [(decision, "yes")]), (decision, "no")]
         elif item.kind == "block":
             run.append(item.text + ":")
-            run.extend("   " + _call_line(inner) for inner in _calls(item.items))
+            run.extend("   " + _call_line(inner, arm) for inner, arm in _calls(item.items))
             if any(inner.kind in ("exit", "jump") for inner in item.items):
                 ends = flush(ends)
                 _exits_of(chart, item, ends[0][0])
@@ -257,15 +257,17 @@ def _numbered(number: int | None, condition: str) -> str:
     return f"{number}. {condition} ?" if number else f"{condition} ?"
 
 
-def _calls(items: Sequence[Any]) -> list[Any]:
-    """The calls (and the assignments the flow shows) of ``items``, nested ones too, in order."""
+def _calls(items: Sequence[Any], arm: str = "") -> list[tuple[Any, str]]:
+    """The calls (and the assignments the flow shows) of ``items``, nested ones too, in order,
+    each with the branch of an alternative it is in (``if splits is not None``, ``else``; ``""``
+    outside one): a box that holds a loop lists them on its lines, the branch said on each."""
     found = []
     for item in items:
         if item.kind in ("call", "write"):
-            found.append(item)
-        found.extend(_calls(item.items))
-        for arm in item.arms:
-            found.extend(_calls(arm.items))
+            found.append((item, arm))
+        found.extend(_calls(item.items, arm))
+        for branch in item.arms:
+            found.extend(_calls(branch.items, f"{arm}; {branch.label}" if arm else branch.label))
     return found
 
 
@@ -278,9 +280,11 @@ def _exits_of(chart: _Chart, block: Any, source: str) -> None:
             _terminal(chart, item, [(source, item.condition)])
 
 
-def _call_line(item: Any) -> str:
-    """A step's line in a box: ``3. self.env.step()``, an assignment as written."""
+def _call_line(item: Any, arm: str = "") -> str:
+    """A step's line in a box: ``3. self.env.step()``, an assignment as written; in a branch of
+    an alternative drawn inside the box, that branch (``[else]``)."""
     text = item.text if item.kind == "write" else f"{item.number}. {item.text}()"
+    text = f"{text} [{arm}]" if arm else text
     return f"{text} [if {item.condition}]" if item.condition else text
 
 

@@ -455,3 +455,42 @@ def test_a_flow_names_the_subclasses_that_define_the_method_again(run: Run, tmp_
         "`Slow.run` (`mill/kinds.py:10`)."
     ) in page
     assert "Same.run" not in page  # inherits the method: runs this one
+
+
+def test_a_branch_that_calls_only_what_the_outline_leaves_out_stays_an_alternative(run: Run, tmp_path: Path) -> None:
+    """``EnvBase.step``'s ``if not self.batch_locked:`` branch calls only ``partial_steps.all``
+    and ``.view``, which the outline leaves to the complete list: it was folded away (the
+    ``else`` shown as ``if partial_steps is not None and self.batch_locked``), and with it what an
+    env that is not batch-locked does.  It is an alternative now, naming the calls it makes."""
+    text = MILL["mill/machine.py"].replace(
+        '        """Every item through the machine."""\n        self._prepare()\n',
+        '        """Every item through the machine."""\n'
+        "        if self.device is not None:\n"
+        '            if self.device == "raw":\n'
+        "                items = items.view(3)\n"
+        "            else:\n"
+        "                self._prepare()\n"
+        "        for extra in (1, 2):\n"
+        "            if self.buffer is not None:\n"
+        "                self.keep(extra)\n"
+        "            else:\n"
+        "                items = items.view(extra)\n",
+    )
+    assert text != MILL["mill/machine.py"]
+    code, err, out = _generate(run, tmp_path, files={**MILL, "mill/machine.py": text})
+    assert code == 0, err
+    page = (out / "md" / "machine_internals.md").read_text()
+    outline = page[page.index("- `if self.device is not None`:") :]
+    assert outline.splitlines()[1:5] == [
+        "  - one of these branches:",
+        '    - `if self.device == "raw"`: no call the outline shows; the complete list below has its calls (`items.view`)',
+        "    - `else`",
+        outline.splitlines()[4],
+    ]
+    assert outline.splitlines()[4].startswith("      - **1** `self._prepare` -> `Machine._prepare`")
+    assert "self.device is not None and not" not in page  # (no folded condition)
+    # a loop drawn as one box says, on a call's line, the branch it is in
+    diagram = (out / "md" / "machine_run_flow.dot").read_text()
+    assert re.search(
+        r"each for extra in \(1, 2\):\\l   2\. self\.keep\(\) \[if self\.buffer is not None\]\\l", diagram
+    ), diagram

@@ -74,6 +74,9 @@ class Item:
 class Branch:
     label: str  # ``if c`` / ``elif c`` / ``else`` / ``case p``
     items: tuple[Item, ...]
+    # a branch with no item: the calls written in it all the same (on local values, tensors),
+    # which only the complete list shows
+    unlisted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,11 +462,16 @@ class _Builder:
         for index, arm in enumerate(node.arms):
             label = {cf.THEN: "if", cf.ELIF: "elif", cf.CASE: "case"}.get(arm.role, "else")
             text = f"{label} {arm.condition}" if arm.condition else label
-            branches.append(Branch(text, tuple(self.arm_items(node, index))))
+            items = tuple(self.arm_items(node, index))
+            unlisted = () if items else tuple(dict.fromkeys(self.calls_in((node,), index)))
+            branches.append(Branch(text, items, unlisted))
         filled = [branch for branch in branches if branch.items]
         if not filled:
             return []
-        if len(filled) > 1:
+        # another branch that makes calls the outline leaves to the complete list (``if not
+        # self.batch_locked: tensordict = tensordict[partial_steps.view(...)]``) is an alternative
+        # still: folded into one condition, the outline would hide what that branch does instead
+        if len(filled) > 1 or any(branch.unlisted for branch in branches):
             anchor = self.ctx.anchor(self.function, "if", node.line)
             return [Item(CHOICE, text=node.text, arms=tuple(branches), anchor=anchor)]
         # one branch does something: its condition, on its calls
@@ -472,6 +480,25 @@ class _Builder:
         if len(items) == 1 and items[0].kind in (CALL, EXIT, JUMP, BLOCK, WRITE):
             return [self.conditioned(items[0], condition)]
         return [Item(BLOCK, text=f"if {condition}", items=items)]
+
+    def calls_in(self, nodes: Sequence[cf.Node], arm: int | None = None) -> list[str]:
+        """The calls the complete list has (Python's builtins left out) written in ``nodes``, in
+        code order, headers and bodies; with ``arm``, those of that arm of the one node only."""
+        found: list[str] = []
+        for node in nodes:
+            arms = range(len(node.arms)) if arm is None else (arm,)
+            keys = [(id(node), index) for index in arms]
+            if arm is None:
+                keys.insert(0, (id(node), -1))
+            for key in keys:
+                found.extend(
+                    site.callee_text
+                    for site in self.placed.get(key, ())
+                    if not (site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets))
+                )
+            for index in arms:
+                found.extend(self.calls_in(node.arms[index].body))
+        return found
 
     def conditioned(self, item: Item, condition: str) -> Item:
         """``item`` under one more condition (a block's header grows: ``if a and b``)."""
@@ -541,7 +568,7 @@ class _Builder:
             if item.kind == JUMP and item.anchor is not None and item.anchor.line in self.jumps:
                 resolved = self.destination(item, self.jumps[item.anchor.line])
             elif item.items or item.arms:
-                arms = tuple(Branch(arm.label, tuple(self.resolve_jumps(arm.items))) for arm in item.arms)
+                arms = tuple(Branch(arm.label, tuple(self.resolve_jumps(arm.items)), arm.unlisted) for arm in item.arms)
                 resolved = replace(item, items=tuple(self.resolve_jumps(item.items)), arms=arms)
             out.append(resolved)
         return out
