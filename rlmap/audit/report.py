@@ -201,7 +201,13 @@ def _summary(findings: Sequence[Finding], known: frozenset[str]) -> dict[str, An
     return {"total": len(findings), "new": new, "known": len(findings) - new, "by_rule": dict(sorted(by_rule.items()))}
 
 
-def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line: bool = True, width: int = 0) -> str:
+def render_text(
+    findings: Sequence[Finding],
+    known: frozenset[str],
+    summary_line: bool = True,
+    width: int = 0,
+    baselined: bool = True,
+) -> str:
     """A table per file; the occurrences of one rule, name, message and suggestion are one entry
     (at its first line) with a count and their other lines; then, with ``summary_line``, the
     counts (``--quiet`` leaves them out).  ``width`` (a terminal's columns; 0: none) wraps a
@@ -237,7 +243,8 @@ def render_text(findings: Sequence[Finding], known: frozenset[str], summary_line
     if lines:
         lines.append("")
     counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
-    lines.append(f"{summary['total']} findings ({summary['new']} new, {summary['known']} known): {counts}")
+    split = f" ({summary['new']} new, {summary['known']} known)" if baselined else ""  # (no baseline: no split)
+    lines.append(f"{summary['total']} findings{split}: {counts}")
     return "\n".join(lines) + "\n"
 
 
@@ -350,7 +357,8 @@ def render_sarif(
     index = {rule_id: position for position, rule_id in enumerate(RULES)}
     results = []
     for f in findings:
-        text = f.message + (f" Suggestion: {f.suggestion}" if f.suggestion else "")
+        end = "" if f.message.endswith((".", "!", "?")) else "."  # (the message and the suggestion: two sentences)
+        text = f.message + (f"{end} Suggestion: {f.suggestion}" if f.suggestion else "")
         region: dict[str, int] = {"startLine": max(1, f.line)}
         if f.column > 0:
             region["startColumn"] = f.column

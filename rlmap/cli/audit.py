@@ -175,7 +175,10 @@ def audit(
     summarized = _write_step_summary(findings, known) if output_format == "github" else False
     on_terminal = output_format == "text" and common.on_terminal()
     width = common.terminal_columns() if on_terminal else 0  # into a pipe or a file: lines stay whole
-    report = _report(output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet, width)
+    report = _report(
+        output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet, width,
+        baseline is not None,
+    )  # fmt: skip
     if on_terminal and report.count("\n") > common.terminal_lines():
         common.page(report.rstrip("\n"))
     else:
@@ -403,6 +406,7 @@ def _report(
     summarized: bool = False,
     quiet: bool = False,
     width: int = 0,
+    baselined: bool = True,
 ) -> str:
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
@@ -412,4 +416,4 @@ def _report(
         return render_sarif(findings, known, complete, notes)
     if output_format == "github":
         return render_github(findings, known, summarized)
-    return render_text(findings, known, summary_line=not quiet, width=width)
+    return render_text(findings, known, summary_line=not quiet, width=width, baselined=baselined)

@@ -349,12 +349,17 @@ _UNITS = {
 }
 
 
+# A phase this young (seconds) is not said at its quarters in a log: only when it starts and ends.
+QUICK_PHASE = 2.0
+
+
 class _PlainProgress:
     """Progress for a log (not a terminal): one line when a phase starts, every quarter of a
-    counted phase, and when it ends, each at the seconds since the command started (``at 6.7
-    s``), the last also with the phase's own (``3.5 s, at 12.8 s``); nothing in the first
-    second (a warm run says nothing).  A phase that started in the first second and still runs
-    at its end is said then (a timer: rendering reports nothing until it is done)."""
+    counted phase once it has run :data:`QUICK_PHASE` seconds, and when it ends, each at the
+    seconds since the command started (``at 6.7 s``), the last also with the phase's own (``3.5
+    s, at 12.8 s``); nothing in the first second (a warm run says nothing).  A phase that started
+    in the first second and still runs at its end is said then (a timer: rendering reports
+    nothing until it is done)."""
 
     def __init__(self) -> None:
         import threading
@@ -398,6 +403,8 @@ class _PlainProgress:
         quarter = 4 * done // total if total else 0
         if (phase, quarter) == (self._phase, self._quarter):
             return
+        if phase == self._phase and 0 < done < total and now - self._begun[1] < QUICK_PHASE:
+            return  # a quick phase is said when it starts and when it ends (a log of a warm run stays short)
         self._phase, self._quarter = phase, quarter
         count = f" {done}/{total} {_UNITS.get(phase.partition(' ')[0], '')}".rstrip() if total else ""
         took = f"{now - self._begun[1]:.1f} s, " if total and done >= total and phase == self._begun[0] else ""

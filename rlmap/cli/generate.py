@@ -139,7 +139,12 @@ def generate(
         gone = f", removed {removed} obsolete" if removed else ""
         drawn = f" and {drawn_now} of {len(output.diagrams)} SVG diagram(s)" if dot is not None else ""
         same = len(output.files) - changed
-        kept = "" if not same else ": all were up to date" if not changed else f": the other {same} were up to date"
+        if not same:
+            kept = ""
+        elif changed:
+            kept = f": the other {same} were up to date"
+        else:  # (with diagrams drawn anew, "all" would say they were up to date too)
+            kept = ": the files were up to date" if dot is not None and drawn_now else ": all were up to date"
         common.echo_safe(
             f"rlmap: wrote {changed} of {len(output.files)} files{drawn}{gone} in {settings.out} "
             f"({loaded.source.stamp()}){kept}",

@@ -194,10 +194,15 @@ def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     assert (
         "broken-label         :ref:`missing_label` names no label in the docs" in out
     )  # two spaces after the longest id
-    assert out.rstrip().endswith("1 findings (1 new, 0 known): 1 broken-label")
+    assert out.rstrip().endswith("\n1 findings: 1 broken-label")  # (no baseline: no new/known split)
     code, quiet, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none")
     assert code == 0
     assert quiet == out[: out.rindex("\n\n") + 1]  # --quiet: the findings, without the summary line
+    baseline = tmp_path / "baseline.json"
+    fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none", "--write-baseline", str(baseline))
+    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--baseline", str(baseline), quiet=False)
+    assert code == 0
+    assert out.rstrip().endswith("1 findings (0 new, 1 known): 1 broken-label")
 
 
 def test_github_annotations(run: Run, tmp_path: Path) -> None:
@@ -260,6 +265,15 @@ def test_a_docs_path_without_pages_is_refused(run: Run, tmp_path: Path) -> None:
             "audit", "--source", str(FIXTURES), "--package", "pkg", "--no-cache", "-q", "--docs", str(path)
         )
         assert code in (0, 1), err
+
+
+def test_sarif_gives_the_message_and_the_suggestion_as_two_sentences(run: Run, tmp_path: Path) -> None:
+    """The message ran into the suggestion (``... in the docs Suggestion: ...``)."""
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--format", "sarif", "--fail-on", "none")
+    assert code == 0
+    text = json.loads(out)["runs"][0]["results"][0]["message"]["text"]
+    assert ":ref:`missing_label` names no label in the docs. Suggestion: " in text
 
 
 def test_diff_is_refused_with_a_json_or_sarif_document(run: Run, tmp_path: Path) -> None:
@@ -574,7 +588,7 @@ def test_every_occurrence_is_a_finding_with_its_own_fingerprint(run: Run, tmp_pa
         "--no-cache",
     )  # fmt: skip
     assert "x4 (also line 5, 7, 9)" in out
-    assert out.rstrip().endswith("4 findings (4 new, 0 known): 4 stale-ref")
+    assert out.rstrip().endswith("4 findings: 4 stale-ref")
 
 
 def test_a_version_1_baseline_still_holds_every_occurrence(run: Run, tmp_path: Path) -> None:

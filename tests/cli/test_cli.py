@@ -1778,3 +1778,36 @@ def test_show_answers_a_name_outside_the_package_that_it_calls(run: Run) -> None
     code, _, err = run("show", *fixture_args("builtins.zip"))  # called nowhere: not a name of the graph
     assert code == 2
     assert "is neither a symbol" in err
+
+
+def test_plain_progress_says_a_quick_phase_when_it_starts_and_ends_only() -> None:
+    """A warm ``generate --check`` wrote five lines for a render of 0.3 s (0/16, 4/16, ...); a
+    phase younger than two seconds is said at its start and its end, a longer one at its
+    quarters as well."""
+    from rlmap.cli import common
+
+    lines: list[str] = []
+    now = [2.0]
+    report = common._PlainProgress()
+    report._clock = lambda: now[0]
+    report._start = 0.0
+    original = common.say_progress
+    common.say_progress = lines.append  # type: ignore[assignment]
+    try:
+        for done in range(17):
+            now[0] = 2.0 + done * 0.02
+            report("render", done, 16)
+        for done in range(9):
+            now[0] = 3.0 + done * 0.5
+            report("write", done, 8)
+    finally:
+        common.say_progress = original
+        report.close()
+    assert lines == [
+        "render 0/16 pages (at 2.0 s)",
+        "render 16/16 pages (0.3 s, at 2.3 s)",
+        "write 0/8 files (at 3.0 s)",
+        "write 4/8 files (at 5.0 s)",  # (two seconds in: a quarter said)
+        "write 6/8 files (at 6.0 s)",
+        "write 8/8 files (4.0 s, at 7.0 s)",
+    ]

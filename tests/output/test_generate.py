@@ -347,6 +347,12 @@ def test_render_svg_with_dot(run: Run, tmp_path: Path) -> None:
     assert f"and {len(drawn)} of {len(drawn)} SVG diagram(s)" in err  # the SVGs are said, with the pages
     code, _, err = run(*[arg for arg in fixture_generate(out, "--render-svg") if arg != "-q"])
     assert re.search(rf"wrote 0 of \d+ files and 0 of {len(drawn)} SVG diagram\(s\)", err), err  # none rewritten
+    assert err.strip().endswith("): all were up to date")
+    (out / drawn[-1]).unlink()  # one SVG drawn anew, no file: "all were up to date" would say the SVGs were too
+    code, _, err = run(*[arg for arg in fixture_generate(out, "--render-svg") if arg != "-q"])
+    assert re.search(
+        rf"wrote 0 of \d+ files and 1 of {len(drawn)} SVG diagram\(s\) in .*: the files were up to date$", err.strip()
+    ), err
     # --check --render-svg: a diagram without its SVG is stale (its layout is not compared)
     assert run(*fixture_generate(out, "--render-svg", "--check"))[0] == 0
     (out / drawn[0]).unlink()
