@@ -494,3 +494,49 @@ def test_a_branch_that_calls_only_what_the_outline_leaves_out_stays_an_alternati
     assert re.search(
         r"each for extra in \(1, 2\):\\l   2\. self\.keep\(\) \[if self\.buffer is not None\]\\l", diagram
     ), diagram
+
+
+def test_a_call_the_flow_resolves_to_a_family_names_the_base_method_first(run: Run, tmp_path: Path) -> None:
+    """``Compose._step``'s ``t._step`` read ``-> MessageToHistory._step, ReadState._step, ...``:
+    three of the transforms the value flow saw, none of them the default most transforms run
+    (``Transform._step``).  The method the family shares comes first, then what the flow saw."""
+    parts = """
+class Part:
+    def go(self):
+        return 0
+
+
+class Left(Part):
+    def go(self):
+        return 1
+
+
+class Right(Part):
+    def go(self):
+        return 2
+
+
+class Unused(Part):
+    def go(self):
+        return 3
+"""
+    text = (
+        MILL["mill/machine.py"]
+        .replace("class Machine:", "from mill.parts import Left, Right\n\n\nclass Machine:")
+        .replace(
+            "        self.buffer = buffer\n", "        self.buffer = buffer\n        self.parts = [Left(), Right()]\n"
+        )
+        .replace(
+            '        """Every item through the machine."""\n',
+            '        """Every item through the machine."""\n        for part in self.parts:\n            part.go()\n',
+        )
+    )
+    code, err, out = _generate(run, tmp_path, files={**MILL, "mill/machine.py": text, "mill/parts.py": parts})
+    assert code == 0, err
+    page = " ".join((out / "md" / "machine_internals.md").read_text().split())
+    assert re.search(
+        r"\*\*1\*\* `part\.go` -> `Part\.go` \(`mill/parts\.py:2`\) or one of its overrides \(4 classes define it, and "
+        r"any of them may run; the value flow sees 2 reach it: `Left\.go` \(`mill/parts\.py:7`\), `Right\.go` "
+        r"\(`mill/parts\.py:12`\)\)",
+        page,
+    ), page[page.index("part.go") - 50 : page.index("part.go") + 400]
