@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import UsageError
+from rlmap.errors import ExitCode, UsageError
 
 DiffFormat = Literal["text", "json"]
 
@@ -42,6 +42,10 @@ def diff(
     profile: common.ProfileOption = None,
     config: common.ConfigOption = None,
     output_format: Annotated[DiffFormat, typer.Option("--format", help="The report's format.")] = "text",
+    exit_code: Annotated[
+        bool,
+        typer.Option("--exit-code", help="Exit 1 when anything changed (as git diff --exit-code), to gate a CI job."),
+    ] = False,
     quiet: common.QuietOption = False,
 ) -> None:
     """What changed in the internals between two versions (read statically; nothing is checked out).
@@ -75,7 +79,10 @@ def diff(
         common.say(json.dumps(payload, indent=2, sort_keys=True))
     else:
         common.say(render_text(result), nl=False)
-    raise typer.Exit(int(common.report_diagnostics(_said_in(before) + _said_in(after))))
+    code = common.report_diagnostics(_said_in(before) + _said_in(after))
+    if exit_code and result.changes:
+        code = max(code, ExitCode.FINDINGS)
+    raise typer.Exit(int(code))
 
 
 def _said_in(snapshot: Any) -> tuple[Any, ...]:

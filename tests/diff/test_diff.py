@@ -107,6 +107,10 @@ def test_two_package_directories(run: Run, tmp_path: Path) -> None:
     code, text, _ = run("diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk")  # two checkouts
     assert "  renamed           pk.collect.OldBuffer -> pk.buffers.ReplayBuffer" in text
     assert "      + self._sync" in text
+    # --exit-code: 1 when anything changed (a CI job's gate), 0 when nothing did
+    v1, v2 = str(tmp_path / "v1"), str(tmp_path / "v2")
+    assert run("diff", v1, v2, "--package", "pk", "--exit-code", "-q")[0] == 1
+    assert run("diff", v1, v1, "--package", "pk", "--exit-code", "-q")[0] == 0
 
 
 def test_two_revisions_of_one_checkout(run: Run, tmp_path: Path) -> None:
