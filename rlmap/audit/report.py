@@ -261,10 +261,16 @@ def _grouped(findings: Sequence[Finding]) -> list[list[Finding]]:
     return sorted(groups.values(), key=lambda group: group[0].sort_key())
 
 
-def render_json(findings: Sequence[Finding], known: frozenset[str], stamp: str) -> str:
+def render_json(
+    findings: Sequence[Finding], known: frozenset[str], stamp: str, notes: Sequence[Diagnostic] = ()
+) -> str:
+    """The findings as JSON; ``skipped``: the input that could not be read (rlmap exits 3), and
+    ``complete``: whether there was none, so that an empty list of findings is not read as clean."""
     payload = {
         "tool": {"name": "rlmap", "version": __version__},
         "source": stamp,
+        "complete": not notes,
+        "skipped": [{"path": note.path, "line": note.line, "message": note.message} for note in notes],
         "summary": _summary(findings, known),
         "findings": [
             {
@@ -417,13 +423,28 @@ GITHUB_ANNOTATIONS_PER_LEVEL = 10  # what GitHub shows of each level (error, war
 _LEVEL_ORDER = {"error": 0, "warning": 1, "note": 2}
 
 
-def render_github(findings: Sequence[Finding], known: frozenset[str], summarized: bool = False) -> str:
+def render_github(
+    findings: Sequence[Finding], known: frozenset[str], summarized: bool = False, notes: Sequence[Diagnostic] = ()
+) -> str:
     """Workflow commands, errors first, at most what GitHub shows per level; a notice counts the
     rest, and says where they are listed: the job summary when it was written (``summarized``),
-    else the text report."""
+    else the text report.  Each input that could not be read (``notes``: rlmap exits 3) is a
+    warning at its file first: without one, the step failed with nothing annotated."""
     lines = []
     shown: dict[str, int] = {}
     left = 0
+    unread = 0  # the inputs not read past what GitHub shows
+    for note in notes:
+        if shown.get("warning", 0) >= GITHUB_ANNOTATIONS_PER_LEVEL:
+            unread += 1
+            continue
+        shown["warning"] = shown.get("warning", 0) + 1
+        text = _escape(inert(f"{note.message}: not read, so not audited"))
+        if inert(note.path) != note.path:  # a name with a control character is no path to annotate
+            lines.append(f"::warning title=rlmap input not read::{text}")
+            continue
+        path = _escape(note.path).replace(",", "%2C").replace(":", "%3A")
+        lines.append(f"::warning file={path},line={max(1, note.line)},title=rlmap input not read::{text}")
     for f in sorted(findings, key=lambda f: (_LEVEL_ORDER[f.severity], f.sort_key())):
         if f.known_in(known):
             continue
@@ -436,6 +457,10 @@ def render_github(findings: Sequence[Finding], known: frozenset[str], summarized
         path = _escape(inert(f.path)).replace(",", "%2C").replace(":", "%3A")
         column = f",col={f.column}" if f.column > 0 else ""
         lines.append(f"::{level} file={path},line={f.line}{column},title=rlmap {f.rule}::{text}")
+    if unread:
+        lines.append(
+            f"::notice title=rlmap::{unread} more input(s) not read, not annotated; the log's warnings list them all"
+        )
     if left:
         lines.append(
             f"::notice title=rlmap::{left} more finding(s) not annotated (GitHub shows "

@@ -411,9 +411,9 @@ def _report(
     from rlmap.audit.report import render_github, render_json, render_sarif, render_text
 
     if output_format == "json":
-        return render_json(findings, known, stamp)
+        return render_json(findings, known, stamp, notes)
     if output_format == "sarif":
         return render_sarif(findings, known, complete, notes)
     if output_format == "github":
-        return render_github(findings, known, summarized)
+        return render_github(findings, known, summarized, notes)
     return render_text(findings, known, summary_line=not quiet, width=width, baselined=baselined)

@@ -626,6 +626,19 @@ def test_sarif_says_whether_every_input_was_read(run: Run, tmp_path: Path) -> No
     assert code == 3
     assert invocation["executionSuccessful"] is False
     assert "not valid UTF-8" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    # JSON and GitHub's annotations say it too: an empty list of findings is not a clean run
+    code, out, _ = run(*args, "--format", "json", "--no-cache", "-q", "--fail-on", "none")
+    payload = json.loads(out)
+    assert code == 3
+    assert payload["complete"] is False
+    assert [(row["path"], "not valid UTF-8" in row["message"]) for row in payload["skipped"]] == [("bad.rst", True)]
+    code, out, _ = run(*args, "--format", "github", "--no-cache", "-q", "--fail-on", "none")
+    assert code == 3
+    assert out.startswith("::warning file=bad.rst,line=1,title=rlmap input not read::")
+    assert out.splitlines()[0].endswith(": not read, so not audited")
+    (docs / "bad.rst").unlink()
+    code, out, _ = run(*args, "--format", "json", "--no-cache", "-q", "--fail-on", "none")
+    assert (code, json.loads(out)["complete"], json.loads(out)["skipped"]) == (0, True, [])
 
 
 def test_sarif_links_rlmap_home_page_and_the_readme_section_on_every_rule() -> None:
