@@ -221,16 +221,19 @@ def render_text(
         lines.extend(wrapper.wrap(line) or [line] if width and len(line) > width else [line])
 
     current = None
+    hidden = 0  # under a baseline, the known findings: counted, not listed (the new ones are the news)
     for group in _grouped(findings):
         finding = group[0]
+        if baselined and all(f.known_in(known) for f in group):
+            hidden += len(group)
+            continue
         if finding.path != current:
             if current is not None:
                 lines.append("")
             lines.append(inert(finding.path))
             current = finding.path
-        mark = " (known)" if all(f.known_in(known) for f in group) else ""
         rule, indent = finding.rule.ljust(_RULE_WIDTH), " " * _RULE_WIDTH
-        add(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}{mark}")
+        add(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}")
         if len(group) > 1:
             more = ", ".join(str(f.line) for f in group[1:])
             add(f"  {'':>5}  {'':<7}  {indent}  x{len(group)} (also line {more})")
@@ -243,7 +246,10 @@ def render_text(
     if lines:
         lines.append("")
     counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
-    split = f" ({summary['new']} new, {summary['known']} known)" if baselined else ""  # (no baseline: no split)
+    unlisted = "; the known ones are not listed" if hidden else ""
+    split = (
+        f" ({summary['new']} new, {summary['known']} known{unlisted})" if baselined else ""
+    )  # (no baseline: no split)
     lines.append(f"{summary['total']} findings{split}: {counts}")
     return "\n".join(lines) + "\n"
 

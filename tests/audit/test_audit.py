@@ -202,7 +202,14 @@ def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none", "--write-baseline", str(baseline))
     code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--baseline", str(baseline), quiet=False)
     assert code == 0
-    assert out.rstrip().endswith("1 findings (0 new, 1 known): 1 broken-label")
+    # under a baseline the known findings are counted, not listed: a new one is not lost among them
+    assert out == "1 findings (0 new, 1 known; the known ones are not listed): 1 broken-label\n"
+    (docs / "page.rst").write_text("See :ref:`missing_label`.\n\nAnd :ref:`new_label`.\n")
+    code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--baseline", str(baseline), quiet=False)
+    assert code == 1
+    assert "new_label" in out
+    assert "missing_label" not in out
+    assert out.rstrip().endswith("2 findings (1 new, 1 known; the known ones are not listed): 2 broken-label")
 
 
 def test_github_annotations(run: Run, tmp_path: Path) -> None:
