@@ -80,6 +80,12 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+# The exit codes a CI job reads (DESIGN.md's table, :class:`rlmap.errors.ExitCode`), as a command's help ends.
+EXIT_CODES = (
+    "Exit codes: 0 done; 1 {outcome}; 2 a bad option, source or configuration; 3 some input could not "
+    "be read (the rest was done); 70 a bug in rlmap; 120 the output could not be written; 130 interrupted."
+)
+
 SourceOption = Annotated[
     Path | None,
     typer.Option(
@@ -110,13 +116,15 @@ JobsOption = Annotated[
         show_default=False,
     ),
 ]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no summary line.")]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress display, nor the summary line a command ends with.")
+]
 PackageOption = Annotated[
     str | None,
     typer.Option(
         "--package",
         metavar="NAME",
-        help="Top-level package to document. Default: [tool.rlmap] package, else torchrl.",
+        help="Top-level package to analyse. Default: [tool.rlmap] package, else torchrl.",
         rich_help_panel="Advanced",
         show_default=False,
     ),

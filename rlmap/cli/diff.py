@@ -15,7 +15,11 @@ from rlmap.errors import ExitCode, UsageError
 DiffFormat = Literal["text", "json"]
 
 
-@common.app.command(cls=common.Command, short_help="What changed in the internals between two versions.")
+@common.app.command(
+    cls=common.Command,
+    short_help="What changed in the internals between two versions.",
+    epilog=common.EXIT_CODES.format(outcome="changes, under --exit-code"),
+)
 def diff(
     old: Annotated[str, typer.Argument(metavar="A", help="A package directory, a checkout, or a git revision.")],
     new: Annotated[str, typer.Argument(metavar="B", help="The same, for the newer version.")],

@@ -14,7 +14,9 @@ from rlmap.terminal import inert
 
 
 @common.app.command(
-    cls=common.Command, short_help="Write the internals pages (rst, Markdown); --check: are they stale."
+    cls=common.Command,
+    short_help="Write the internals pages (rst, Markdown); with --check, say whether they are stale.",
+    epilog=common.EXIT_CODES.format(outcome="stale pages under --check"),
 )
 def generate(
     source: common.SourceOption = None,

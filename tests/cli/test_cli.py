@@ -1811,3 +1811,18 @@ def test_plain_progress_says_a_quick_phase_when_it_starts_and_ends_only() -> Non
         "write 6/8 files (at 6.0 s)",
         "write 8/8 files (4.0 s, at 7.0 s)",
     ]
+
+
+@pytest.mark.parametrize("command", ["generate", "audit", "diff"])
+def test_the_help_of_a_command_a_ci_job_gates_on_names_every_exit_code(run: Run, command: str) -> None:
+    """A CI author had to read the README to learn that audit exits 1 on findings, 3 on input it
+    could not read: the help of the commands that gate a job ends with the codes, every one of
+    :class:`rlmap.errors.ExitCode`'s and the interrupt's."""
+    from rlmap.entry import INTERRUPTED
+    from rlmap.errors import ExitCode
+
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    epilog = " ".join(out[out.index("Exit codes:") :].split())
+    for value in (*(int(each) for each in ExitCode), INTERRUPTED):
+        assert re.search(rf"[:;] {value} [a-z]", epilog), (value, epilog)
