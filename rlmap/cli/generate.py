@@ -208,7 +208,7 @@ def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False
             raise typer.Exit(int(ExitCode.FINDINGS))
         common.say_error(
             f"{len(result.stale) + len(result.obsolete)} generated file(s) in {_shown(out)} are stale - "
-            f"run '{command}' and commit the result (or apply this diff from the repository root with git apply)"
+            f"run '{command}' and commit the result (or apply this diff from {result.applies_from} with git apply)"
         )
         raise typer.Exit(int(ExitCode.FINDINGS))
     if result.links_only:  # always said, even with -q: the pages are right, their links are not the newest

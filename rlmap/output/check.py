@@ -26,6 +26,8 @@ class CheckResult:
     obsolete: tuple[str, ...]  # generated files no longer produced
     diff: str  # a unified diff that ``git apply`` takes from the repository root ("" when current)
     links_only: tuple[str, ...] = ()  # current files whose links point at other commits, or have none
+    # where ``git apply`` takes the diff from: "the repository root", or a directory (no checkout)
+    applies_from: str = "the repository root"
 
 
 # Where a page links its source: the link target, not what the page says.  Pages committed with
@@ -48,7 +50,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
     A file that says the same thing as the generated one but links other commits (or no commit)
     is current: it is listed in ``links_only`` and kept as it is, manifest included.
     """
-    shown = _shown(out)
+    shown, applies_from = _shown(out)
     stale: list[str] = []
     links_only: list[str] = []
     chunks: list[str] = []
@@ -76,7 +78,7 @@ def check_output(out: Path, output: Output) -> CheckResult:
     if previous is None or previous.files != manifest_of(kept, None, previous).files:
         stale.append(MANIFEST)
         chunks.append(_diff(_named(shown, MANIFEST), read_inside(out, MANIFEST), manifest_bytes(kept, None, previous)))
-    return CheckResult(tuple(stale), obsolete, "".join(chunks), tuple(links_only))
+    return CheckResult(tuple(stale), obsolete, "".join(chunks), tuple(links_only), applies_from)
 
 
 def _diff(name: str, before: bytes | None, after: bytes | None) -> str:
@@ -99,14 +101,18 @@ def _named(shown: str, relative: str) -> str:
     return relative if shown in ("", ".") else f"{shown}/{relative}"
 
 
-def _shown(out: Path) -> str:
-    """``out`` relative to the checkout holding it (:func:`rlmap.gitread.find_checkout`), else to
-    the working directory, so that the diff applies with ``git apply`` from there."""
+def _shown(out: Path) -> tuple[str, str]:
+    """``out`` relative to the checkout holding it (:func:`rlmap.gitread.find_checkout`; ``""``
+    when it is that checkout's root: a docs repository checked out as the output directory), else
+    to the working directory, so that the diff applies with ``git apply`` from there; and where
+    that is, said for the message."""
     target = out.resolve()
     base = find_checkout(target)
-    if base is None or base == target:
+    where = "the repository root"
+    if base is None:
         base = Path.cwd().resolve()
+        where = "the working directory (no git checkout holds the output directory)"
     try:
-        return target.relative_to(base).as_posix()
+        return target.relative_to(base).as_posix(), where
     except ValueError:
-        return out.name
+        return out.name, f"the directory holding {out.name}"

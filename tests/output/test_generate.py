@@ -203,9 +203,30 @@ def test_a_check_of_the_working_directory_names_files_git_apply_takes(tmp_path: 
     assert done.returncode == 1
     assert "diff --git a/md/collectors_internals.md b/md/collectors_internals.md" in done.stdout
     assert "a/./" not in done.stdout
+    assert "apply this diff from the working directory (no git checkout holds the output directory)" in done.stderr
     (tmp_path / "pages.diff").write_text(done.stdout, encoding="utf-8")
     subprocess.run(["git", "apply", str(tmp_path / "pages.diff")], cwd=out, check=True, capture_output=True)
     assert subprocess.run([*command, "--check"], cwd=out, capture_output=True, check=False).returncode == 0
+
+
+def test_a_check_of_an_output_directory_that_is_its_own_checkout_applies_there(tmp_path: Path) -> None:
+    """A docs repository checked out as the output directory: the diff named ``out/md/x.md``
+    (relative to the working directory), which ``git apply`` from that repository's root refuses;
+    it names ``md/x.md`` now, and the message says where to apply it from."""
+    source, args = _fixture_copy(tmp_path)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "rlmap", "generate", *args, "--out", "out"]
+    subprocess.run(command, cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["git", "init", "-q", str(out)], check=True, capture_output=True)
+    buffers = source / "pkg" / "buffers.py"
+    buffers.write_text("\n" * 10 + buffers.read_text())  # Buffer.add moves down ten lines
+    done = subprocess.run([*command, "--check"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert "diff --git a/md/collectors_internals.md b/md/collectors_internals.md" in done.stdout
+    assert "apply this diff from the repository root with git apply" in done.stderr
+    (tmp_path / "pages.diff").write_text(done.stdout, encoding="utf-8")
+    subprocess.run(["git", "apply", str(tmp_path / "pages.diff")], cwd=out, check=True, capture_output=True)
+    assert subprocess.run([*command, "--check"], cwd=tmp_path, capture_output=True, check=False).returncode == 0
 
 
 def test_renamed_flag_fails_generation(run: Run, tmp_path: Path) -> None:
