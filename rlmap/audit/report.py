@@ -215,7 +215,9 @@ def render_text(
     lines: list[str] = []
     column = 2 + 5 + 2 + 7 + 2 + _RULE_WIDTH + 2  # where a message starts
     hang = " " * (column if width - column >= _NARROWEST else 8)
-    wrapper = textwrap.TextWrapper(max(width, 40), subsequent_indent=hang, break_long_words=False)
+    wrapper = textwrap.TextWrapper(
+        max(width, 40), subsequent_indent=hang, break_long_words=False, break_on_hyphens=False
+    )
 
     def add(line: str) -> None:
         lines.extend(wrapper.wrap(line) or [line] if width and len(line) > width else [line])

@@ -859,6 +859,10 @@ def test_the_text_report_wraps_under_its_column_on_a_terminal_only() -> None:
     wide = render_text([finding], frozenset(), summary_line=False, width=160).splitlines()
     column = wide[1].index("torchrl/")  # room enough: under the message's column
     assert all(len(line) <= 160 and line.startswith(" " * column) and line[column] != " " for line in wide[2:])
+    # a role's option is never cut at its hyphen (``:undoc-`` / ``members:``)
+    hyphened = Finding("x-rule", "error", "page.rst", 3, "n", "see the option " + ":undoc-members: " * 12, "")
+    lines = render_text([hyphened], frozenset(), summary_line=False, width=100).splitlines()
+    assert not any(line.rstrip().endswith(":undoc-") for line in lines), lines
 
 
 def test_a_configured_docs_path_that_does_not_exist_names_its_file_not_an_option(run: Run, tmp_path: Path) -> None:
