@@ -508,7 +508,15 @@ def _cell(text: str) -> str:
 
 def explain(rule_id: str, as_json: bool = False) -> str:
     """What a rule finds, with a finding and a non-finding; as JSON (``id``, ``severity``,
-    ``summary``, ``finding``, ``not_finding``) with ``as_json``."""
+    ``summary``, ``finding``, ``not_finding``) with ``as_json``.  ``all``: every rule, its id,
+    severity and summary (a list of them, as JSON)."""
+    if rule_id == "all":
+        if as_json:
+            rows = [{"id": rule.id, "severity": rule.severity, "summary": rule.summary} for rule in RULES.values()]
+            return json.dumps(rows, indent=2, sort_keys=True) + "\n"
+        width = max(len(rule_id) for rule_id in RULES)
+        listed = [f"{rule.id:<{width}}  {rule.severity:<7}  {rule.summary}" for rule in RULES.values()]
+        return "\n".join(listed) + "\n\nrlmap audit --explain ID describes one, with examples.\n"
     rule = RULES.get(rule_id)
     if rule is None:
         raise ConfigError(f"unknown rule '{rule_id}'", unknown_rule_hint(rule_id))

@@ -69,7 +69,7 @@ def audit(
         typer.Option(
             "--explain",
             metavar="ID",
-            help="Describe a rule with examples, then exit.",
+            help="Describe a rule with examples, then exit (all: list every rule).",
             show_default=False,
             autocompletion=_rule_ids,
         ),

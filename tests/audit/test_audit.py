@@ -320,6 +320,12 @@ def test_explain_every_rule(run: Run) -> None:
     code, out, err = run("audit", "--explain", "stale-ref", "--format", "sarif")
     assert (code, out) == (2, "")
     assert "--explain has no sarif form" in err
+    # --explain all: the rules could not be listed (audit --help names none)
+    code, out, _ = run("audit", "--explain", "all")
+    assert code == 0
+    assert [line.split()[0] for line in out.split("\n\n")[0].splitlines()] == list(RULES)
+    code, out, _ = run("audit", "--explain", "all", "--format", "json")
+    assert [(row["id"], row["summary"]) for row in json.loads(out)] == [(r.id, r.summary) for r in RULES.values()]
 
 
 # -- the real TorchRL docs ----------------------------------------------------------------------
