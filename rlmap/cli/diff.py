@@ -110,12 +110,30 @@ def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
     from rlmap.scopes import in_scope
 
     common.refuse_empty_scopes(scopes)
+    names = sorted({name for snapshot in snapshots for name in snapshot.symbols})
     for prefix in scopes:
-        if not any(in_scope(name, (prefix,)) for snapshot in snapshots for name in snapshot.symbols):
+        if not any(in_scope(name, (prefix,)) for name in names):
+            meant = _meant(prefix, names)
             raise UsageError(
                 f"--scope '{prefix}' names no package, module, class or function of either version",
-                "pass a dotted prefix of full qualified names, e.g. torchrl.collectors",
+                f"did you mean {' or '.join(repr(name) for name in meant)}?"
+                if meant
+                else "pass a dotted prefix of full qualified names, e.g. torchrl.collectors",
             )
+
+
+def _meant(prefix: str, names: list[str]) -> list[str]:
+    """The full names a ``--scope`` may mean, as ``graph --scope`` offers them: those it is the
+    last parts of (``Collector`` -> ``torchrl.collectors._single.Collector``), else the prefixes of
+    as many parts spelled like it (``torchrl.colectors`` -> ``torchrl.collectors``)."""
+    import difflib
+
+    suffixed = [name for name in names if name.endswith("." + prefix)]
+    if suffixed:
+        return suffixed[:3]
+    depth = prefix.count(".") + 1
+    prefixes = sorted({".".join(name.split(".")[:depth]) for name in names if name.count(".") + 1 >= depth})
+    return difflib.get_close_matches(prefix, prefixes, n=3, cutoff=0.8)
 
 
 def _reader(given: str, package: str, repository: Path) -> Callable[[common.Progress | None], Any]:

@@ -161,6 +161,10 @@ def test_a_scope_under_which_neither_version_defines_anything_is_an_error(run: R
     assert (code, out) == (2, "")
     says = "names no package, module, class or function of either version"
     assert err.startswith(f"rlmap: error: --scope 'pk.colect' {says}")
+    assert err.rstrip().endswith("- did you mean 'pk.collect'?")  # (as graph --scope offers it)
+    code, _, err = run("diff", *versions, "--scope", "Collector")  # the last part of a name: its full name
+    assert code == 2
+    assert err.rstrip().endswith("- did you mean 'pk.collect.Collector'?")
     # a dotted prefix, as graph's: the start of a name is not one
     code, out, err = run("diff", *versions, "--scope", "pk.coll")
     assert (code, out) == (2, "")
