@@ -1145,3 +1145,40 @@ def test_the_envs_step_mdp_keeps_the_action_and_leaves_the_reward() -> None:
     assert "reward" not in env._state_keys_step_mdp
     assert carried["done"].all()  # (the step's, from "next")
     assert "action" not in step_mdp(stepped)  # the function leaves the action out by default
+
+
+def test_transformed_env_steps_on_what_inv_returns_without_the_base_step_processing() -> None:
+    """``TransformedEnv._step``: the transform's ``_step`` gets the copy ``inv`` made (the
+    caller's input does not hold what ``inv`` wrote); the base env's ``_step_proc_data`` never
+    runs, its ``_complete_done`` does, before the transform's ``_step``."""
+    from torchrl.envs import Transform, TransformedEnv
+    from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
+
+    calls: list[object] = []
+
+    class Base(ContinuousActionVecMockEnv):
+        def _step_proc_data(self, next_tensordict):
+            calls.append("base._step_proc_data")
+            return super()._step_proc_data(next_tensordict)
+
+        def _complete_done(self, *args, **kwargs):
+            calls.append("base._complete_done")
+            return super()._complete_done(*args, **kwargs)
+
+    class Mark(Transform):  # (the default inv: it copies, then runs _inv_call)
+        def _inv_call(self, tensordict):
+            tensordict.set("marked", torch.ones(1))
+            return tensordict
+
+        def _step(self, tensordict, next_tensordict):
+            calls.append(("transform._step", "marked" in tensordict))
+            return next_tensordict
+
+    env = TransformedEnv(Base(), Mark())
+    td = env.reset()
+    td["action"] = env.action_spec.rand()
+    calls.clear()
+    out = env.step(td)
+    assert calls == ["base._complete_done", ("transform._step", True)]
+    assert "marked" not in td
+    assert "marked" not in out
