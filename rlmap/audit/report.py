@@ -451,7 +451,7 @@ def render_github(
         if inert(note.path) != note.path:  # a name with a control character is no path to annotate
             lines.append(f"::warning title=rlmap input not read::{text}")
             continue
-        path = _escape(note.path).replace(",", "%2C").replace(":", "%3A")
+        path = _file_property(note.path)
         lines.append(f"::warning file={path},line={max(1, note.line)},title=rlmap input not read::{text}")
     for f in sorted(findings, key=lambda f: (_LEVEL_ORDER[f.severity], f.sort_key())):
         if f.known_in(known):
@@ -462,7 +462,7 @@ def render_github(
             continue
         shown[level] = shown.get(level, 0) + 1
         text = _escape(inert(f.message + (f" - {f.suggestion}" if f.suggestion else "")))
-        path = _escape(inert(f.path)).replace(",", "%2C").replace(":", "%3A")
+        path = _file_property(inert(f.path))
         column = f",col={f.column}" if f.column > 0 else ""
         lines.append(f"::{level} file={path},line={f.line}{column},title=rlmap {f.rule}::{text}")
     if unread:
@@ -476,6 +476,11 @@ def render_github(
             + ("the job summary lists them all" if summarized else "rlmap audit --format text lists them all")
         )
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _file_property(path: str) -> str:
+    """A path as a workflow command's ``file=`` property: escaped, its ``,`` and ``:`` too."""
+    return _escape(path).replace(",", "%2C").replace(":", "%3A")
 
 
 def _escape(text: str) -> str:

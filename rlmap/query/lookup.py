@@ -290,36 +290,37 @@ def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
 _LOCATION = re.compile(r"(?P<path>[^\s:]+\.py)(?::(?P<line>[0-9]{1,9}))?")
 
 
-def located(model: CodeModel, query: str) -> str | None:
-    """The symbol a location names: at ``path:line``, the innermost definition whose lines hold
-    that line (the module when none does); a file alone, its module.  ``None`` when ``query`` is
-    no location or names no indexed file (or a line past the file's end)."""
+def located(model: CodeModel, query: str) -> tuple[str, str] | None:
+    """The symbol a location names, and the location as rlmap writes it (no ``./``): at
+    ``path:line``, the innermost definition whose lines hold that line (the module when none
+    does); a file alone, its module.  ``None`` when ``query`` is no location or names no indexed
+    file (or a line past the file's end)."""
     found = _LOCATION.fullmatch(query.strip())
     if found is None:
         return None
     path, line = found.group("path").removeprefix("./"), found.group("line")
     held = [symbol for symbol in model.all_symbols() if symbol.path == path]
     module = next((symbol for symbol in held if symbol.kind == MODULE), None)
-    if module is None or line is None:
-        return module.qualname if module is not None else None
+    if module is None:
+        return None
+    if line is None:
+        return module.qualname, path
     number = int(line)
     if not 1 <= number <= module.end_line:
         return None
     around = [symbol for symbol in held if symbol.kind != MODULE and symbol.line <= number <= symbol.end_line]
-    if not around:
-        return module.qualname
-    return min(around, key=lambda symbol: (symbol.end_line - symbol.line, -symbol.line, symbol.qualname)).qualname
+    innermost = min(
+        around, key=lambda symbol: (symbol.end_line - symbol.line, -symbol.line, symbol.qualname), default=module
+    )
+    return innermost.qualname, f"{path}:{line}"
 
 
 def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:
     place = located(model, query)
     if place is not None:
-        result = describe_symbol(model, place)
+        result = describe_symbol(model, place[0])
         result["query"] = query
-        found = _LOCATION.fullmatch(query.strip())
-        assert found is not None
-        line = found.group("line")
-        result["located"] = found.group("path").removeprefix("./") + (f":{line}" if line else "")
+        result["located"] = place[1]
         return result
     package = model.source.package + "."
     # the documented package's symbols first (torchrl's before tensordict's), each side sorted

@@ -72,4 +72,6 @@ def placed_accesses(
 
 def _names(entry: Any, key: tuple[str, ...]) -> bool:
     """Whether a ``through`` entry lists ``key`` among what it writes or reads."""
-    return any((tuple(raw) if isinstance(raw, list) else (raw,)) == key for raw in (*entry.writes, *entry.reads))
+    from rlmap.pages.sections.base import key_of
+
+    return any(key_of(raw) == key for raw in (*entry.writes, *entry.reads))

@@ -1071,7 +1071,9 @@ def test_progress_bar_has_a_task_per_phase() -> None:
     assert (again.completed, again.fields["count"]) == (0, "0/10")
 
 
-def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:
+def _plain_progress_lines(events: list[tuple[float, str, int, int]]) -> list[str]:
+    """The lines a log's progress says for these reports, each (seconds since the start, phase,
+    done, total)."""
     from rlmap.cli import common
 
     lines: list[str] = []
@@ -1082,18 +1084,25 @@ def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second
     original = common.say_progress
     common.say_progress = lines.append  # type: ignore[assignment]
     try:
-        report("index", 0, 40)  # in the first second: nothing (a warm run says nothing)
-        now[0] = 2.0
-        for done in range(41):
-            report("index", done, 40)
-        now[0] = 5.0
-        report("resolve", 0, 0)  # not counted as it goes
-        now[0] = 9.0
-        report("resolve", 40, 40)
-        report("render", 0, 0)
+        for at, phase, done, total in events:
+            now[0] = at
+            report(phase, done, total)
     finally:
         common.say_progress = original
         report.close()
+    return lines
+
+
+def test_plain_progress_says_each_phase_with_counts_and_stays_quiet_for_a_second() -> None:
+    lines = _plain_progress_lines(
+        [
+            (0.0, "index", 0, 40),  # in the first second: nothing (a warm run says nothing)
+            *((2.0, "index", done, 40) for done in range(41)),
+            (5.0, "resolve", 0, 0),  # not counted as it goes
+            (9.0, "resolve", 40, 40),
+            (9.0, "render", 0, 0),
+        ]
+    )
     # each line at the seconds since the start; a phase's last line also with its own: the
     # index began at 0 s, unsaid (the first second), the resolve at 5 s
     assert lines == [
@@ -1784,25 +1793,12 @@ def test_plain_progress_says_a_quick_phase_when_it_starts_and_ends_only() -> Non
     """A warm ``generate --check`` wrote five lines for a render of 0.3 s (0/16, 4/16, ...); a
     phase younger than two seconds is said at its start and its end, a longer one at its
     quarters as well."""
-    from rlmap.cli import common
-
-    lines: list[str] = []
-    now = [2.0]
-    report = common._PlainProgress()
-    report._clock = lambda: now[0]
-    report._start = 0.0
-    original = common.say_progress
-    common.say_progress = lines.append  # type: ignore[assignment]
-    try:
-        for done in range(17):
-            now[0] = 2.0 + done * 0.02
-            report("render", done, 16)
-        for done in range(9):
-            now[0] = 3.0 + done * 0.5
-            report("write", done, 8)
-    finally:
-        common.say_progress = original
-        report.close()
+    lines = _plain_progress_lines(
+        [
+            *((2.0 + done * 0.02, "render", done, 16) for done in range(17)),
+            *((3.0 + done * 0.5, "write", done, 8) for done in range(9)),
+        ]
+    )
     assert lines == [
         "render 0/16 pages (at 2.0 s)",
         "render 16/16 pages (0.3 s, at 2.3 s)",

@@ -23,6 +23,11 @@ BUILTIN_NOISE = ("builtins.",)
 KeyName = str | list[str]
 
 
+def key_of(raw: KeyName) -> tuple[str, ...]:
+    """A key as a profile writes it (``"is_init"``, ``["collector", "traj_ids"]``), as a tuple."""
+    return tuple(raw) if isinstance(raw, list) else (raw,)
+
+
 @dataclass(frozen=True, slots=True)
 class Site:
     """One place in the code a section lists: where, in which function, under which condition."""
@@ -108,7 +113,7 @@ class Context:
         return qualname
 
     def key(self, raw: KeyName, parameter: str) -> tuple[str, ...]:
-        key = tuple(raw) if isinstance(raw, list) else (raw,)
+        key = key_of(raw)
         if not self.model.key_accesses(key):
             raise self.fail(f"{parameter}: {format_key(key)} is used nowhere", "update the key")
         return key

@@ -14,7 +14,7 @@ from rlmap.pages.curated import check_markup
 from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Entry, Site
+from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Entry, Site, key_of
 
 if TYPE_CHECKING:
     from rlmap.pages.profile import Profile
@@ -162,8 +162,7 @@ def through_rows(
         held = checker.check(claims[entry.claim])
         for kind, names in (("write", entry.writes), ("read", entry.reads)):
             for raw in names:
-                key = tuple(raw) if isinstance(raw, list) else (raw,)
-                yield key, kind, entry.claim, entry.how, held
+                yield key_of(raw), kind, entry.claim, entry.how, held
 
 
 @dataclass(frozen=True, slots=True)

@@ -491,11 +491,7 @@ class _Builder:
             if arm is None:
                 keys.insert(0, (id(node), -1))
             for key in keys:
-                found.extend(
-                    site.callee_text
-                    for site in self.placed.get(key, ())
-                    if not (site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets))
-                )
+                found.extend(site.callee_text for site in self.placed.get(key, ()) if not _builtin_only(site))
             for index in arms:
                 found.extend(self.calls_in(node.arms[index].body))
         return found
@@ -615,7 +611,7 @@ class _Builder:
         loop_guard = self.loop_node.text if self.loop_node is not None else None
         rows: list[Call] = []
         for site in self.sites:
-            if site.targets and all(target.startswith(BUILTIN_NOISE) for target in site.targets):
+            if _builtin_only(site):
                 continue
             rows.append(
                 Call(
@@ -628,6 +624,11 @@ class _Builder:
                 )
             )
         return rows
+
+
+def _builtin_only(site: ResolvedCall) -> bool:
+    """A call of Python's builtins only (``isinstance``, ``len``): in neither list of calls."""
+    return bool(site.targets) and all(target.startswith(BUILTIN_NOISE) for target in site.targets)
 
 
 def _in_branch(path: tuple[cf.Step, ...], line: int, written: str = "") -> tuple[cf.Step, ...]:
