@@ -17,9 +17,14 @@ from __future__ import annotations
 from rlmap.index.records import CLASS
 from rlmap.model.calls import CallResolution
 from rlmap.model.constants import KeyConstants
+from rlmap.model.mro import mro
 from rlmap.model.target import CERTAIN, Target
 
 __all__ = ["CERTAIN", "Resolver", "Target"]
+
+# Modules whose classes give a subclass no attribute holding data (``object``, ``Generic``,
+# ``ABC``): a base from one of them says nothing of where an attribute comes from.
+_NO_ATTRIBUTES = frozenset({"builtins", "typing", "typing_extensions", "abc", "collections.abc"})
 
 
 class Resolver(CallResolution, KeyConstants):
@@ -54,12 +59,48 @@ class Resolver(CallResolution, KeyConstants):
         if receiver in self.plain_dicts.get(function, ()) or self.plain_mapping(function, receiver):
             return True
         binding = self.locals.get(function, {}).get(receiver)
+        loops = self.key_bindings.get(function, {}).get(receiver, ())
+        if (
+            binding is None
+            and loops
+            and all(loop.how == "loop" and self._inherited_from_outside(function, loop.parts[1]) for loop in loops)
+        ):
+            return True  # ``for group in self.param_groups``: an item of an optimizer's list
         return (
             binding is not None
             and binding[1] == "assignment"
             and bool(binding[0])
             and self.returns_mapping(function, binding[0])
         )
+
+    def _inherited_from_outside(self, function: str, attribute: str) -> bool:
+        """Whether ``self.<attribute>``, in method ``function``, is an attribute the class gets
+        from a base outside the analysed code (an optimizer's ``param_groups`` from
+        ``torch.optim.Optimizer``): no class of its MRO here defines, assigns or declares it, and
+        one of them has a base named outside.  No package outside makes a tensordict (tensordict
+        itself is analysed with the package), so what such an attribute holds has none of the
+        tensordict's keys."""
+        cls = self.self_name(function)[1]
+        if not cls or self.member(cls, attribute) is not None or self.attribute_type(cls, attribute) is not None:
+            return False
+        order = mro(self.bases, cls)
+        if any((owner, attribute) in self.written for owner in order):
+            return False
+        return any(self._outside_base(owner) for owner in order)
+
+    def _outside_base(self, cls: str) -> bool:
+        """Whether a base of ``cls`` as written is a name outside the analysed code."""
+        symbol = self.symbols.get(cls)
+        if symbol is None:
+            return False
+        module, scope = self.module_of(cls), cls.rpartition(".")[0]
+        for text in symbol.bases:
+            parts = tuple(text.split("[", 1)[0].split("."))
+            if all(part.isidentifier() for part in parts) and self.resolve_dotted(module, scope, parts) is None:
+                outside = self.external_name(module, scope, parts)
+                if outside is not None and outside.rpartition(".")[0] not in _NO_ATTRIBUTES:
+                    return True
+        return False
 
     def _made_into_tensordict(self, function: str, receiver: str) -> bool:
         """Whether ``function`` returns the local ``receiver`` and a tensordict is made from its

@@ -295,6 +295,55 @@ def test_a_plain_dict_is_a_tensordict_key_holder_only_where_a_tensordict_is_made
     assert _sites(model, ("kept",)) == []
 
 
+def test_an_item_of_an_attribute_inherited_from_outside_holds_no_keys(make_package) -> None:  # type: ignore[no-untyped-def]
+    """``for group in self.param_groups: group["step"] += 1`` in a ``torch.optim.Optimizer``
+    subclass (torchrl's ``DreamerV3Optimizer``): the list comes from the outside base, which makes
+    no tensordict, so its items' entries are no keys.  The same loop counts where the package
+    assigns the attribute, in the class or a base of its own, or where the only base is
+    ``object``."""
+    source = """
+        import torch
+        from tensordict import TensorDict
+
+
+        class Optim(torch.optim.Optimizer):
+            def step(self):
+                for group in self.param_groups:
+                    group["step"] += 1
+
+
+        class Owned(torch.optim.Optimizer):
+            def __init__(self):
+                self.param_groups = [TensorDict()]
+
+            def step(self):
+                for group in self.param_groups:
+                    group["owned"] = 1
+
+
+        class Base:
+            def __init__(self):
+                self.parts = [TensorDict()]
+
+
+        class Child(Base, torch.nn.Module):
+            def step(self):
+                for part in self.parts:
+                    part["inherited"] = 1
+
+
+        class Plain:
+            def step(self):
+                for item in self.items:
+                    item["unknown"] = 1
+    """
+    model = model_of(make_package({"kp/__init__.py": "", "kp/opt.py": source}), "kp")
+    assert _sites(model, ("step",)) == []
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("owned",))] == [("write", "step")]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("inherited",))] == [("write", "step")]
+    assert [(kind, function) for kind, function, _, _ in _sites(model, ("unknown",))] == [("write", "step")]
+
+
 def test_keys_named_through_a_key_name_object_and_loops_over_literal_lists(make_package) -> None:  # type: ignore[no-untyped-def]
     """``td.set(self.tensor_keys.advantage, adv)`` is a write of ``advantage``, the default its
     key-name class declares (torchrl's losses and estimators, through ``_AcceptedKeys``, named in the
