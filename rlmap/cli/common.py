@@ -154,6 +154,7 @@ ConfigOption = Annotated[
 # use AuditFormat and FailOn the same way.)
 GraphFormat = Literal["json", "dot", "pycg"]
 AuditFormat = Literal["text", "json", "sarif", "github"]
+ShowFormat = Literal["text", "json"]
 FailOn = Literal["any", "new", "none"]
 
 

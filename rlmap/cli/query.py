@@ -59,7 +59,11 @@ def show(
         ),
     ],
     source: common.SourceOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    output_format: Annotated[
+        common.ShowFormat | None,
+        typer.Option("--format", help="The report's format. Default: text.", show_default=False),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
     key: Annotated[bool, typer.Option("--key", help="Look NAME up as a tensordict key only.")] = False,
     cache_dir: common.CacheDirOption = None,
     no_cache: common.NoCacheOption = False,
@@ -73,6 +77,9 @@ def show(
     from rlmap.errors import SymbolNotFound
     from rlmap.query.lookup import describe, describe_key, find_key, similar_keys
 
+    if as_json and output_format == "text":
+        raise UsageError("--json and --format text are both given", "pass --format json (or --json), or --format text")
+    as_json = as_json or output_format == "json"
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_basics_of(settings.profile, common.documented_package(settings))
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)

@@ -71,6 +71,21 @@ def test_show_never_cuts_a_name_to_fit_a_terminal() -> None:
     assert {line.index("name") for line in lines[:-1]} == {2 + 16 + 2}
 
 
+def test_show_takes_format_as_the_other_commands_do(run: Run) -> None:
+    """``--format json`` is ``--json`` (graph, audit and diff take ``--format``); ``--json`` with
+    ``--format text`` is a usage error, not one silently chosen."""
+    code, as_format, _ = run("show", *fixture_args("Collector.rollout", "--format", "json"))
+    assert code == 0
+    assert json.loads(as_format)["qualname"] == "pkg.collector.Collector.rollout"
+    assert as_format == run("show", *fixture_args("Collector.rollout", "--json"))[1]
+    assert run("show", *fixture_args("Collector.rollout", "--format", "text"))[1].startswith(
+        "pkg.collector.Collector.rollout  (method in pkg.collector)"
+    )
+    code, out, err = run("show", *fixture_args("Collector.rollout", "--json", "--format", "text"))
+    assert (code, out) == (2, "")
+    assert "rlmap: error: --json and --format text are both given" in err
+
+
 def test_show_attribute_lists_writes_with_guards(run: Run) -> None:
     code, out, _ = run("show", *fixture_args("_carrier"))
     assert code == 0
