@@ -244,16 +244,22 @@ def render_text(
             add(f"  {'':>5}  {'':<7}  {indent}  -> {inert(finding.suggestion)}{certain}")
     if not summary_line:
         return "".join(f"{line}\n" for line in lines)
-    summary = _summary(findings, known)
     if lines:
         lines.append("")
-    counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
-    unlisted = "; the known ones are not listed" if hidden else ""
-    split = (
-        f" ({summary['new']} new, {summary['known']} known{unlisted})" if baselined else ""
-    )  # (no baseline: no split)
-    lines.append(f"{summary['total']} findings{split}: {counts}")
+    lines.append(text_summary(findings, known, baselined, unlisted=bool(hidden)))
     return "\n".join(lines) + "\n"
+
+
+def text_summary(findings: Sequence[Finding], known: frozenset[str], baselined: bool, unlisted: bool = False) -> str:
+    """The text report's last line: the findings counted by rule, split into new and known under
+    a baseline (``unlisted``: the known ones were left out of the report)."""
+    summary = _summary(findings, known)
+    counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
+    left_out = "; the known ones are not listed" if unlisted else ""
+    split = (
+        f" ({summary['new']} new, {summary['known']} known{left_out})" if baselined else ""
+    )  # (no baseline: no split)
+    return f"{summary['total']} findings{split}: {counts}"
 
 
 # Below this many columns left for a message, it wraps under an indent of its own, not its column.

@@ -177,10 +177,16 @@ def audit(
     summarized = _write_step_summary(findings, known) if output_format == "github" else False
     on_terminal = output_format == "text" and common.on_terminal()
     width = common.terminal_columns() if on_terminal else 0  # into a pipe or a file: lines stay whole
-    report = _report(
-        output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet, width,
-        baseline is not None,
-    )  # fmt: skip
+    if write_baseline is not None and output_format == "text":
+        # the job is to record the findings: the counts say what was recorded, the file holds them
+        from rlmap.audit.report import text_summary
+
+        report = "" if quiet else text_summary(findings, known, baseline is not None) + "\n"
+    else:
+        report = _report(
+            output_format, findings, known, loaded.source.stamp(), not notes, notes, summarized, quiet, width,
+            baseline is not None,
+        )  # fmt: skip
     if on_terminal and report.count("\n") > common.terminal_lines():
         common.page(report.rstrip("\n"))
     else:

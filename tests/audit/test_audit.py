@@ -164,9 +164,10 @@ def test_stale_docstring_ref(run: Run, make_package) -> None:  # type: ignore[no
 def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
     docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
     baseline = tmp_path / "baseline.json"
-    code, _, err = fixture_run(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline), quiet=False)
+    code, out, err = fixture_run(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline), quiet=False)
     assert code == 0  # writing a baseline records the findings: it does not fail on them
     assert "recorded 1 finding(s)" in err
+    assert out == "1 findings: 1 broken-label\n"  # the text report is its counts: the file holds the findings
     code, _, err = fixture_audit(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline))
     assert (code, err) == (0, "")  # --quiet: no summary line
     (docs / "page.rst").write_text("Intro\n\nMore text.\n\nSee :ref:`missing_label`.\n")  # moved down four lines
