@@ -66,6 +66,10 @@ class Ref:
     anchor: Anchor | None
     documented: bool
     summary: str  # first docstring line
+    # a call's target that is a decorator's wrapper (``_check_start.decorated_fun``): the
+    # decorator's name and the methods of the call it is wrapped around (see Context.targets)
+    decorator: str = ""
+    wraps: tuple[Ref, ...] = ()
 
 
 def source_file(tree: SourceTree | Path, path: str) -> Path:

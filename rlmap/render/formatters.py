@@ -120,9 +120,18 @@ class Formatter:
         """A call's target; a property or an attribute says that its value is what is called."""
         return self.sym(value) + self.called_value(value) if isinstance(value, Ref) else self.code(value)
 
-    @staticmethod
-    def called_value(ref: Ref) -> str:
-        """`` (a property: what it returns is called)`` for a target that is not a function."""
+    def called_value(self, ref: Ref, here: str = "") -> str:
+        """`` (a property: what it returns is called)`` for a target that is not a function;
+        ``, the wrapper `@d` puts around `A.m`, `B.m``` for a decorator's wrapper (a method in the
+        file ``here`` with its line alone, as the outline names its targets)."""
+        if ref.wraps:
+            methods = ", ".join(
+                f"{self.symbol_name(method)} ({self.line(method.anchor)})"
+                if here and method.anchor and method.anchor.path == here
+                else self.sym(method)
+                for method in ref.wraps
+            )
+            return f", the wrapper {self.code('@' + ref.decorator)} puts around {methods}"
         kind = _HOLDERS.get(ref.kind)
         return f" ({kind}: {'what it returns' if ref.kind == PROPERTY else 'what it holds'} is called)" if kind else ""
 

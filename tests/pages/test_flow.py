@@ -540,3 +540,63 @@ class Unused(Part):
         r"\(`mill/parts\.py:12`\)\)",
         page,
     ), page[page.index("part.go") - 50 : page.index("part.go") + 400]
+
+
+def test_a_decorators_wrapper_names_the_methods_it_is_put_around(run: Run, tmp_path: Path) -> None:
+    """``EnvBase.step``'s ``self._step`` read ``-> EnvBase._step, _check_start.decorated_fun`` and
+    never named ``SerialEnv._step``, which the wrapper runs: a target that is a decorator's wrapper
+    now names the call's overriding methods it is put around (by one of their decorators, another
+    may be outside it), each with its line."""
+    wrapped = """
+
+def _started(fun):
+    def started(self, *args):
+        self.start()
+        return fun(self, *args)
+
+    return started
+
+
+class Eager(Machine):
+    @_started
+    def step(self, item):
+        return item
+
+    def start(self):
+        pass
+
+
+class Careful(Machine):
+    @staticmethod
+    def check(item):
+        return item
+
+    @_started
+    def step(self, item):
+        return item
+
+    def start(self):
+        pass
+
+
+class Plain(Machine):
+    def step(self, item):
+        return item
+
+
+def main(items):
+    Eager().run(items)
+    Careful().run(items)
+"""
+    text = MILL["mill/machine.py"] + wrapped
+    code, err, out = _generate(run, tmp_path, files={**MILL, "mill/machine.py": text})
+    assert code == 0, err
+    page = " ".join((out / "md" / "machine_internals.md").read_text().split())
+    lines = (tmp_path / "src" / "mill" / "machine.py").read_text().splitlines()
+    started = next(n for n, written in enumerate(lines, 1) if "def started" in written)
+    machine, eager, careful = [n for n, written in enumerate(lines, 1) if "def step" in written][:3]
+    expected = (
+        f"`self.step` -> `Machine.step` (`L{machine}`), `_started.started` (`L{started}`), the wrapper `@_started` puts "
+        f"around `Careful.step` (`L{careful}`), `Eager.step` (`L{eager}`) (or one of 3 overrides)"
+    )
+    assert expected in page, page[page.index("`self.step` ->") : page.index("`self.step` ->") + 400]

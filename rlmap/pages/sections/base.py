@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rlmap.errors import ConfigError
-from rlmap.index.records import ATTRIBUTE, CHECK, ON_COPY, READ, WRITE, format_key
-from rlmap.model.codemodel import CodeModel
+from rlmap.index.records import ATTRIBUTE, CHECK, FUNCTION, MODULE, ON_COPY, READ, WRITE, format_key
+from rlmap.model.codemodel import CodeModel, ResolvedCall
 from rlmap.model.mro import mro
 from rlmap.model.target import BY_VALUE
 from rlmap.pages.diagrams import Diagram
@@ -124,8 +124,21 @@ class Context:
     def ref_or_none(self, qualname: str) -> Ref | None:
         return self.ref(qualname) if qualname and self.model.has_symbol(qualname) else None
 
-    def targets(self, targets: list[str]) -> tuple[Ref | str, ...]:
-        return tuple(self.ref(t) if self.model.has_symbol(t) else t for t in targets)
+    def targets(self, targets: list[str], site: ResolvedCall | None = None) -> tuple[Ref | str, ...]:
+        """The targets as the page names them; with the ``site`` they were found at, a
+        decorator's wrapper among them names the site's methods it is wrapped around."""
+        found: list[Ref | str] = []
+        for target in targets:
+            if not self.model.has_symbol(target):
+                found.append(target)
+                continue
+            ref = self.ref(target)
+            wrapped = wrapped_by(self.model, target, site) if site is not None else []
+            if wrapped:
+                decorator = target.rpartition(".")[0].rpartition(".")[2]
+                ref = replace(ref, decorator=decorator, wraps=tuple(self.ref(method) for method in wrapped))
+            found.append(ref)
+        return tuple(found)
 
     def anchor(self, function: str, name: str, line: int) -> Anchor | None:
         return self.refs.anchor(name, self.model.path_of(function), line)
@@ -245,7 +258,7 @@ class Context:
                 "anchor": anchor,
                 "anchors": [anchor],
                 "text": site.callee_text,
-                "targets": self.targets(targets),
+                "targets": self.targets(targets, site),
                 "overrides": overrides(site.how),
                 "guard": guard,
             }
@@ -255,6 +268,31 @@ class Context:
 def primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:
     """The targets a call names (overrides in subclasses are counted, not listed)."""
     return [t for t, how in zip(targets, hows, strict=False) if how != "override" and not t.startswith("?:")]
+
+
+def wrapped_by(model: CodeModel, target: str, site: ResolvedCall) -> list[str]:
+    """The methods ``site`` may reach, as overrides, that its target ``target`` is the wrapper of:
+    ``target`` is a function nested in a module-level function (``_check_start.decorated_fun``),
+    that function is one of each method's decorators (``@_check_start``, by its last name; another
+    may be outside it, ``@torch.no_grad()``), and the model has ``target`` call the method.
+    ``self._step`` reaches ``decorated_fun`` because ``SerialEnv._step`` is decorated; the page
+    names the method as well as its wrapper."""
+    decorator = target.rpartition(".")[0]
+    symbol = model.symbol(decorator)
+    if symbol is None or symbol.kind != FUNCTION or model.node_kind(decorator.rpartition(".")[0]) != MODULE:
+        return []
+    name = decorator.rpartition(".")[2]
+    found = []
+    for method, how in zip(site.targets, site.how, strict=False):
+        if how != "override":
+            continue
+        defined = model.symbol(method)
+        if defined is None or not defined.decorators:
+            continue
+        names = {decorator.split("(", 1)[0].rpartition(".")[2] for decorator in defined.decorators}
+        if name in names and model.edge(target, method) is not None:
+            found.append(method)
+    return found
 
 
 def overrides(hows: tuple[str, ...]) -> int:

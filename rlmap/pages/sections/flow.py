@@ -520,7 +520,7 @@ class _Builder:
             CALL,
             text=site.callee_text,
             anchor=self.ctx.anchor(self.function, site.callee_text.rsplit(".", 1)[-1], site.line),
-            targets=self.ctx.targets(targets),
+            targets=self.ctx.targets(targets, site),
             overrides=overrides(site.how),
             family=(self.ctx.ref(family[0]), family[1]) if family else None,
             condition=self.short_circuit(site),
@@ -618,7 +618,7 @@ class _Builder:
                     number=len(rows) + 1,
                     anchor=self.ctx.anchor(self.function, site.callee_text.rsplit(".", 1)[-1], site.line),
                     text=site.callee_text,
-                    targets=self.ctx.targets(primary(site.targets, site.how)),
+                    targets=self.ctx.targets(primary(site.targets, site.how), site),
                     overrides=overrides(site.how),
                     guard=next((guard for guard in reversed(site.guards) if guard != loop_guard), ""),
                 )
