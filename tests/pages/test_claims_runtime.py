@@ -11,6 +11,7 @@ import inspect
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1182,3 +1183,60 @@ def test_transformed_env_steps_on_what_inv_returns_without_the_base_step_process
     assert calls == ["base._complete_done", ("transform._step", True)]
     assert "marked" not in td
     assert "marked" not in out
+
+
+def test_the_losses_built_on_gae_call_its_forward_not_value_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PPO's, A2C's and REINFORCE's losses, whose default estimator is GAE, run it through its
+    ``forward`` (where ``auto_reset_env`` is read), never ``value_estimate``: their value targets
+    honour the flag."""
+    from tensordict.nn import NormalParamExtractor
+    from torchrl.modules import ProbabilisticActor, TanhNormal, ValueOperator
+    from torchrl.objectives import A2CLoss, ClipPPOLoss, PPOLoss, ReinforceLoss
+    from torchrl.objectives.value import GAE
+
+    ran: list[str] = []
+    forward = GAE.forward
+
+    def recorded(self: GAE, *args: Any, **kwargs: Any) -> Any:
+        ran.append("forward")
+        return forward(self, *args, **kwargs)
+
+    def refused(*_: object, **__: object) -> None:
+        raise AssertionError("value_estimate was called")
+
+    monkeypatch.setattr(GAE, "forward", recorded)
+    monkeypatch.setattr(GAE, "value_estimate", refused)
+    steps = 4
+    done = torch.tensor([False, True, False, False]).view(1, steps, 1)
+    for loss_class in (PPOLoss, ClipPPOLoss, A2CLoss, ReinforceLoss):
+        net = torch.nn.Sequential(torch.nn.Linear(3, 2), NormalParamExtractor())
+        actor = ProbabilisticActor(
+            TensorDictModule(net, ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"],
+            distribution_class=TanhNormal,
+            return_log_prob=True,
+        )
+        critic = ValueOperator(torch.nn.Linear(3, 1), in_keys=["observation"])
+        loss = loss_class(actor, critic)
+        loss.make_value_estimator(auto_reset_env=True)
+        assert isinstance(loss.value_estimator, GAE)
+        assert loss.value_estimator.auto_reset_env
+        data = TensorDict(
+            {
+                "observation": torch.randn(1, steps, 3),
+                "action": torch.full((1, steps, 1), 0.25),
+                "action_log_prob": torch.zeros(1, steps),
+                "sample_log_prob": torch.zeros(1, steps),
+                "next": {
+                    "observation": torch.randn(1, steps, 3),
+                    "reward": torch.ones(1, steps, 1),
+                    "done": done.clone(),
+                    "terminated": torch.zeros_like(done),
+                    "truncated": done.clone(),
+                },
+            },
+            batch_size=[1, steps],
+        )
+        ran.clear()
+        loss(data)
+        assert ran == ["forward"], loss_class.__name__
