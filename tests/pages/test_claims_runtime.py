@@ -854,6 +854,11 @@ def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> 
         getattr(estimators, name)(**kwargs)(data)
     assert not calls
     assert data["state_value"].sum() == 0
+    data = _data()
+    with set_skip_existing(True):  # ... one built with skip_existing=False does not
+        getattr(estimators, name)(**kwargs, skip_existing=False)(data)
+    assert calls
+    assert data["state_value"].sum() == 6
 
 
 def test_gae_value_estimate_ignores_auto_reset_env() -> None:
