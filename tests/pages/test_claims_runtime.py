@@ -1043,7 +1043,8 @@ def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_d
     """Under native autoreset the step ``step_and_maybe_reset`` returns holds NaN for the next
     hidden state (a float observation entry) where the step is done, and false for its next
     ``is_init`` (another entry: zero); the next input keeps the state as the policy wrote it,
-    except where the step is done: there the primer writes its default (zeros)."""
+    except where the step is done: there the primer writes its default (zeros).  A random primer
+    replaces the state of every env."""
     from torchrl.envs import Compose, InitTracker, TransformedEnv
     from torchrl.modules import LSTMModule
 
@@ -1066,6 +1067,23 @@ def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_d
     assert not out["next", "is_init"][0].any(), "the stored next is_init is false where the step is done"
     assert torch.equal(td["recurrent_state_h"][0], torch.zeros_like(written[0])), "the primer's default"
     assert torch.equal(td["recurrent_state_h"][1], written[1]), "carried where the step is not done"
+    # a random primer draws the state of every env anew, the one whose step is not done too
+    from torchrl.data import Unbounded
+    from torchrl.envs import TensorDictPrimer
+
+    specs = {key: Unbounded((1, 4)) for key in ("recurrent_state_h", "recurrent_state_c")}
+    base = _two_envs_ending_differently(second_ends=False)
+    primer = TensorDictPrimer(specs, random=True, expand_specs=True)
+    env = TransformedEnv(base, Compose(InitTracker(), primer))
+    base._torchrl_native_autoreset = env._torchrl_native_autoreset = True
+    td = env.reset()
+    for _ in range(2):
+        td["action"] = torch.zeros(2, 1)
+        td = lstm(td)
+        written = td["next", "recurrent_state_h"].clone()
+        out, td = env.step_and_maybe_reset(td)
+    assert out["next", "done"].squeeze(-1).tolist() == [True, False]
+    assert not torch.equal(td["recurrent_state_h"][1], written[1]), "replaced where the step is not done"
 
 
 def test_an_env_not_batch_locked_returns_the_rows_it_did_not_step_as_zeros() -> None:
@@ -1245,3 +1263,29 @@ def test_the_losses_built_on_gae_call_its_forward_not_value_estimate(monkeypatch
         ran.clear()
         loss(data)
         assert ran == ["forward"], loss_class.__name__
+
+
+def test_the_primer_writes_a_fixed_default_only_where_the_reset_flag_is_set() -> None:
+    """A reset of some envs: a fixed default goes where ``_reset`` is set and the input's value
+    elsewhere (zeros where the input has none); a random or per-key callable default goes to
+    every env."""
+    from torchrl.data import Unbounded
+    from torchrl.envs import TensorDictPrimer
+
+    def primer(**kwargs: Any) -> TensorDictPrimer:
+        made = TensorDictPrimer({"h": Unbounded(shape=(2, 3))}, **kwargs)
+        made.reset_key = "_reset"  # (no parent env to infer it from)
+        return made
+
+    flags = torch.tensor([[True], [False]])
+    given = TensorDict({"_reset": flags, "h": torch.ones(2, 3)}, [2])
+    fixed = primer(default_value=5.0)._reset_func(given, given.clone())["h"]
+    assert fixed.tolist() == [[5.0] * 3, [1.0] * 3]
+    bare = TensorDict({"_reset": flags}, [2])
+    assert primer(default_value=5.0)._reset_func(bare, bare.clone())["h"].tolist() == [[5.0] * 3, [0.0] * 3]
+    torch.manual_seed(0)
+    drawn = primer(random=True)._reset_func(given, given.clone())["h"]
+    assert not torch.equal(drawn[1], torch.ones(3))
+    called = primer(default_value={"h": lambda: torch.full((2, 3), 7.0)})._reset_func(given, given.clone())["h"]
+    assert called.tolist() == [[7.0] * 3, [7.0] * 3]
+
