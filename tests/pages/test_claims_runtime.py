@@ -1288,4 +1288,3 @@ def test_the_primer_writes_a_fixed_default_only_where_the_reset_flag_is_set() ->
     assert not torch.equal(drawn[1], torch.ones(3))
     called = primer(default_value={"h": lambda: torch.full((2, 3), 7.0)})._reset_func(given, given.clone())["h"]
     assert called.tolist() == [[7.0] * 3, [7.0] * 3]
-
