@@ -489,6 +489,16 @@ def test_a_branch_that_calls_only_what_the_outline_leaves_out_stays_an_alternati
     ]
     assert outline.splitlines()[4].startswith("      - **1** `self._prepare` -> `Machine._prepare`")
     assert "self.device is not None and not" not in page  # (no folded condition)
+    # a section without the complete list does not point to it
+    files = {**MILL, "mill/machine.py": text}
+    code, err, bare = _generate(run, tmp_path / "bare", "every_call = false\n" + PHASES, files)
+    assert code == 0, err
+    page = (bare / "md" / "machine_internals.md").read_text()
+    assert "complete list" not in page
+    assert (
+        '    - `if self.device == "raw"`: no call the outline shows; it makes only calls the outline does not list '
+        "(`items.view`)\n"
+    ) in page
     # a loop drawn as one box says, on a call's line, the branch it is in
     diagram = (out / "md" / "machine_run_flow.dot").read_text()
     assert re.search(
