@@ -1163,7 +1163,7 @@ def test_the_envs_step_mdp_keeps_the_action_and_leaves_the_reward() -> None:
     stepped["next", "done"] = torch.ones(1, dtype=torch.bool)
     carried = env._step_mdp(stepped)
     assert torch.equal(carried["action"], td["action"])
-    assert "extra" in carried
+    assert torch.equal(carried["extra"], torch.ones(1))  # a root entry no spec lists: kept as it was
     assert "next" not in carried
     assert "reward" not in carried
     assert "reward" not in env._state_keys_step_mdp
