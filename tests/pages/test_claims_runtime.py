@@ -1288,3 +1288,15 @@ def test_the_primer_writes_a_fixed_default_only_where_the_reset_flag_is_set() ->
     assert not torch.equal(drawn[1], torch.ones(3))
     called = primer(default_value={"h": lambda: torch.full((2, 3), 7.0)})._reset_func(given, given.clone())["h"]
     assert called.tolist() == [[7.0] * 3, [7.0] * 3]
+
+
+def test_a_recurrent_module_built_without_a_backend_uses_pad() -> None:
+    """The constructors' default is ``pad``, not ``auto``: ``torch.compile`` does not move a module
+    built without ``recurrent_backend`` to the scan."""
+    from torchrl.modules import GRUModule, LSTMModule
+
+    for kind in (LSTMModule, GRUModule):
+        module = kind(input_size=3, hidden_size=4, in_key="obs", out_key="features")
+        assert module.recurrent_backend == "pad", kind.__name__
+        assert inspect.signature(kind.__init__).parameters["recurrent_backend"].default == "pad"
+
