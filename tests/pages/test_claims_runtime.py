@@ -1299,4 +1299,3 @@ def test_a_recurrent_module_built_without_a_backend_uses_pad() -> None:
         module = kind(input_size=3, hidden_size=4, in_key="obs", out_key="features")
         assert module.recurrent_backend == "pad", kind.__name__
         assert inspect.signature(kind.__init__).parameters["recurrent_backend"].default == "pad"
-
