@@ -1299,3 +1299,32 @@ def test_a_recurrent_module_built_without_a_backend_uses_pad() -> None:
         module = kind(input_size=3, hidden_size=4, in_key="obs", out_key="features")
         assert module.recurrent_backend == "pad", kind.__name__
         assert inspect.signature(kind.__init__).parameters["recurrent_backend"].default == "pad"
+
+
+def test_without_a_primer_the_hidden_state_is_zero_at_every_step() -> None:
+    """No primer: the module's next hidden state is written under ``"next"`` but not moved to the
+    root (no spec lists it), so every step runs as a trajectory's first (zeros), and nothing
+    raises; with the primer the same steps carry the state."""
+    from torchrl.envs import InitTracker, TransformedEnv
+
+    lstm = _lstm_for_mock()
+
+    def firsts(primed: bool) -> list[bool]:
+        """For each of three steps, whether the features are those of a zeroed state."""
+        env = TransformedEnv(_mock_env(), InitTracker())
+        if primed:
+            env.append_transform(lstm.make_tensordict_primer())
+        td = env.reset()
+        found = []
+        for _ in range(3):
+            fresh = td.clone()
+            fresh["is_init"] = torch.ones_like(fresh["is_init"])  # sequential mode zeroes the state here
+            td = lstm(td)
+            found.append(torch.equal(td["features"], lstm(fresh)["features"]))
+            td["action"] = env.action_spec.zero()
+            _, td = env.step_and_maybe_reset(td)
+            assert primed or "recurrent_state_h" not in td
+        return found
+
+    assert firsts(primed=False) == [True, True, True]
+    assert firsts(primed=True) == [True, False, False]
