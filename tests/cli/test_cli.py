@@ -679,8 +679,8 @@ def test_show_rollout_on_installed_torchrl(run: Run, torchrl_cache: Path) -> Non
 def test_show_lists_a_long_ambiguity_in_part_and_a_keys_other_names_wrapped(
     run: Run, torchrl_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``show forward`` printed 238 rows, tensordict's before torchrl's; ``show step`` (a key too)
-    named its 37 methods on one line of 2,214 characters."""
+    """``show forward`` printed 238 rows, tensordict's before torchrl's; ``show step`` (then a key
+    too) named its 37 methods on one line of 2,214 characters (``done``: 31 symbols)."""
     code, out, _ = run("show", "forward", "--cache-dir", str(torchrl_cache), "-q")
     assert code == 2
     listed = [line for line in out.splitlines() if line.startswith("  ") and ".forward" in line]
@@ -690,12 +690,12 @@ def test_show_lists_a_long_ambiguity_in_part_and_a_keys_other_names_wrapped(
     code, out, _ = run("show", "forward", "--json", "--cache-dir", str(torchrl_cache), "-q")
     assert len(json.loads(out)["ambiguous"]) == 238
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, _ = run("show", "step", "--cache-dir", str(torchrl_cache), "-q")
+    code, out, _ = run("show", "done", "--cache-dir", str(torchrl_cache), "-q")
     assert code == 0
     head = out.split("\n\n")[0].splitlines()
-    assert head[1].startswith("  also the name of 37 symbols: ")
+    assert head[1].startswith("  also the name of 31 symbols: ")
     assert all(len(line) <= 100 for line in head)
-    assert "and 33 more; to show one, pass a longer suffix or its" in " ".join(head)
+    assert "and 27 more; to show one, pass a longer suffix or its full name" in " ".join(" ".join(head).split())
 
 
 def test_a_keys_namesake_example_is_a_name_show_answers(run: Run, torchrl_cache: Path) -> None:
