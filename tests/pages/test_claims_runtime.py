@@ -1328,3 +1328,17 @@ def test_without_a_primer_the_hidden_state_is_zero_at_every_step() -> None:
 
     assert firsts(primed=False) == [True, True, True]
     assert firsts(primed=True) == [True, False, False]
+
+
+def test_an_init_tracker_with_another_key_leaves_is_init_unwritten() -> None:
+    """``InitTracker(init_key="first")`` writes ``first``: a recurrent module, which reads
+    ``is_init`` by name, finds none (and raises)."""
+    from torchrl.envs import InitTracker, TransformedEnv
+
+    env = TransformedEnv(_mock_env(), InitTracker(init_key="first"))
+    td = env.reset()
+    assert td["first"].all()
+    assert "is_init" not in td
+    with pytest.raises(KeyError):
+        _lstm_for_mock()(td)
+
