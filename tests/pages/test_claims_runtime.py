@@ -1341,4 +1341,3 @@ def test_an_init_tracker_with_another_key_leaves_is_init_unwritten() -> None:
     assert "is_init" not in td
     with pytest.raises(KeyError):
         _lstm_for_mock()(td)
-
