@@ -1341,3 +1341,33 @@ def test_an_init_tracker_with_another_key_leaves_is_init_unwritten() -> None:
     assert "is_init" not in td
     with pytest.raises(KeyError):
         _lstm_for_mock()(td)
+
+
+@_UPDATER
+def test_a_collectors_policy_runs_without_gradients_and_explores_at_random() -> None:
+    """The policy a collector runs sees gradients off and, unless the collector is given another
+    ``exploration_type``, ``ExplorationType.RANDOM``; given one, that one."""
+    from torchrl.collectors import Collector
+    from torchrl.envs.utils import ExplorationType, exploration_type
+
+    env = _mock_env()
+    seen: list[tuple[bool, object]] = []
+
+    def policy(td: TensorDict) -> TensorDict:
+        seen.append((torch.is_grad_enabled(), exploration_type()))
+        td["action"] = env.action_spec.zero()
+        return td
+
+    for given, expected in (
+        (None, ExplorationType.RANDOM),
+        (ExplorationType.DETERMINISTIC, ExplorationType.DETERMINISTIC),
+    ):
+        kwargs = {} if given is None else {"exploration_type": given}
+        collector = Collector(env, policy, frames_per_batch=2, total_frames=2, **kwargs)
+        seen.clear()
+        for _ in collector:
+            pass
+        collector.shutdown()
+        steps = [entry for entry in seen if entry[1] is not None]
+        assert steps
+        assert all(entry == (False, expected) for entry in steps), seen
