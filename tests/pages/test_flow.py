@@ -593,6 +593,9 @@ class Plain(Machine):
     def step(self, item):
         return item
 
+    def finish(self):
+        pass
+
 
 def main(items):
     Eager().run(items)
@@ -610,3 +613,5 @@ def main(items):
         f"around `Careful.step` (`L{careful}`), `Eager.step` (`L{eager}`) (or one of 3 overrides)"
     )
     assert expected in page, page[page.index("`self.step` ->") : page.index("`self.step` ->") + 400]
+    # one override is "its override", not "one of 1 overrides"
+    assert re.search(r"`self\.finish` -> `Machine\.finish` \(`L\d+`\) \(or its override\) at", page), page

@@ -18,6 +18,7 @@ from rlmap.model.target import BY_VALUE
 from rlmap.pages.diagrams import Diagram
 from rlmap.pages.refs import Anchor, Ref, Refs
 from rlmap.pages.shortcircuit import operand_conditions
+from rlmap.query.guards import readable_guards
 
 BUILTIN_NOISE = ("builtins.",)
 KeyName = str | list[str]
@@ -248,7 +249,9 @@ class Context:
             targets = [t for t in primary(site.targets, site.how) if not t.startswith(BUILTIN_NOISE)]
             if not targets:
                 continue
-            guard = " / ".join((*site.guards, *self.operand_conditions(function, site.line, site.callee_text)))
+            guard = " / ".join(
+                readable_guards([*site.guards, *self.operand_conditions(function, site.line, site.callee_text)])
+            )
             anchor = self.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line)
             group = (tuple(targets), guard)
             if group in rows:

@@ -40,6 +40,7 @@ from rlmap.pages.sections.runs import (
     preceding_operands,
     ternary_conditions,
 )
+from rlmap.query.guards import readable_guard
 
 CALL = "call"
 EXIT = "exit"  # ``return`` / ``raise``: the function ends
@@ -620,7 +621,7 @@ class _Builder:
                     text=site.callee_text,
                     targets=self.ctx.targets(primary(site.targets, site.how), site),
                     overrides=overrides(site.how),
-                    guard=next((guard for guard in reversed(site.guards) if guard != loop_guard), ""),
+                    guard=readable_guard(next((guard for guard in reversed(site.guards) if guard != loop_guard), "")),
                 )
             )
         return rows
