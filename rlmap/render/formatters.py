@@ -122,16 +122,18 @@ class Formatter:
 
     def called_value(self, ref: Ref, here: str = "") -> str:
         """`` (a property: what it returns is called)`` for a target that is not a function;
-        ``, the wrapper `@d` puts around `A.m`, `B.m``` for a decorator's wrapper (a method in the
+        `` [the wrapper `@d` puts around `A.m` and `B.m`]`` for a decorator's wrapper (a method in the
         file ``here`` with its line alone, as the outline names its targets)."""
         if ref.wraps:
-            methods = ", ".join(
-                f"{self.symbol_name(method)} ({self.line(method.anchor)})"
-                if here and method.anchor and method.anchor.path == here
-                else self.sym(method)
-                for method in ref.wraps
+            methods = _listed(
+                [
+                    f"{self.symbol_name(method)} ({self.line(method.anchor)})"
+                    if here and method.anchor and method.anchor.path == here
+                    else self.sym(method)
+                    for method in ref.wraps
+                ]
             )
-            return f", the wrapper {self.code('@' + ref.decorator)} puts around {methods}"
+            return f" [the wrapper {self.code('@' + ref.decorator)} puts around {methods}]"
         kind = _HOLDERS.get(ref.kind)
         return f" ({kind}: {'what it returns' if ref.kind == PROPERTY else 'what it holds'} is called)" if kind else ""
 
@@ -297,3 +299,8 @@ def heading_anchor(title: str) -> str:
 
 
 FORMATTERS: dict[str, type[Formatter]] = {"rst": RstFormatter, "md": MarkdownFormatter}
+
+
+def _listed(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -859,6 +859,16 @@ def test_estimator_recomputes_present_values_unless_skip_existing(name: str) -> 
         getattr(estimators, name)(**kwargs, skip_existing=False)(data)
     assert calls
     assert data["state_value"].sum() == 6
+    if name == "VTrace":  # (it has no value_estimate)
+        return
+    # value_estimate does not apply the constructor's setting: only the ambient one
+    calls.clear()
+    getattr(estimators, name)(**kwargs, skip_existing=True).value_estimate(_data())
+    assert calls
+    calls.clear()
+    with set_skip_existing(True):
+        getattr(estimators, name)(**kwargs, skip_existing=False).value_estimate(_data())
+    assert not calls
 
 
 def test_gae_value_estimate_ignores_auto_reset_env() -> None:
@@ -1161,7 +1171,10 @@ def test_the_envs_step_mdp_keeps_the_action_and_leaves_the_reward() -> None:
     td["extra"] = torch.ones(1)
     stepped = env.step(td)
     stepped["next", "done"] = torch.ones(1, dtype=torch.bool)
+    stepped["reward"] = torch.ones(1)  # a reward and a reset flag at the root: left out
+    stepped["_reset"] = torch.ones(1, dtype=torch.bool)
     carried = env._step_mdp(stepped)
+    assert "_reset" not in carried
     assert torch.equal(carried["action"], td["action"])
     assert torch.equal(carried["extra"], torch.ones(1))  # a root entry no spec lists: kept as it was
     assert "next" not in carried
@@ -1261,8 +1274,13 @@ def test_the_losses_built_on_gae_call_its_forward_not_value_estimate(monkeypatch
             batch_size=[1, steps],
         )
         ran.clear()
-        loss(data)
+        loss(data.clone())
         assert ran == ["forward"], loss_class.__name__
+        ran.clear()
+        data["advantage"] = torch.zeros(1, steps, 1)  # an advantage given: the estimator is not run
+        data["value_target"] = torch.zeros(1, steps, 1)
+        loss(data)
+        assert ran == [], loss_class.__name__
 
 
 def test_the_primer_writes_a_fixed_default_only_where_the_reset_flag_is_set() -> None:

@@ -609,8 +609,8 @@ def main(items):
     started = next(n for n, written in enumerate(lines, 1) if "def started" in written)
     machine, eager, careful = [n for n, written in enumerate(lines, 1) if "def step" in written][:3]
     expected = (
-        f"`self.step` -> `Machine.step` (`L{machine}`), `_started.started` (`L{started}`), the wrapper `@_started` puts "
-        f"around `Careful.step` (`L{careful}`), `Eager.step` (`L{eager}`) (or one of 3 overrides)"
+        f"`self.step` -> `Machine.step` (`L{machine}`), `_started.started` (`L{started}`) [the wrapper `@_started` puts "
+        f"around `Careful.step` (`L{careful}`) and `Eager.step` (`L{eager}`)] (or one of 3 overrides)"
     )
     assert expected in page, page[page.index("`self.step` ->") : page.index("`self.step` ->") + 400]
     # one override is "its override", not "one of 1 overrides"
