@@ -101,7 +101,7 @@ def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> No
     every = page[page.index("### Every call, in the order it is made") :]
     assert f"1. `order.total` at `L{_source_line('shop/orders.py', 'order.total()')}`\n" in every
     assert (
-        f"6. `self._ship` at `L{_source_line('shop/orders.py', 'return self._ship(order)')}` - in `not (self._express)`"
+        f"6. `self._ship` at `L{_source_line('shop/orders.py', 'return self._ship(order)')}` - in `not self._express`"
         in every
     )
 
@@ -109,7 +109,7 @@ def test_flow_outlines_the_calls_with_branches_and_exits(shop_pages: Path) -> No
 def test_returns_callers_and_inventory_come_from_the_code(shop_pages: Path) -> None:
     page = (shop_pages / "md" / "checkout_internals.md").read_text()
     ship = _source_line("shop/orders.py", "return self._ship(order)")
-    assert f"| `self._ship(order)` | `not (self._express)` | `return` (`shop/orders.py:{ship}`) |" in page
+    assert f"| `self._ship(order)` | `not self._express` | `return` (`shop/orders.py:{ship}`) |" in page
     tax = _source_line("shop/orders.py", "tax_for(amount)")
     assert f"- `tax_for` (`shop/pricing.py:{_source_line('shop/pricing.py', 'def tax_for')}`) is called:" in page
     assert f"  - in `Checkout.run` at `tax_for` (`shop/orders.py:{tax}`)" in page
@@ -129,7 +129,7 @@ def test_dispatch_shows_which_implementation_runs_when(shop_pages: Path) -> None
         f"| `Checkout.run` (`shop/orders.py:25`) | `Checkout._ship_express` (`shop/orders.py:44`) | `if self._express` | `shop/orders.py:{express}` |"
         in rows
     )
-    assert f"|   | `Checkout._ship` (`shop/orders.py:40`) | `not (self._express)` | `shop/orders.py:{plain}` |" in rows
+    assert f"|   | `Checkout._ship` (`shop/orders.py:40`) | `not self._express` | `shop/orders.py:{plain}` |" in rows
     assert (
         "| `Checkout._ship_express` (`shop/orders.py:44`) | `Checkout._ship` (`shop/orders.py:40`) | always |" in page
     )
@@ -175,7 +175,7 @@ def test_the_profiles_own_templates_override_the_shipped_ones(run: Run, tmp_path
     code, _, err = _generate(run, tmp_path / "out", profile=profile)
     assert code == 0, err
     page = (tmp_path / "out" / "md" / "checkout_internals.md").read_text()
-    assert "* returns `self._ship(order)` when `not (self._express)`" in page
+    assert "* returns `self._ship(order)` when `not self._express`" in page
     assert "branch by branch" not in page
 
 

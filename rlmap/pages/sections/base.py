@@ -7,6 +7,7 @@ symbol that vanished from the code fails generation with the profile file, page 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -152,7 +153,7 @@ class Context:
                 function=self.ref_or_none(access.function),
                 kind=access.kind,
                 value=access.value,
-                guard=" / ".join(access.guards),
+                guard=shown_guards(access.guards),
                 how=access.operation,
             )
             for access in self.model.attribute_accesses(attribute)
@@ -176,7 +177,7 @@ class Context:
                     function=self.ref_or_none(access.function),
                     how=access.how + (f" via {access.expression}" if access.expression else ""),
                     kind=access.kind,
-                    guard=" / ".join(access.guards),
+                    guard=shown_guards(access.guards),
                     # (only a declaration or a keyword argument names a key with no object holding it)
                     declared_in="" if access.receiver or access.expression else access.how,
                     on_copy=access.how.endswith(ON_COPY),
@@ -214,7 +215,7 @@ class Context:
                         Site(
                             anchor=self.anchor(edge.caller, site.callee_text.rsplit(".", 1)[-1], site.line),
                             function=self.ref_or_none(edge.caller),
-                            guard=" / ".join(site.guards),
+                            guard=shown_guards(site.guards),
                             text=site.callee_text,
                         )
                     )
@@ -249,9 +250,7 @@ class Context:
             targets = [t for t in primary(site.targets, site.how) if not t.startswith(BUILTIN_NOISE)]
             if not targets:
                 continue
-            guard = " / ".join(
-                readable_guards([*site.guards, *self.operand_conditions(function, site.line, site.callee_text)])
-            )
+            guard = shown_guards([*site.guards, *self.operand_conditions(function, site.line, site.callee_text)])
             anchor = self.anchor(function, site.callee_text.rsplit(".", 1)[-1], site.line)
             group = (tuple(targets), guard)
             if group in rows:
@@ -271,6 +270,13 @@ class Context:
 def primary(targets: tuple[str, ...], hows: tuple[str, ...]) -> list[str]:
     """The targets a call names (overrides in subclasses are counted, not listed)."""
     return [t for t, how in zip(targets, hows, strict=False) if how != "override" and not t.startswith("?:")]
+
+
+def shown_guards(guards: Sequence[str]) -> str:
+    """A site's guards as the pages show them: each as a person reads it (``not (x is None)`` is
+    ``x is not None``: :func:`rlmap.query.guards.readable_guards`, as ``rlmap show`` has them),
+    joined by ``/``."""
+    return " / ".join(readable_guards(list(guards)))
 
 
 def wrapped_by(model: CodeModel, target: str, site: ResolvedCall) -> list[str]:

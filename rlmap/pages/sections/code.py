@@ -14,7 +14,7 @@ from rlmap.model.target import BY_VALUE
 from rlmap.pages.diagrams import call_diagram, diagram_from_edges
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import Body, Call, Context, Entry, Site
+from rlmap.pages.sections.base import Body, Call, Context, Entry, Site, shown_guards
 
 # Lines worth quoting by default: shape changes, stacking and splitting, padding and packing
 # sequences, and time/batch indexing.
@@ -220,7 +220,7 @@ def build_returns(spec: specs.Returns, ctx: Context) -> ReturnsBody:
         Site(
             anchor=ctx.anchor(function, "return", site.line),
             value=site.value or "None",
-            guard=" / ".join(site.guards) or "(no enclosing condition)",
+            guard=shown_guards(site.guards) or "(no enclosing condition)",
         )
         for site in ctx.model.returns(function)
     )

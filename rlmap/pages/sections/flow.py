@@ -25,7 +25,16 @@ from rlmap.pages.diagrams import Diagram
 from rlmap.pages.flowchart import flowchart
 from rlmap.pages.refs import Anchor, Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import BUILTIN_NOISE, Body, Call, Context, method_family, overrides, primary
+from rlmap.pages.sections.base import (
+    BUILTIN_NOISE,
+    Body,
+    Call,
+    Context,
+    method_family,
+    overrides,
+    primary,
+    shown_guards,
+)
 from rlmap.pages.sections.jumps import Continuation, Destination, continuation, destination
 from rlmap.pages.sections.runs import (
     DEPENDS,
@@ -326,7 +335,9 @@ class _Builder:
             calls_it = edge is not None and bool(set(edge.how) & CERTAIN)
             sites = self.ctx.model.call_sites(symbol.qualname)
             guards = [site.guards for site in sites if self.function in site.targets]
-            only_if = " / ".join(guards[0]) if calls_it and guards and all(each == guards[0] for each in guards) else ""
+            only_if = (
+                shown_guards(guards[0]) if calls_it and guards and all(each == guards[0] for each in guards) else ""
+            )
             found.append(Overriding(self.ctx.ref(symbol.qualname), calls_it, only_if))
         return found
 
