@@ -1055,21 +1055,29 @@ def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_d
     ``is_init`` (another entry: zero); the next input keeps the state as the policy wrote it,
     except where the step is done: there the primer writes its default (zeros).  A random primer
     replaces the state of every env."""
-    from torchrl.envs import Compose, InitTracker, TransformedEnv
+    from torchrl.data import Unbounded
+    from torchrl.envs import Compose, InitTracker, TensorDictPrimer, TransformedEnv
     from torchrl.modules import LSTMModule
 
     torch.manual_seed(0)
     lstm = LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="features")
-    base = _two_envs_ending_differently(second_ends=False)
-    env = TransformedEnv(base, Compose(InitTracker(), lstm.make_tensordict_primer()))
-    base._torchrl_native_autoreset = env._torchrl_native_autoreset = True
-    td = env.reset()
-    for _ in range(2):
-        td["action"] = torch.zeros(2, 1)
-        td = lstm(td)
-        written = td["next", "recurrent_state_h"].clone()
-        out, td = env.step_and_maybe_reset(td)
-    assert out["next", "done"].squeeze(-1).tolist() == [True, False]
+
+    def two_steps(primer: TensorDictPrimer) -> tuple[TensorDict, TensorDict, torch.Tensor]:
+        """The second step's output and next input under native autoreset (the first env is
+        done there, the second not), and the next hidden state the policy wrote for it."""
+        base = _two_envs_ending_differently(second_ends=False)
+        env = TransformedEnv(base, Compose(InitTracker(), primer))
+        base._torchrl_native_autoreset = env._torchrl_native_autoreset = True
+        td = env.reset()
+        for _ in range(2):
+            td["action"] = torch.zeros(2, 1)
+            td = lstm(td)
+            written = td["next", "recurrent_state_h"].clone()
+            out, td = env.step_and_maybe_reset(td)
+        assert out["next", "done"].squeeze(-1).tolist() == [True, False]
+        return out, td, written
+
+    out, td, written = two_steps(lstm.make_tensordict_primer())
     assert bool(written.abs().sum(-1).gt(0).all()), "the policy wrote states that are not zero"
     stored = out["next", "recurrent_state_h"]
     assert torch.isnan(stored[0]).all(), "the stored next hidden state is NaN where the step is done"
@@ -1078,21 +1086,8 @@ def test_native_autoreset_stores_nan_next_hidden_state_and_carries_the_primers_d
     assert torch.equal(td["recurrent_state_h"][0], torch.zeros_like(written[0])), "the primer's default"
     assert torch.equal(td["recurrent_state_h"][1], written[1]), "carried where the step is not done"
     # a random primer draws the state of every env anew, the one whose step is not done too
-    from torchrl.data import Unbounded
-    from torchrl.envs import TensorDictPrimer
-
     specs = {key: Unbounded((1, 4)) for key in ("recurrent_state_h", "recurrent_state_c")}
-    base = _two_envs_ending_differently(second_ends=False)
-    primer = TensorDictPrimer(specs, random=True, expand_specs=True)
-    env = TransformedEnv(base, Compose(InitTracker(), primer))
-    base._torchrl_native_autoreset = env._torchrl_native_autoreset = True
-    td = env.reset()
-    for _ in range(2):
-        td["action"] = torch.zeros(2, 1)
-        td = lstm(td)
-        written = td["next", "recurrent_state_h"].clone()
-        out, td = env.step_and_maybe_reset(td)
-    assert out["next", "done"].squeeze(-1).tolist() == [True, False]
+    _, td, written = two_steps(TensorDictPrimer(specs, random=True, expand_specs=True))
     assert not torch.equal(td["recurrent_state_h"][1], written[1]), "replaced where the step is not done"
 
 
