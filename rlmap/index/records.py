@@ -259,6 +259,11 @@ class ModuleIndex:
     flow: tuple[FlowRow, ...] = ()
 
 
+def key_of(raw: str | list[str]) -> tuple[str, ...]:
+    """A key as a profile writes it (``"is_init"``, ``["collector", "traj_ids"]``), as a tuple."""
+    return tuple(raw) if isinstance(raw, list) else (raw,)
+
+
 def format_key(key: tuple[str, ...]) -> str:
     """``("is_init",)`` -> ``is_init``; ``("collector", "traj_ids")`` -> ``("collector", "traj_ids")``."""
     if len(key) == 1:

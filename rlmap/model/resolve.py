@@ -18,6 +18,7 @@ from rlmap.index.records import CLASS
 from rlmap.model.calls import CallResolution
 from rlmap.model.constants import KeyConstants
 from rlmap.model.mro import mro
+from rlmap.model.symbols import base_parts
 from rlmap.model.target import CERTAIN, Target
 
 __all__ = ["CERTAIN", "Resolver", "Target"]
@@ -95,8 +96,8 @@ class Resolver(CallResolution, KeyConstants):
             return False
         module, scope = self.module_of(cls), cls.rpartition(".")[0]
         for text in symbol.bases:
-            parts = tuple(text.split("[", 1)[0].split("."))
-            if all(part.isidentifier() for part in parts) and self.resolve_dotted(module, scope, parts) is None:
+            parts = base_parts(text)
+            if parts is not None and self.resolve_dotted(module, scope, parts) is None:
                 outside = self.external_name(module, scope, parts)
                 if outside is not None and outside.rpartition(".")[0] not in _NO_ATTRIBUTES:
                     return True

@@ -154,8 +154,8 @@ class SymbolTable:
                     self.subclasses[base].append(qualname)
 
     def _resolve_base(self, class_qualname: str, text: str) -> str | None:
-        parts = tuple(text.split("[", 1)[0].split("."))
-        if not all(part.isidentifier() for part in parts):
+        parts = base_parts(text)
+        if parts is None:
             return None
         module = self.module_of(class_qualname)
         scope = class_qualname.rpartition(".")[0]
@@ -402,3 +402,10 @@ def _scope_chain(scope: str, module: str) -> list[str]:
             break
         current = current.rpartition(".")[0]
     return chain
+
+
+def base_parts(text: str) -> tuple[str, ...] | None:
+    """A class's base as written, as a dotted name (``Generic[T]``: ``("Generic",)``); ``None``
+    for one that is no dotted name (``make_base()``)."""
+    parts = tuple(text.split("[", 1)[0].split("."))
+    return parts if all(part.isidentifier() for part in parts) else None

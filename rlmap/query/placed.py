@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from rlmap.index.records import key_of
 from rlmap.index.source import SourceTree
 from rlmap.model.codemodel import CodeModel
 from rlmap.pages.profile import Profile
@@ -72,6 +73,4 @@ def placed_accesses(
 
 def _names(entry: Any, key: tuple[str, ...]) -> bool:
     """Whether a ``through`` entry lists ``key`` among what it writes or reads."""
-    from rlmap.pages.sections.base import key_of
-
     return any(key_of(raw) == key for raw in (*entry.writes, *entry.reads))

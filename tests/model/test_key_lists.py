@@ -332,7 +332,7 @@ def test_an_item_of_an_attribute_inherited_from_outside_holds_no_keys(make_packa
                     part["inherited"] = 1
 
 
-        class Plain:
+        class Plain(object):
             def step(self):
                 for item in self.items:
                     item["unknown"] = 1

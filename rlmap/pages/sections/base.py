@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rlmap.errors import ConfigError
-from rlmap.index.records import ATTRIBUTE, CHECK, FUNCTION, MODULE, ON_COPY, READ, WRITE, format_key
+from rlmap.index.records import ATTRIBUTE, CHECK, FUNCTION, MODULE, ON_COPY, READ, WRITE, format_key, key_of
 from rlmap.model.codemodel import CodeModel, ResolvedCall
 from rlmap.model.mro import mro
 from rlmap.model.target import BY_VALUE
@@ -23,11 +23,6 @@ from rlmap.query.guards import readable_guards
 
 BUILTIN_NOISE = ("builtins.",)
 KeyName = str | list[str]
-
-
-def key_of(raw: KeyName) -> tuple[str, ...]:
-    """A key as a profile writes it (``"is_init"``, ``["collector", "traj_ids"]``), as a tuple."""
-    return tuple(raw) if isinstance(raw, list) else (raw,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +130,8 @@ class Context:
                 found.append(target)
                 continue
             ref = self.ref(target)
-            wrapped = wrapped_by(self.model, target, site) if site is not None else []
+            decorator, wrapped = wrapped_by(self.model, target, site) if site is not None else ("", [])
             if wrapped:
-                decorator = target.rpartition(".")[0].rpartition(".")[2]
                 ref = replace(ref, decorator=decorator, wraps=tuple(self.ref(method) for method in wrapped))
             found.append(ref)
         return tuple(found)
@@ -279,8 +273,9 @@ def shown_guards(guards: Sequence[str]) -> str:
     return " / ".join(readable_guards(list(guards)))
 
 
-def wrapped_by(model: CodeModel, target: str, site: ResolvedCall) -> list[str]:
-    """The methods ``site`` may reach, as overrides, that its target ``target`` is the wrapper of:
+def wrapped_by(model: CodeModel, target: str, site: ResolvedCall) -> tuple[str, list[str]]:
+    """The decorator's name and the methods ``site`` may reach, as overrides, that its target
+    ``target`` is the wrapper of (none: ``("", [])``):
     ``target`` is a function nested in a module-level function (``_check_start.decorated_fun``),
     that function is one of each method's decorators (``@_check_start``, by its last name; another
     may be outside it, ``@torch.no_grad()``), and the model has ``target`` call the method.
@@ -289,7 +284,7 @@ def wrapped_by(model: CodeModel, target: str, site: ResolvedCall) -> list[str]:
     decorator = target.rpartition(".")[0]
     symbol = model.symbol(decorator)
     if symbol is None or symbol.kind != FUNCTION or model.node_kind(decorator.rpartition(".")[0]) != MODULE:
-        return []
+        return "", []
     name = decorator.rpartition(".")[2]
     found = []
     for method, how in zip(site.targets, site.how, strict=False):
@@ -298,10 +293,10 @@ def wrapped_by(model: CodeModel, target: str, site: ResolvedCall) -> list[str]:
         defined = model.symbol(method)
         if defined is None or not defined.decorators:
             continue
-        names = {decorator.split("(", 1)[0].rpartition(".")[2] for decorator in defined.decorators}
+        names = {written.split("(", 1)[0].rpartition(".")[2] for written in defined.decorators}
         if name in names and model.edge(target, method) is not None:
             found.append(method)
-    return found
+    return name, found
 
 
 def overrides(hows: tuple[str, ...]) -> int:

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rlmap.index.records import format_key
+from rlmap.index.records import format_key, key_of
 from rlmap.pages.claimcheck import ClaimChecker, Held
 from rlmap.pages.curated import check_markup
 from rlmap.pages.diagrams import key_diagram
 from rlmap.pages.refs import Ref
 from rlmap.pages.sections import specs
-from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Entry, Site, key_of
+from rlmap.pages.sections.base import ALL_KEY_ACCESSES, READERS, WRITERS, Body, Context, Entry, Site
 
 if TYPE_CHECKING:
     from rlmap.pages.profile import Profile
