@@ -189,6 +189,16 @@ def test_the_loop_is_cut_into_the_profiles_phases_with_branches_and_exits(mill: 
     assert f"5. `out.check` at `L{_line('out.check()')}`" in page  # the complete list keeps every call
 
 
+def test_the_list_of_every_call_gives_each_call_all_the_conditions_it_runs_under(mill: Path) -> None:
+    """An inner block's condition alone read as the only one: the collectors page listed
+    ``self._sync_policy`` "in ``if not self.no_cuda_sync``", inside three more conditions."""
+    page = (mill / "md" / "machine_internals.md").read_text()
+    every = page[page.index("### Every call, in the order it is made") :]
+    assert "each with the conditions of the blocks that hold it, outermost first" in every
+    assert f"`self.strip` at `L{_line('self.strip(item)')}` - in `not self._cast / elif self._strip`\n" in every
+    assert f"`self.full` at `L{_line('if self.full()')}` - in `if self.buffer is not None`\n" in every
+
+
 def _numbers(page: str) -> dict[str, int]:
     """The outline's step numbers by call (each call is made once in this function)."""
     outline = page[: page.index("### Which steps run")]

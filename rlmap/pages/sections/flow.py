@@ -49,7 +49,6 @@ from rlmap.pages.sections.runs import (
     preceding_operands,
     ternary_conditions,
 )
-from rlmap.query.guards import readable_guard
 
 CALL = "call"
 EXIT = "exit"  # ``return`` / ``raise``: the function ends
@@ -618,8 +617,10 @@ class _Builder:
         return " and ".join(operands)
 
     def every_call(self) -> list[Call]:
-        """Every call in code order with the condition of the block that holds it (the
-        documented loop's header left out; the outline has the whole path of each step)."""
+        """Every call in code order with the conditions of the blocks that hold it, outermost
+        first (the documented loop's header left out): an inner block's condition alone would
+        read as the only one (``_sync_policy`` runs under ``not self.no_cuda_sync`` only inside
+        the branches that cast to the policy's device)."""
         loop_guard = self.loop_node.text if self.loop_node is not None else None
         rows: list[Call] = []
         for site in self.sites:
@@ -632,7 +633,7 @@ class _Builder:
                     text=site.callee_text,
                     targets=self.ctx.targets(primary(site.targets, site.how), site),
                     overrides=overrides(site.how),
-                    guard=readable_guard(next((guard for guard in reversed(site.guards) if guard != loop_guard), "")),
+                    guard=shown_guards([guard for guard in site.guards if guard != loop_guard]),
                 )
             )
         return rows
