@@ -1384,3 +1384,115 @@ def test_a_collectors_policy_runs_without_gradients_and_explores_at_random() -> 
         steps = [entry for entry in seen if entry[1] is not None]
         assert steps
         assert all(entry == (False, expected) for entry in steps), seen
+
+
+def test_each_truncation_takes_one_step_of_the_shifted_budget() -> None:
+    """``shifted=True`` calls the value network on ``T + shifted_budget`` steps; each truncation
+    inside the data takes one: with the default budget of 1 and two truncations, the last two
+    steps no longer fit (``shifted_valid`` False, advantage and target 0) and the last that fits
+    is treated as done; a budget of 3 gives the values of ``shifted=False`` back."""
+    from torchrl.objectives.value import GAE
+
+    torch.manual_seed(0)
+    critic = TensorDictModule(torch.nn.Linear(3, 1), in_keys=["obs"], out_keys=["state_value"])
+    steps = 10
+    obs = torch.randn(1, steps, 3)
+    following = obs.roll(-1, 1).clone()
+    truncated = torch.zeros(1, steps, 1, dtype=torch.bool)
+    truncated[0, 3] = truncated[0, 6] = True
+    following[0, 3], following[0, 6] = torch.randn(3), torch.randn(3)  # each truncated step's own last observation
+    data = TensorDict(
+        {
+            "obs": obs,
+            "next": {
+                "obs": following,
+                "reward": torch.randn(1, steps, 1),
+                "done": truncated.clone(),
+                "terminated": torch.zeros_like(truncated),
+                "truncated": truncated.clone(),
+            },
+        },
+        [1, steps],
+    )
+
+    def estimate(**kwargs: Any) -> TensorDict:
+        out = data.clone()
+        with torch.no_grad():
+            GAE(gamma=0.9, lmbda=0.9, value_network=critic, **kwargs)(out)
+        return out
+
+    plain = estimate()
+    shifted = estimate(shifted=True)
+    valid = shifted["shifted_valid"].reshape(-1)
+    assert valid.tolist() == [True] * 8 + [False] * 2
+    for key in ("advantage", "value_target"):
+        assert (shifted[key].reshape(-1)[8:] == 0).all()
+        assert torch.allclose(shifted[key].reshape(-1)[:7], plain[key].reshape(-1)[:7], atol=1e-6)
+        # the last step that fits bootstraps from nothing: treated as done
+        assert not torch.allclose(shifted[key].reshape(-1)[7], plain[key].reshape(-1)[7], atol=1e-6)
+    assert "shifted_valid" not in plain
+    roomy = estimate(shifted=True, shifted_budget=3)
+    assert roomy["shifted_valid"].all()
+    for key in ("advantage", "value_target"):
+        assert torch.allclose(roomy[key], plain[key], atol=1e-6)
+
+
+def test_sac_and_td3_run_their_networks_on_nan_next_observations() -> None:
+    """``SACLoss`` without a ``value_network`` and ``TD3Loss`` make their estimator without a value
+    network and run their own on the ``("next", ...)`` entries: nothing replaces a NaN next
+    observation (what a ``NextStateReconstructor`` leaves), and the Q-value loss is NaN, even
+    where the step terminated."""
+    from tensordict.nn import NormalParamExtractor
+    from torchrl.data import Bounded
+    from torchrl.modules import ProbabilisticActor, TanhNormal, ValueOperator
+    from torchrl.objectives import SACLoss, TD3Loss
+
+    torch.manual_seed(0)
+    observations, actions, rows = 3, 2, 6
+    spec = Bounded(-1, 1, shape=(actions,))
+
+    class Critic(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(observations + actions, 1)
+
+        def forward(self, observation: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+            return self.linear(torch.cat([observation, action], -1))
+
+    def batch(nan: bool) -> TensorDict:
+        following = torch.randn(rows, observations)
+        if nan:
+            following[-1] = float("nan")
+        terminated = torch.zeros(rows, 1, dtype=torch.bool)
+        terminated[-1] = True  # the NaN row's step terminated: its next value is masked, and NaN still
+        return TensorDict(
+            {
+                "observation": torch.randn(rows, observations),
+                "action": torch.rand(rows, actions) * 2 - 1,
+                "next": {
+                    "observation": following,
+                    "reward": torch.randn(rows, 1),
+                    "done": terminated.clone(),
+                    "terminated": terminated.clone(),
+                },
+            },
+            [rows],
+        )
+
+    normal = TensorDictModule(
+        torch.nn.Sequential(torch.nn.Linear(observations, 2 * actions), NormalParamExtractor()),
+        in_keys=["observation"],
+        out_keys=["loc", "scale"],
+    )
+    sac = SACLoss(
+        ProbabilisticActor(normal, in_keys=["loc", "scale"], distribution_class=TanhNormal, spec=spec),
+        ValueOperator(Critic(), in_keys=["observation", "action"]),
+    )
+    deterministic = TensorDictModule(
+        torch.nn.Linear(observations, actions), in_keys=["observation"], out_keys=["action"]
+    )
+    td3 = TD3Loss(deterministic, ValueOperator(Critic(), in_keys=["observation", "action"]), action_spec=spec)
+    for loss in (sac, td3):
+        assert torch.isfinite(loss(batch(nan=False))["loss_qvalue"]), type(loss).__name__
+        assert loss._value_estimator.value_network is None, type(loss).__name__  # (made by the first call)
+        assert torch.isnan(loss(batch(nan=True))["loss_qvalue"]), type(loss).__name__
