@@ -623,9 +623,13 @@ def test_a_hand_built_hidden_state_of_another_shape_fails_where_the_lstm_transpo
 def test_step_mdp_moves_next_entries_to_the_root() -> None:
     from torchrl.envs.utils import step_mdp
 
-    td = TensorDict({"h": torch.zeros(1), "next": {"h": torch.ones(1), "reward": torch.ones(1)}}, batch_size=[])
+    td = TensorDict(
+        {"h": torch.zeros(1), "next": {"h": torch.ones(1), "reward": torch.ones(1), "foo": torch.ones(2)}},
+        batch_size=[],
+    )
     moved = step_mdp(td)
     assert torch.equal(moved["h"], torch.ones(1))
+    assert torch.equal(moved["foo"], torch.ones(2))  # every entry: the function has no specs to read
     assert "next" not in moved
 
 
@@ -1496,3 +1500,35 @@ def test_sac_and_td3_run_their_networks_on_nan_next_observations() -> None:
         assert torch.isfinite(loss(batch(nan=False))["loss_qvalue"]), type(loss).__name__
         assert loss._value_estimator.value_network is None, type(loss).__name__  # (made by the first call)
         assert torch.isnan(loss(batch(nan=True))["loss_qvalue"]), type(loss).__name__
+
+
+@_UPDATER
+def test_a_collector_reads_no_device_from_the_policy_and_device_fills_the_others() -> None:
+    """Without ``policy_device`` or ``device`` the collector keeps the policy as given and its
+    ``policy_device`` is None, whatever device the parameters are on; ``device`` stands for
+    ``policy_device``, ``env_device`` and ``storing_device`` where they are not given."""
+    from torchrl.collectors import Collector
+
+    class Gain(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, th: torch.Tensor) -> torch.Tensor:
+            return th.unsqueeze(-1) * self.weight
+
+    policy = TensorDictModule(Gain(), in_keys=["th"], out_keys=["action"])
+    collector = Collector(_pendulum(device="cpu"), policy, frames_per_batch=4, total_frames=4)
+    try:
+        assert collector.policy is policy
+        assert collector.policy_device is None  # (its parameters are on the CPU)
+        assert collector.env_device == torch.device("cpu")  # the environment's own
+        assert next(iter(collector)).numel() == 4
+    finally:
+        collector.shutdown()
+    collector = Collector(_pendulum(), policy, frames_per_batch=4, total_frames=4, device="cpu")
+    try:
+        cpu = torch.device("cpu")
+        assert (collector.policy_device, collector.env_device, collector.storing_device) == (cpu, cpu, cpu)
+    finally:
+        collector.shutdown()
