@@ -23,7 +23,7 @@ def _rule_ids(incomplete: str) -> list[str]:
 @common.app.command(
     cls=common.Command,
     short_help="Stale references in docs and docstrings; central code undocumented.",
-    epilog=common.EXIT_CODES.format(outcome="findings (under --fail-on), or coverage under --fail-under"),
+    epilog=common.exit_codes("findings (under --fail-on), or coverage under --fail-under"),
 )
 def audit(
     source: common.SourceOption = None,

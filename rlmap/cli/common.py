@@ -52,7 +52,52 @@ def kept_to_exit() -> None:
         _KeptToExit.values = []
 
 
+@contextmanager
+def _words_kept_whole() -> Iterator[None]:
+    """Help text wrapped without breaking a word at a hyphen (``--fail-`` / ``under``): the
+    wrapper click's formatting makes, made with ``break_on_hyphens=False`` for the while.  Where
+    the click that typer runs on lays its wrapper out otherwise, help wraps as click does."""
+    formatter = TyperCommand.context_class.formatter_class
+    package = formatter.__module__.rpartition(".")[0]
+    wrapping = sys.modules.get(f"{package}._textwrap")
+    wrapper = getattr(wrapping, "TextWrapper", None)
+    if wrapper is None:
+        yield
+        return
+
+    class Whole(wrapper):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("break_on_hyphens", False)
+            super().__init__(*args, **kwargs)
+
+    wrapping.TextWrapper = Whole  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        wrapping.TextWrapper = wrapper  # type: ignore[union-attr]
+
+
+class _HelpFormatter(TyperCommand.context_class.formatter_class):  # type: ignore[misc, name-defined]
+    def write_usage(self, *args: Any, **kwargs: Any) -> None:
+        with _words_kept_whole():
+            super().write_usage(*args, **kwargs)
+
+    def write_text(self, *args: Any, **kwargs: Any) -> None:
+        with _words_kept_whole():
+            super().write_text(*args, **kwargs)
+
+    def write_dl(self, *args: Any, **kwargs: Any) -> None:
+        with _words_kept_whole():
+            super().write_dl(*args, **kwargs)
+
+
+class _Context(TyperCommand.context_class):  # type: ignore[misc, name-defined, valid-type]
+    formatter_class = _HelpFormatter
+
+
 class _ReadmeOrder(TyperGroup):
+    context_class = _Context
+
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
         rank = {name: position for position, name in enumerate(COMMAND_ORDER)}
@@ -60,9 +105,12 @@ class _ReadmeOrder(TyperGroup):
 
 
 class Command(TyperCommand):
-    """A command whose usage line reads ``show [OPTIONS] NAME`` (typer writes ``{NAME}``).
+    """A command whose usage line reads ``show [OPTIONS] NAME`` (typer writes ``{NAME}``), and
+    whose help keeps an option's name whole (:func:`_words_kept_whole`).
 
     Commands pass it as ``@app.command(cls=common.Command)``."""
+
+    context_class = _Context
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = super().collect_usage_pieces(ctx)
@@ -80,11 +128,18 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# The exit codes a CI job reads (DESIGN.md's table, :class:`rlmap.errors.ExitCode`), as a command's help ends.
-EXIT_CODES = (
-    "Exit codes: 0 done; 1 {outcome}; 2 a bad option, source or configuration; 3 some input could not "
-    "be read (the rest was done); 70 a bug in rlmap; 120 the output could not be written; 130 interrupted."
-)
+
+def exit_codes(outcome: str = "", usage: str = "") -> str:
+    """The exit codes a CI job reads (DESIGN.md's table, :class:`rlmap.errors.ExitCode`), as a
+    command's help ends: ``outcome``, what exit 1 means for it (none: it has no 1); ``usage``,
+    the usage errors of its own before the common ones."""
+    return (
+        "Exit codes: 0 done; "
+        + (f"1 {outcome}; " if outcome else "")
+        + f"2 {usage + ', ' if usage else ''}a bad option, source or configuration; 3 some input could not "
+        "be read (the rest was done); 70 a bug in rlmap; 120 the output could not be written; 130 interrupted."
+    )
+
 
 SourceOption = Annotated[
     Path | None,

@@ -18,7 +18,7 @@ DiffFormat = Literal["text", "json"]
 @common.app.command(
     cls=common.Command,
     short_help="What changed in the internals between two versions.",
-    epilog=common.EXIT_CODES.format(outcome="changes, under --exit-code"),
+    epilog=common.exit_codes("changes, under --exit-code"),
 )
 def diff(
     old: Annotated[str, typer.Argument(metavar="A", help="A package directory, a checkout, or a git revision.")],

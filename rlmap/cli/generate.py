@@ -16,7 +16,7 @@ from rlmap.terminal import inert
 @common.app.command(
     cls=common.Command,
     short_help="Write the internals pages (rst, Markdown); with --check, say whether they are stale.",
-    epilog=common.EXIT_CODES.format(outcome="stale pages under --check"),
+    epilog=common.exit_codes("stale pages under --check"),
 )
 def generate(
     source: common.SourceOption = None,

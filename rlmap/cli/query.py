@@ -45,7 +45,11 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     return completions(model, incomplete, keys_only=bool(params.get("key")), terms=terms)
 
 
-@common.app.command(cls=common.Command, short_help="Where a symbol is defined, its callers, callees and accesses.")
+@common.app.command(
+    cls=common.Command,
+    short_help="Where a symbol is defined, its callers, callees and accesses.",
+    epilog=common.exit_codes(usage="a name that is unknown or ambiguous (the names spelled like it are listed)"),
+)
 def show(
     name: Annotated[
         str,
@@ -53,8 +57,10 @@ def show(
             metavar="NAME",
             autocompletion=_complete_name,
             help=(
-                "A symbol (Collector.rollout, Collector._carrier), a tensordict key (is_init, "
-                "collector.traj_ids) or a glossary term (carrier)."
+                "A symbol (Collector.rollout, Collector._carrier, torchrl.collectors.Collector), a "
+                "tensordict key (is_init, collector.traj_ids), a glossary term (carrier), a location "
+                "(torchrl/collectors/_single.py:2100, or a traceback's path and line) or a name it "
+                "calls outside the code (torch.stack)."
             ),
         ),
     ],
@@ -254,7 +260,11 @@ def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
         )
 
 
-@common.app.command(cls=common.Command, short_help="The resolved call graph, as JSON, DOT or PyCG's JSON.")
+@common.app.command(
+    cls=common.Command,
+    short_help="The resolved call graph, as JSON, DOT or PyCG's JSON.",
+    epilog=common.exit_codes(usage="a --scope that names nothing"),
+)
 def graph(
     source: common.SourceOption = None,
     scope: Annotated[

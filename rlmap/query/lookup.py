@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmap.errors import SymbolNotFound, UsageError
@@ -137,12 +137,10 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
             result["glossary"] = describe_term(model, term)
     if result is None:
         result = describe_external(model, query)
-    if result is None and _LOCATION.fullmatch(query.strip()):  # (no name is spelled like a path)
-        raise SymbolNotFound(
-            f"'{_echoed(query)}' is no line of a file of {model.source.stamp()}",
-            "give a file of the analysed tree as rlmap prints it, relative to the tree's root, and a "
-            "line of it (torchrl/collectors/_single.py:2030), or the file alone for its module",
-        )
+    if result is None:
+        problem = location_problem(model, query)  # (no name is spelled like a path)
+        if problem is not None:
+            raise problem
     if result is None:
         close = similar_names(model, query, terms=terms) or similar_keys(model, query)
         raise SymbolNotFound(
@@ -286,33 +284,110 @@ def similar_keys(model: CodeModel, query: str, count: int = 3) -> list[str]:
     return difflib.get_close_matches(query.strip(), written, n=count, cutoff=0.8)
 
 
-# A location as rlmap prints it: ``torchrl/collectors/_single.py:2030`` (or a file alone).
-_LOCATION = re.compile(r"(?P<path>[^\s:]+\.py)(?::(?P<line>[0-9]{1,9}))?")
+# A location as rlmap prints it, ``torchrl/collectors/_single.py:2030`` (or a file alone), as a
+# compiler or linter does (``path:line:column:``), or as a traceback does (``File "path", line
+# 2030, in rollout``); the path may be the installed file's, absolute.
+_LOCATION = re.compile(r"(?P<path>[^\s:\"]+\.py)(?::(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?:?)?")
+_TRACEBACK = re.compile(r'(?:File )?"(?P<path>[^"]+\.py)", line (?P<line>[0-9]{1,9})(?:, in \S+)?')
+
+
+def _location(query: str) -> tuple[str, str | None] | None:
+    """The path (``/``-separated, no ``./``) and line a location gives; ``None`` for no location."""
+    text = query.strip()
+    found = _LOCATION.fullmatch(text) or _TRACEBACK.fullmatch(text)
+    if found is None:
+        return None
+    return found.group("path").replace("\\", "/").removeprefix("./"), found.group("line")
+
+
+def _modules_by_path(model: CodeModel) -> dict[str, Symbol]:
+    return {symbol.path: symbol for symbol in model.all_symbols() if symbol.kind == MODULE}
+
+
+def _indexed_path(paths: Collection[str], path: str) -> str | None:
+    """The indexed file ``path`` names: itself, the longest indexed path it ends with (an
+    installed file's absolute path, as a traceback prints it, ends with the path rlmap prints),
+    or the one indexed path that ends with it (``collectors/_single.py``)."""
+    if path in paths:
+        return path
+    ends = [known for known in paths if path.endswith("/" + known)]
+    if ends:
+        return max(ends, key=len)
+    tails = _ending_with(paths, path)
+    return tails[0] if len(tails) == 1 else None
+
+
+def _ending_with(paths: Collection[str], path: str) -> list[str]:
+    return sorted(known for known in paths if known.endswith("/" + path))
 
 
 def located(model: CodeModel, query: str) -> tuple[str, str] | None:
-    """The symbol a location names, and the location as rlmap writes it (no ``./``): at
-    ``path:line``, the innermost definition whose lines hold that line (the module when none
-    does); a file alone, its module.  ``None`` when ``query`` is no location or names no indexed
-    file (or a line past the file's end)."""
-    found = _LOCATION.fullmatch(query.strip())
+    """The symbol a location names, and the location as rlmap writes it (relative to the tree's
+    root): at ``path:line``, the innermost definition whose lines hold that line (the module when
+    none does); a file alone, its module.  ``None`` when ``query`` is no location or names no
+    indexed file (or a line past the file's end): see :func:`location_problem`."""
+    found = _location(query)
     if found is None:
         return None
-    path, line = found.group("path").removeprefix("./"), found.group("line")
-    held = [symbol for symbol in model.all_symbols() if symbol.path == path]
-    module = next((symbol for symbol in held if symbol.kind == MODULE), None)
-    if module is None:
+    modules = _modules_by_path(model)
+    path = _indexed_path(modules, found[0])
+    if path is None:
         return None
+    module, line = modules[path], found[1]
     if line is None:
         return module.qualname, path
     number = int(line)
     if not 1 <= number <= module.end_line:
         return None
+    held = [symbol for symbol in model.all_symbols() if symbol.path == path]
     around = [symbol for symbol in held if symbol.kind != MODULE and symbol.line <= number <= symbol.end_line]
     innermost = min(
         around, key=lambda symbol: (symbol.end_line - symbol.line, -symbol.line, symbol.qualname), default=module
     )
     return innermost.qualname, f"{path}:{line}"
+
+
+def location_problem(model: CodeModel, query: str) -> SymbolNotFound | None:
+    """Why a location names nothing (``None`` when ``query`` is no location): a file the tree
+    does not hold (with the indexed files spelled like it), or a line past the file's end."""
+    import difflib
+
+    found = _location(query)
+    if found is None:
+        return None
+    modules = _modules_by_path(model)
+    path = _indexed_path(modules, found[0])
+    if path is not None:  # (the file is there: the line is past its end)
+        return SymbolNotFound(
+            f"'{_echoed(query)}' is past the end of {path}, which has {modules[path].end_line} lines",
+            "give a line of the file, or the file alone for its module",
+        )
+    line = f":{found[1]}" if found[1] else ""
+    package = model.source.package + "/"
+    endings = sorted(_ending_with(modules, found[0]), key=lambda known: (not known.startswith(package), known))
+    if endings:  # ``utils.py``: the end of several files' paths
+        return SymbolNotFound(
+            f"'{_echoed(query)}' is the end of {len(endings)} files' paths in {model.source.stamp()}",
+            f"give more of the path: {', '.join(repr(known + line) for known in endings[:3])}"
+            + (f" or {len(endings) - 3} more" if len(endings) > 3 else ""),
+            tuple(known + line for known in endings),
+        )
+    # each indexed file against as many of the path's last parts (an absolute path's tail)
+    parts = found[0].split("/")
+    scored = []
+    for known in modules:
+        matcher = difflib.SequenceMatcher(None, "/".join(parts[-known.count("/") - 1 :]), known)
+        if matcher.real_quick_ratio() >= 0.8 and matcher.quick_ratio() >= 0.8 and matcher.ratio() >= 0.8:
+            scored.append((-matcher.ratio(), known))
+    close = [known for _, known in sorted(scored)[:3]]
+    return SymbolNotFound(
+        f"'{_echoed(query)}' is no file of {model.source.stamp()}",
+        f"did you mean {' or '.join(repr(name + line) for name in close)}?"
+        if close
+        else "give a file of the analysed tree, as rlmap prints it (PATH:LINE, the path relative to the "
+        "tree's root) or as a traceback does, or the file alone for its module",
+        tuple(name + line for name in close),
+    )
 
 
 def _describe_code(model: CodeModel, query: str) -> dict[str, Any] | None:

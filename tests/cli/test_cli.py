@@ -1775,11 +1775,47 @@ def test_show_takes_a_location_as_rlmap_prints_it(run: Run) -> None:
     code, out, _ = run("show", *fixture_args("pkg/collector.py:39"))  # (between two classes)
     assert out.startswith("pkg.collector  (module)\n")
     assert "  holds       line 39 (no definition holds it: the module's)\n" in out
-    for missing in ("pkg/nope.py:3", "pkg/collector.py:100000"):
-        code, out, err = run("show", *fixture_args(missing))
-        assert (code, out) == (2, "")
-        assert err.startswith(f"rlmap: error: '{missing}' is no line of a file of pkg")
-        assert "did you mean" not in err
+    code, out, err = run("show", *fixture_args("pkg/nope.py:3"))
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: 'pkg/nope.py:3' is no file of pkg")
+    assert "did you mean" not in err  # (nothing spelled like it)
+    code, out, err = run("show", *fixture_args("pkg/collector.py:100000"))
+    assert (code, out) == (2, "")
+    lines = len((FIXTURES / "pkg" / "collector.py").read_text().splitlines())
+    assert err.startswith(
+        f"rlmap: error: 'pkg/collector.py:100000' is past the end of pkg/collector.py, which has {lines} lines"
+    )
+
+
+def test_show_takes_a_location_as_a_traceback_or_a_linter_prints_it(run: Run) -> None:
+    """A location at hand when a rollout fails is a traceback's: the installed file's absolute
+    path (``File "/.../site-packages/torchrl/collectors/_single.py", line 2100, in rollout``);
+    rlmap printed 'is no line of a file', with no suggestion for a misspelt file either."""
+    absolute = str(FIXTURES / "pkg" / "collector.py")
+    for location in (
+        f"{absolute}:51",
+        f'File "{absolute}", line 51, in rollout',
+        f'"{absolute}", line 51',
+        "pkg/collector.py:51:13:",  # a linter's path:line:column:
+        "collector.py:51",  # the end of one indexed path
+    ):
+        code, out, err = run("show", *fixture_args(location, "--json"))
+        assert (code, err) == (0, ""), location
+        assert (json.loads(out)["qualname"], json.loads(out)["located"]) == (
+            "pkg.collector.Collector.rollout",
+            "pkg/collector.py:51",
+        ), location
+    code, out, err = run("show", *fixture_args("pkg/colector.py:51"))
+    assert (code, out) == (2, "")
+    assert err.startswith("rlmap: error: 'pkg/colector.py:51' is no file of pkg")
+    assert "did you mean 'pkg/collector.py:51'?" in err
+    code, out, err = run("show", *fixture_args(f"{absolute[: -len('collector.py')]}colector.py:51"))
+    assert code == 2
+    assert "did you mean 'pkg/collector.py:51'?" in err  # an absolute path's misspelt tail
+    code, out, err = run("show", *fixture_args("__init__.py"))  # the end of several paths
+    assert code == 2
+    assert "is the end of " in err
+    assert "give more of the path: 'pkg/__init__.py'" in err
 
 
 def test_show_answers_a_name_outside_the_package_that_it_calls(run: Run) -> None:
@@ -1824,11 +1860,12 @@ def test_plain_progress_says_a_quick_phase_when_it_starts_and_ends_only() -> Non
     ]
 
 
-@pytest.mark.parametrize("command", ["generate", "audit", "diff"])
-def test_the_help_of_a_command_a_ci_job_gates_on_names_every_exit_code(run: Run, command: str) -> None:
+@pytest.mark.parametrize("command", ["generate", "audit", "diff", "show", "graph"])
+def test_the_help_of_a_command_names_every_exit_code(run: Run, command: str) -> None:
     """A CI author had to read the README to learn that audit exits 1 on findings, 3 on input it
-    could not read: the help of the commands that gate a job ends with the codes, every one of
-    :class:`rlmap.errors.ExitCode`'s and the interrupt's."""
+    could not read: the help of every command ends with the codes, every one of
+    :class:`rlmap.errors.ExitCode`'s and the interrupt's (``show`` and ``graph`` have no 1: a
+    script reads their 2 as a name or scope that names nothing)."""
     from rlmap.entry import INTERRUPTED
     from rlmap.errors import ExitCode
 
@@ -1836,4 +1873,23 @@ def test_the_help_of_a_command_a_ci_job_gates_on_names_every_exit_code(run: Run,
     assert code == 0
     epilog = " ".join(out[out.index("Exit codes:") :].split())
     for value in (*(int(each) for each in ExitCode), INTERRUPTED):
+        if value == 1 and command in ("show", "graph"):
+            assert not re.search(r"[:;] 1 [a-z]", epilog), epilog
+            continue
         assert re.search(rf"[:;] {value} [a-z]", epilog), (value, epilog)
+    if command in ("show", "graph"):
+        assert "2 a name that is unknown or ambiguous" in epilog or "2 a --scope that names nothing" in epilog
+
+
+@pytest.mark.parametrize("width", ["60", "80", "100"])
+@pytest.mark.parametrize("command", ["generate", "audit", "diff", "show", "graph"])
+def test_help_never_breaks_a_word_at_its_hyphen(
+    run: Run, command: str, width: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Click's wrapper broke ``--fail-under`` after its hyphen: a reader saw ``--fail-`` and
+    ``under`` on two lines."""
+    monkeypatch.setenv("COLUMNS", width)
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    broken = [line for line in out.splitlines() if re.search(r"\w-$", line)]
+    assert broken == [], broken
