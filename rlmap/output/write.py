@@ -11,7 +11,11 @@ planted in it).  So a run:
 3. swaps the new directory in with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames
    where the system lacks it, recovered on the next run) and removes the old one.
 
-A kill at any moment leaves the previous directory or the new one, never a mix.  A generated
+A kill at any moment leaves the previous directory or the new one, never a mix.  An output
+directory that is a mount point (a container's volume) cannot be renamed: there, each changed
+file is written whole beside itself and renamed over it, the files rlmap no longer writes are
+removed, and the manifest is replaced last; a kill leaves every file whole, old or new, under the
+previous manifest (so ``--check`` reports the set stale), and the next run completes it.  A generated
 path that would pass through a symbolic link is refused, as is an output directory that is one.
 Only files that the previous manifest lists are ever dropped.
 """
@@ -222,8 +226,8 @@ def refuse_unmakeable(out: Path, probe: bool = False) -> None:
         if not os.path.lexists(place):
             continue
         if place.is_dir():
-            if probe:
-                _probe(out.parent if place == out else place, out)
+            if probe:  # (a mount point is written in place: see _write_in_place)
+                _probe(out if place == out and os.path.ismount(out) else out.parent if place == out else place, out)
             return
         if place == out:
             raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")
@@ -256,7 +260,7 @@ def _write_set(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) 
 
 
 def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes]) -> Plan:
-    recover(out, set(files) | set(artefacts))
+    recover(out, set(files) | set(artefacts) | {MANIFEST})
     if out.is_symlink():
         raise OutputError(
             f"the output directory '{out}' is a symbolic link",
@@ -277,6 +281,9 @@ def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes
     if not changes.changed and not changes.removed:
         return changes
     refuse_foreign(out, changes.changed, previous)
+    if out.is_dir() and os.path.ismount(out):
+        _write_in_place(out, files, artefacts, previous, changes)
+        return changes
     ours = _replaced(previous, wanted) | {MANIFEST}
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_NEW}"))
     try:
@@ -300,6 +307,40 @@ def _write_locked(out: Path, files: dict[str, bytes], artefacts: dict[str, bytes
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return changes
+
+
+def _write_in_place(
+    out: Path, files: dict[str, bytes], artefacts: dict[str, bytes], previous: Manifest | None, changes: Plan
+) -> None:
+    """The page set written into ``out`` file by file (a mount point, which no rename replaces):
+    each changed file written whole beside itself and renamed over it, then the files the
+    previous manifest lists and this set does not removed, then the manifest replaced.  The
+    paths were checked for links (:func:`_refuse_links`) and for files rlmap did not write
+    (:func:`refuse_foreign`)."""
+    wanted = {**files, **artefacts}
+    for relative in sorted(changes.changed):
+        if relative != MANIFEST:
+            _replace_file(out / relative, wanted[relative])
+    for relative in sorted(changes.removed):
+        _refuse_links(out, relative)  # (removed through no link either)
+        (out / relative).unlink(missing_ok=True)
+    _replace_file(out / MANIFEST, manifest_bytes(files, artefacts, previous))
+
+
+def _replace_file(target: Path, data: bytes) -> None:
+    """``target`` holds ``data``, all or nothing: written to a temporary file beside it (the name
+    :func:`recover` removes), then renamed over it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def recover(out: Path, wanted: set[str] | None = None) -> None:

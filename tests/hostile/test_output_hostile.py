@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -363,3 +364,52 @@ def _run_as_nobody(out: Path) -> None:
     assert (notes.stat().st_mode & 0o777) == 0o555
     assert (out / "md").is_dir()
     notes.chmod(0o755)
+
+
+@pytest.fixture
+def mount_point(tmp_path: Path) -> Iterator[Path]:
+    """A directory that is a mount point (a container's volume), where the system lets this
+    process mount one (root, as CI runs); skipped elsewhere."""
+    point = tmp_path / "volume"
+    point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(point)], capture_output=True, check=False
+    )
+    if done.returncode != 0 or not os.path.ismount(point):
+        pytest.skip("mounting a tmpfs is not permitted here")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", str(point)], check=False)
+
+
+def test_an_output_directory_that_is_a_mount_point_is_written_in_place(
+    mount_point: Path, tmp_path: Path, run: Run
+) -> None:
+    """No rename replaces a mount point: rlmap said "Device or resource busy - pass --out a
+    writable directory" of a writable volume.  Its files are replaced one by one, the retired
+    ones removed, a hand-written one kept, the manifest written last; nothing is left beside."""
+    source = tmp_path / "src"
+    shutil.copytree(FIXTURES / "pkg", source / "pkg")
+    reference = tmp_path / "reference"
+    assert run(*_generate_args(source, reference), "--no-cache", "-q")[0] == 0
+    (mount_point / "notes.md").write_text("mine\n", encoding="utf-8")
+    code, _, err = run(*_generate_args(source, mount_point), "--no-cache", "-q")
+    assert (code, err) == (0, "")
+    assert os.path.ismount(mount_point)
+    assert {**_snapshot(reference), "notes.md": _snapshot(mount_point)["notes.md"]} == _snapshot(mount_point)
+    assert run(*_generate_args(source, mount_point), "--no-cache", "-q", "--check")[0] == 0
+    # an edit, and a page of rlmap's that this run no longer writes
+    (mount_point / "rst" / "retired_page.rst").write_text("old page\n", encoding="utf-8")
+    manifest = (mount_point / MANIFEST).read_text(encoding="utf-8")
+    (mount_point / MANIFEST).write_text(
+        manifest.replace('"files": {', '"files": {\n  "rst/retired_page.rst": "0",', 1), encoding="utf-8"
+    )
+    collector = source / "pkg" / "collector.py"
+    collector.write_text("\n\n\n" + collector.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run(*_generate_args(source, mount_point), "--no-cache", "-q")[0] == 0
+    assert not (mount_point / "rst" / "retired_page.rst").exists()
+    assert (mount_point / "notes.md").read_text(encoding="utf-8") == "mine\n"
+    assert run(*_generate_args(source, mount_point), "--no-cache", "-q", "--check")[0] == 0
+    assert not [path.name for path in mount_point.rglob(".*") if path.name != MANIFEST]  # no temporary file left
+    assert not list(tmp_path.glob(".volume*"))  # nor a staging directory beside
