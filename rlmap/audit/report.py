@@ -195,10 +195,25 @@ def baseline_json(findings: Sequence[Finding]) -> str:
 
 def _summary(findings: Sequence[Finding], known: frozenset[str]) -> dict[str, Any]:
     by_rule: dict[str, int] = {}
+    by_severity = dict.fromkeys(_LEVEL_ORDER, 0)
     for finding in findings:
         by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
+        by_severity[finding.severity] += 1
     new = sum(1 for f in findings if not f.known_in(known))
-    return {"total": len(findings), "new": new, "known": len(findings) - new, "by_rule": dict(sorted(by_rule.items()))}
+    return {
+        "total": len(findings),
+        "new": new,
+        "known": len(findings) - new,
+        "by_severity": by_severity,
+        "by_rule": dict(sorted(by_rule.items())),
+    }
+
+
+def _severities(summary: dict[str, Any]) -> str:
+    """``12 errors, 131 warnings, 126 notes``: what fails a run first (notes never do)."""
+    return ", ".join(
+        f"{count} {severity}{'' if count == 1 else 's'}" for severity, count in summary["by_severity"].items() if count
+    )
 
 
 def render_text(
@@ -251,15 +266,16 @@ def render_text(
 
 
 def text_summary(findings: Sequence[Finding], known: frozenset[str], baselined: bool, unlisted: bool = False) -> str:
-    """The text report's last line: the findings counted by rule, split into new and known under
-    a baseline (``unlisted``: the known ones were left out of the report)."""
+    """The text report's last line: the findings counted by severity (a note never fails a run),
+    split into new and known under a baseline (``unlisted``: the known ones were left out of the
+    report), then by rule."""
     summary = _summary(findings, known)
     counts = ", ".join(f"{count} {rule}" for rule, count in summary["by_rule"].items()) or "no findings"
     left_out = "; the known ones are not listed" if unlisted else ""
-    split = (
-        f" ({summary['new']} new, {summary['known']} known{left_out})" if baselined else ""
-    )  # (no baseline: no split)
-    return f"{summary['total']} findings{split}: {counts}"
+    parts = [_severities(summary)] if findings else []
+    if baselined:  # (no baseline: no split)
+        parts.append(f"{summary['new']} new, {summary['known']} known{left_out}")
+    return f"{summary['total']} findings{' (' + '; '.join(parts) + ')' if parts else ''}: {counts}"
 
 
 # Below this many columns left for a message, it wraps under an indent of its own, not its column.
@@ -500,7 +516,8 @@ def step_summary(findings: Sequence[Finding], known: frozenset[str]) -> str:
     lines = [
         "### rlmap audit",
         "",
-        f"{summary['total']} findings ({summary['new']} new, {summary['known']} known): {counts}",
+        f"{summary['total']} findings ({_severities(summary) or 'none'}; {summary['new']} new, "
+        f"{summary['known']} known): {counts}",
         "",
     ]
     if findings:

@@ -464,6 +464,14 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str, tuple[str, ...
             )
         return path.parent, path.name, ()
     if path.is_dir() and _holds_python(path):
+        if package != DEFAULT_PACKAGE:  # a package asked for by name, not in the folder: not dropped unsaid
+            held = _packages_in(path)
+            raise SourceError(
+                f"'{path}' holds no package '{package}'"
+                + (f" (it holds {', '.join(held[:5])}{' and more' if len(held) > 5 else ''})" if held else ""),
+                (f"pass --package {held[0]}, or " if len(held) == 1 else "pass --package one of its packages, or ")
+                + f"leave --package out to read '{path.name}' as a folder of modules",
+            )
         name = path.name if _PACKAGE.fullmatch(path.name) else "source"
         return path, name, (".",)
     raise SourceError(
@@ -471,6 +479,14 @@ def _root_from_path(path: Path, package: str) -> tuple[Path, str, tuple[str, ...
         f"pass --source a checkout holding '{package.replace('.', '/')}/', the package directory, "
         "or a directory of Python modules",
     )
+
+
+def _packages_in(path: Path) -> list[str]:
+    """The packages at the top of a directory (folders holding an ``__init__.py``), by name."""
+    try:
+        return sorted(child.name for child in path.iterdir() if (child / "__init__.py").is_file())
+    except OSError:
+        return []
 
 
 def _holds_python(path: Path) -> bool:

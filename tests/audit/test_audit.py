@@ -167,7 +167,7 @@ def test_baseline_survives_a_line_move(run: Run, tmp_path: Path) -> None:
     code, out, err = fixture_run(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline), quiet=False)
     assert code == 0  # writing a baseline records the findings: it does not fail on them
     assert "recorded 1 finding(s)" in err
-    assert out == "1 findings: 1 broken-label\n"  # the text report is its counts: the file holds the findings
+    assert out == "1 findings (1 error): 1 broken-label\n"  # the text report is its counts: the file holds the findings
     code, _, err = fixture_audit(run, docs, "--rule", "broken-label", "--write-baseline", str(baseline))
     assert (code, err) == (0, "")  # --quiet: no summary line
     (docs / "page.rst").write_text("Intro\n\nMore text.\n\nSee :ref:`missing_label`.\n")  # moved down four lines
@@ -195,7 +195,7 @@ def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     assert (
         "broken-label         :ref:`missing_label` names no label in the docs" in out
     )  # two spaces after the longest id
-    assert out.rstrip().endswith("\n1 findings: 1 broken-label")  # (no baseline: no new/known split)
+    assert out.rstrip().endswith("\n1 findings (1 error): 1 broken-label")  # (no baseline: no new/known split)
     code, quiet, _ = fixture_run(run, docs, "--rule", "broken-label", "--fail-on", "none")
     assert code == 0
     assert quiet == out[: out.rindex("\n\n") + 1]  # --quiet: the findings, without the summary line
@@ -204,13 +204,13 @@ def test_fail_on_none_and_text_output(run: Run, tmp_path: Path) -> None:
     code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--baseline", str(baseline), quiet=False)
     assert code == 0
     # under a baseline the known findings are counted, not listed: a new one is not lost among them
-    assert out == "1 findings (0 new, 1 known; the known ones are not listed): 1 broken-label\n"
+    assert out == "1 findings (1 error; 0 new, 1 known; the known ones are not listed): 1 broken-label\n"
     (docs / "page.rst").write_text("See :ref:`missing_label`.\n\nAnd :ref:`new_label`.\n")
     code, out, _ = fixture_run(run, docs, "--rule", "broken-label", "--baseline", str(baseline), quiet=False)
     assert code == 1
     assert "new_label" in out
     assert "missing_label" not in out
-    assert out.rstrip().endswith("2 findings (1 new, 1 known; the known ones are not listed): 2 broken-label")
+    assert out.rstrip().endswith("2 findings (2 errors; 1 new, 1 known; the known ones are not listed): 2 broken-label")
 
 
 def test_github_annotations(run: Run, tmp_path: Path) -> None:
@@ -602,7 +602,7 @@ def test_every_occurrence_is_a_finding_with_its_own_fingerprint(run: Run, tmp_pa
         "--no-cache",
     )  # fmt: skip
     assert "x4 (also line 5, 7, 9)" in out
-    assert out.rstrip().endswith("4 findings: 4 stale-ref")
+    assert out.rstrip().endswith("4 findings (4 errors): 4 stale-ref")
 
 
 def test_a_version_1_baseline_still_holds_every_occurrence(run: Run, tmp_path: Path) -> None:
@@ -697,6 +697,15 @@ def test_github_annotations_errors_first_within_limits_and_a_step_summary(
     assert lines[-1].endswith("the job summary lists them all")
     table = summary.read_text()
     assert table.startswith("earlier step\n### rlmap audit\n")  # appended, as GitHub expects
+    # the count line says how many findings are of each severity (a note never fails a run)
+    assert "\n13 findings (12 errors, 1 warning; 13 new, 0 known): 12 stale-ref, 1 unlinkable-ref\n" in table
+    code, out, _ = run(
+        "audit", "--source", str(FIXTURES), "--package", "pkg", "--docs", str(docs), "--rule", "stale-ref",
+        "--rule", "unlinkable-ref", "--format", "json", "--no-cache", "-q",
+    )  # fmt: skip
+    report = json.loads(out)
+    counted = {level: sum(f["severity"] == level for f in report["findings"]) for level in ("error", "warning", "note")}
+    assert report["summary"]["by_severity"] == counted == {"error": 12, "warning": 1, "note": 0}
     assert table.count("| error | `stale-ref` |") == 12
     assert "| warning | `unlinkable-ref` | page.rst:1 |" in table
     # without a step summary (not on GitHub, or it cannot be written), the notice says where to look

@@ -110,6 +110,18 @@ def test_a_directory_of_modules_is_a_source(tmp_path: Path) -> None:
     assert source.repo_url == ""  # no permalinks into an unknown repository
 
 
+def test_a_package_asked_for_by_name_that_a_directory_of_modules_lacks_is_an_error(tmp_path: Path) -> None:
+    """``--source proj --package nosuch`` read ``proj`` as a folder of modules, named ``proj``:
+    the misspelt package was dropped without a word."""
+    (tmp_path / "proj" / "mypkg").mkdir(parents=True)
+    (tmp_path / "proj" / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "main.py").write_text("")
+    with pytest.raises(SourceError, match="holds no package 'nosuch' \\(it holds mypkg\\)") as raised:
+        locate_source(tmp_path / "proj", package="nosuch")
+    assert raised.value.hint == "pass --package mypkg, or leave --package out to read 'proj' as a folder of modules"
+    assert locate_source(tmp_path / "proj", package="mypkg").package == "mypkg"
+
+
 def test_relpath_names_a_file_from_the_directory_holding_its_package() -> None:
     from rlmap.index.source import SourceTree
 
