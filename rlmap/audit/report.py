@@ -229,7 +229,8 @@ def render_text(
     message or suggestion under its column, never cutting a word; into a pipe lines stay whole."""
     lines: list[str] = []
     column = 2 + 5 + 2 + 7 + 2 + _RULE_WIDTH + 2  # where a message starts
-    hang = " " * (column if width - column >= _NARROWEST else 8)
+    narrow = bool(width) and width - column < _NARROWEST
+    hang = " " * (8 if narrow else column)
     wrapper = textwrap.TextWrapper(
         max(width, 40), subsequent_indent=hang, break_long_words=False, break_on_hyphens=False
     )
@@ -249,14 +250,23 @@ def render_text(
                 lines.append("")
             lines.append(inert(finding.path))
             current = finding.path
-        rule, indent = finding.rule.ljust(_RULE_WIDTH), " " * _RULE_WIDTH
-        add(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}")
+        rule = finding.rule.ljust(_RULE_WIDTH)
+        if narrow:  # the message, its count and its suggestion under the rule, all at one indent
+            lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule}")
+            lead = hang
+        else:
+            lead = f"  {'':>5}  {'':<7}  {' ' * _RULE_WIDTH}  "
+        add(
+            f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}"
+            if not narrow
+            else lead + inert(finding.message)
+        )
         if len(group) > 1:
             more = ", ".join(str(f.line) for f in group[1:])
-            add(f"  {'':>5}  {'':<7}  {indent}  x{len(group)} (also line {more})")
+            add(f"{lead}x{len(group)} (also line {more})")
         if finding.suggestion:
             certain = " (certain)" if finding.certain else ""
-            add(f"  {'':>5}  {'':<7}  {indent}  -> {inert(finding.suggestion)}{certain}")
+            add(f"{lead}-> {inert(finding.suggestion)}{certain}")
     if not summary_line:
         return "".join(f"{line}\n" for line in lines)
     if lines:

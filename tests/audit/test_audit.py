@@ -867,10 +867,15 @@ def test_the_text_report_wraps_under_its_column_on_a_terminal_only() -> None:
     finding = Finding("stale-line-anchor", "error", "page.rst", 12, "reward", message.strip(), suggestion.strip())
     piped = render_text([finding], frozenset(), summary_line=False)
     assert len(piped.splitlines()) == 3  # the path, the finding, its suggestion: whole
-    wrapped = render_text([finding], frozenset(), summary_line=False, width=80).splitlines()
+    wrapped = render_text([finding, finding], frozenset(), summary_line=False, width=80).splitlines()
     assert all(len(line) <= 80 for line in wrapped)
-    assert wrapped[1].split()[:3] == ["12", "error", "stale-line-anchor"]
-    assert all(line.startswith(" " * 8) for line in wrapped[2:])  # (too little room in the message column)
+    # too little room in the message column: the rule alone on the finding's line, then the
+    # message, its count and its suggestion at one indent (the count and the suggestion began
+    # in the message's column and wrapped back to 8: the eye zig-zagged)
+    assert wrapped[1].split() == ["12", "error", "stale-line-anchor"]
+    assert all(line.startswith(" " * 8) and line[8] != " " for line in wrapped[2:])
+    assert any(line.startswith(" " * 8 + "x2 (also line 12)") for line in wrapped)
+    assert any(line.startswith(" " * 8 + "-> reward is now") for line in wrapped)
     assert " ".join(" ".join(line.split()) for line in wrapped[1:]).count("no longer holds reward") == 3
     wide = render_text([finding], frozenset(), summary_line=False, width=160).splitlines()
     column = wide[1].index("torchrl/")  # room enough: under the message's column
