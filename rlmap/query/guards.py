@@ -11,6 +11,7 @@ only (JSON keeps the guards as recorded).  Anything it cannot parse is left as i
 from __future__ import annotations
 
 import ast
+import re
 
 from rlmap.literals import unparse
 
@@ -89,15 +90,37 @@ def _grouped(text: str) -> str:
 
 
 def readable_guard(guard: str) -> str:
-    """One recorded guard (``if x``, ``elif x``, ``not (x)``, ``else (not (x))``, ``for ...``), simplified."""
+    """One recorded guard (``if x``, ``elif x``, ``not (x)``, ``else (not (x))``, ``for ...``),
+    simplified, without the trailing comma of a call's arguments that a formatter leaves in a
+    call split over lines (``hasattr(x, "out_keys",)``)."""
     for head in ("if ", "elif ", "while "):
         if guard.startswith(head):
-            return head + simplified(guard[len(head) :])
+            return head + simplified(_without_trailing_commas(guard[len(head) :]))
     if guard.startswith("else (") and guard.endswith(")"):
-        return "else: " + simplified(guard[len("else (") : -1])
+        return "else: " + simplified(_without_trailing_commas(guard[len("else (") : -1]))
     if guard.startswith("not (") and guard.endswith(")") and _parse(guard) is not None:
-        return simplified(guard)
+        return simplified(_without_trailing_commas(guard))
     return guard
+
+
+_TRAILING_COMMA = re.compile(rb",\s*\)$")
+
+
+def _without_trailing_commas(text: str) -> str:
+    """``text`` (one line) without the comma after a call's last argument: a tuple's stays."""
+    node = _parse(text)
+    if node is None or "\n" in text:
+        return text
+    written = text.strip().encode("utf-8")  # (the offsets ast gives count UTF-8 bytes)
+    cuts = []
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and (call.args or call.keywords) and call.end_col_offset is not None:
+            found = _TRAILING_COMMA.search(written[call.col_offset : call.end_col_offset])
+            if found is not None:  # (the comma and the spaces after it)
+                cuts.append((call.col_offset + found.start(), call.col_offset + found.end() - 1))
+    for start, end in sorted(cuts, reverse=True):
+        written = written[:start] + written[end:]
+    return written.decode("utf-8")
 
 
 def readable_guards(guards: list[str]) -> list[str]:

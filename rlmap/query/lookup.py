@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shlex
 import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
@@ -625,11 +626,21 @@ def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 
                 else f"({shown_key}'s writers and readers below)"
             )
         elif shown_key:
-            hint = f"(below: the key {shown_key}, not one of these; rlmap show KEY --key for these)"
+            hint = f"(below: the key {shown_key}, not one of these; rlmap show --key KEY for these)"
         else:
-            hint = "(rlmap show KEY --key for writers and readers)"
+            key = result["keys"][0]
+            hint = (
+                f"(rlmap show --key {_shell_word(key)} for writers and readers)"
+                if len(result["keys"]) == 1
+                else "(rlmap show --key KEY for writers and readers)"
+            )
         lines.append("keys: " + ", ".join(result["keys"]) + "  " + hint)
     return "\n".join(lines)
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one word of a shell command line (a key is often one already)."""
+    return shlex.quote(text)
 
 
 Link = Callable[[str, str], str]  # (text, url) -> the text as a terminal hyperlink
@@ -1000,7 +1011,10 @@ def _format_key(result: dict[str, Any], width: int = 0, link: Link | None = None
     if also:
         named = ", ".join(also) if len(also) <= _ALSO else f"{', '.join(also[:_ALSO])} and {len(also) - _ALSO} more"
         text = f"also the name of {len(also)} symbol{'s' if len(also) > 1 else ''}: {named}"
-        text += f"; to show one, pass a longer suffix or its full name (rlmap show '{_unique_suffix(also[0], also)}')"
+        text += (
+            f"; to show {'it' if len(also) == 1 else 'one'}, pass a longer suffix or its full name "
+            f"(rlmap show '{_unique_suffix(also[0], also)}')"
+        )
         wrapper = textwrap.TextWrapper(width or 100, "  ", "    ", break_long_words=False)  # (a name is never cut)
         lines.extend(wrapper.wrap(text))
     for title, kinds in (("writers", ("write",)), ("readers", ("read", "check")), ("deleters", ("delete",))):

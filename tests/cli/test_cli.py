@@ -764,6 +764,13 @@ def test_show_a_term_that_is_a_key_too_and_a_misspelt_nested_key(run: Run, tmp_p
     code, out, _ = run("show", *fixture_args("is_init"), "--profile", str(tmp_path / "fixtures" / "profile.toml"))
     assert code == 0
     assert 'keys: ("collector", "traj_ids")  (below: the key is_init, not one of these;' in out
+    # a term that is no key names the command that shows its key, as it is typed
+    (tmp_path / "fixtures" / "glossary.toml").write_text(
+        glossary.replace('term = "is_init"', 'term = "first step"'), encoding="utf-8"
+    )
+    code, out, _ = run("show", *fixture_args("first step"), "--profile", str(tmp_path / "fixtures" / "profile.toml"))
+    assert code == 0
+    assert "keys: is_init  (rlmap show --key is_init for writers and readers)\n" in out
     # a misspelt nested key is suggested in its dotted spelling
     code, _, err = run("show", *fixture_args("collector.traj_id"), *profile)
     assert code == 2
@@ -874,6 +881,14 @@ def test_show_suggests_only_names_it_takes(run: Run, query: str) -> None:
         ("not ((not a) == b)", "(not a) != b"),
         ("for t in range(3)", "for t in range(3)"),
         ("not (cut off...", "not (cut off..."),
+        # a formatter's trailing comma after a call's last argument goes; a tuple's stays
+        (
+            'not (not ok and hasattr(policy, "out_keys",) and (x,))',
+            'not (not ok and hasattr(policy, "out_keys") and (x,))',
+        ),
+        ("if f(a, (1,),)", "if f(a, (1,))"),
+        ("else (g(é, key=1, ))", "else: g(é, key=1)"),
+        ("if x[1,]", "if x[1,]"),
     ],
 )
 def test_guards_read_as_conditions(recorded: str, shown: str) -> None:
