@@ -167,8 +167,8 @@ def render_text(diff: PackageDiff) -> str:
     for change in diff.changes:
         if change.what in ("calls", "guards"):
             lines.append(f"  {change.what:<17} {change.old}")
+            lines.extend(f"      - {text}" for text in change.removed)  # (the old first, as every diff)
             lines.extend(f"      + {text}" for text in change.added)
-            lines.extend(f"      - {text}" for text in change.removed)
         elif change.old and change.new:
             lines.append(f"  {change.what:<17} {change.old} -> {change.new}")
         else:  # (removed: the old name; added: the new one)

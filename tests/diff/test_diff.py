@@ -107,6 +107,8 @@ def test_two_package_directories(run: Run, tmp_path: Path) -> None:
     code, text, _ = run("diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--package", "pk")  # two checkouts
     assert "  renamed           pk.collect.OldBuffer -> pk.buffers.ReplayBuffer" in text
     assert "      + self._sync" in text
+    guards = text[text.index("  guards ") :].splitlines()[1:3]  # the removed guard first, as in every diff
+    assert guards == ["      - self._shuttle is None", "      + self._carrier is None or env.done"], guards
     # --exit-code: 1 when anything changed (a CI job's gate), 0 when nothing did
     v1, v2 = str(tmp_path / "v1"), str(tmp_path / "v2")
     assert run("diff", v1, v2, "--package", "pk", "--exit-code", "-q")[0] == 1
