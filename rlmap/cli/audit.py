@@ -119,7 +119,7 @@ def audit(
 ) -> None:
     """Stale references in docs and docstrings, and central code nobody documents."""
     from rlmap.audit.report import check_baseline_target, load_baseline, save_baseline
-    from rlmap.audit.rules import NOTE, run_audit
+    from rlmap.audit.rules import NOTE, RULES, run_audit
 
     _check_options(explain_rule, rule or (), fix, show_diff, output_format)
     if fail_under is not None and math.isnan(fail_under):  # between 0 and 100 for click, and under nothing
@@ -167,9 +167,12 @@ def audit(
         scan, context = _context(settings, topic_profile, loaded, roots, _page_cache(cache_dir, no_cache), progress)
         if since is not None:
             context.history, context.history_rev = _history(loaded.source.root, settings.package, since), since
+        checked = len(set(rule)) if rule else len(RULES)
         if progress is not None:
-            progress("check", 0, 0)  # the rules: not counted as they go
+            progress("check", 0, 0)  # the rules: not counted as they go, said when they start and when done
         findings = run_audit(context, rule or ())
+        if progress is not None:
+            progress("check", checked, checked)
     if fix or show_diff:
         findings = _fix(findings, context, show_diff=show_diff)
     notes = tuple(loaded.model.diagnostics) + scan.diagnostics

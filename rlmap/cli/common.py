@@ -410,6 +410,7 @@ _UNITS = {
     "render": "pages",
     "write": "files",
     "read": "files",
+    "check": "rules",
 }
 
 

@@ -902,3 +902,30 @@ def test_a_configured_docs_path_that_does_not_exist_names_its_file_not_an_option
     assert code == 2
     assert "[tool.rlmap]" not in err
     assert err.rstrip().endswith("pass --docs an existing directory or file")
+
+
+def test_the_check_phase_is_said_when_it_starts_and_when_it_ends(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log said ``check (at 0.6 s)`` and never that it ended, where every other phase has an
+    end line: the check reports the rules it ran once they are done."""
+    import contextlib
+
+    from rlmap.audit.rules import RULES
+    from rlmap.cli import common
+
+    reports: list[tuple[str, int, int]] = []
+
+    @contextlib.contextmanager
+    def recorded(quiet: bool, first: str = "index"):  # type: ignore[no-untyped-def]
+        del quiet, first
+        yield lambda phase, done, total: reports.append((phase, done, total))
+
+    monkeypatch.setattr(common, "progress_display", recorded)
+    docs = write_docs(tmp_path, {"page.rst": "See :ref:`missing_label`.\n"})
+    fixture_run(run, docs, "--fail-on", "none", quiet=False)
+    checks = [report for report in reports if report[0] == "check"]
+    assert checks == [("check", 0, 0), ("check", len(RULES), len(RULES))]
+    reports.clear()
+    fixture_run(run, docs, "--fail-on", "none", "--rule", "broken-label", quiet=False)
+    assert [report for report in reports if report[0] == "check"] == [("check", 0, 0), ("check", 1, 1)]
