@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,6 +12,41 @@ import typer
 
 from rlmap.cli import common
 from rlmap.errors import ExitCode, UsageError
+
+# The options completion reads, by their spelling on the command line (their parameter's name).
+_COMPLETION_OPTIONS = {
+    "--source": "source",
+    "--package": "package",
+    "--cache-dir": "cache_dir",
+    "--config": "config",
+    "--profile": "profile",
+}
+
+
+def _typed_after_the_word() -> dict[str, Any]:
+    """The options the command line gives after the word being completed (``rlmap show Coll
+    --source X``: click reads only the words before it).  Bash hands the whole line
+    (``COMP_WORDS``, ``COMP_CWORD``); the other shells hand the words up to the cursor, which
+    click has read already."""
+    import shlex
+
+    try:
+        words = shlex.split(os.environ.get("COMP_WORDS", ""))
+        after = words[int(os.environ.get("COMP_CWORD", "")) + 1 :]
+    except ValueError:
+        return {}
+    found: dict[str, Any] = {}
+    for place, word in enumerate(after):
+        name, equals, value = word.partition("=")
+        if name in _COMPLETION_OPTIONS:
+            if not equals:
+                if place + 1 >= len(after):
+                    continue
+                value = after[place + 1]
+            found[_COMPLETION_OPTIONS[name]] = value
+        elif word == "--key":
+            found["key"] = True
+    return found
 
 
 def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -23,7 +59,10 @@ def _complete_name(ctx: typer.Context, incomplete: str) -> list[str]:
     from rlmap.pages.header import analysis_of
     from rlmap.query.lookup import completions
 
-    params = getattr(ctx, "params", None) or {}
+    params = dict(getattr(ctx, "params", None) or {})
+    for name, value in _typed_after_the_word().items():  # (click gives an option not yet read as None)
+        if params.get(name) in (None, False):
+            params[name] = value
 
     def path(name: str) -> Path | None:  # while completing, typer may hand over the raw text
         value = params.get(name)

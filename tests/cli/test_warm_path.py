@@ -94,6 +94,15 @@ def test_shell_completion_of_names_comes_from_the_cached_model(tmp_path: Path) -
     assert complete() == []  # a term of two words would be two arguments to the shell: not offered
     words = f"rlmap show --source {root} --package pkg --cache-dir {cache} pkg.Env.st"
     assert complete() == ["pkg.Env.step", "pkg.Env.step_and_maybe_reset"]  # members through the import path
+    # options typed after the word (a line edited back): bash hands them, click reads only those before
+    env = {**os.environ, "PYTHONPATH": str(REPO), "_RLMAP_COMPLETE": "complete_bash"}
+    words = f"rlmap show Collector.ro --source {root} --package=pkg --cache-dir {cache} --profile {profile} --key"
+    env |= {"COMP_WORDS": words, "COMP_CWORD": "2"}
+    done = subprocess.run([sys.executable, "-m", "rlmap"], check=False, capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout.split()) == (0, [])  # --key: keys only, and no key is spelled so
+    env |= {"COMP_WORDS": words.removesuffix(" --key").replace("Collector.ro", "pkg.envs.Tr", 1)}
+    done = subprocess.run([sys.executable, "-m", "rlmap"], check=False, capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout.split()) == (0, ["pkg.envs.TransformedEnv"])  # (the fixture's, not torchrl's)
 
 
 _CHECK = "import sys\nfrom rlmap.cli import main\nsys.exit(main(sys.argv[1:]))\n"
