@@ -404,18 +404,20 @@ def _solved_aside(
 
 _KEPT_TO_EXIT: list[ValueFlow] = []  # (in the child only: see _solved_aside)
 
-_SOLVED = tuple[int, list[tuple[SiteKey, list[tuple[str, str]]]]]
+_SOLVED = tuple[int, list[tuple[SiteKey, list[tuple[str, str, bool]]]]]
 
 
 def _encode_solved(flow: dict[SiteKey, list[Target]], over_cap: int) -> bytes:
     """What a solve done aside sends back: each site's callees as (qualname, how), in order."""
-    found = [(key, [(target.qualname, target.how) for target in targets]) for key, targets in flow.items()]
+    found = [
+        (key, [(target.qualname, target.how, target.external) for target in targets]) for key, targets in flow.items()
+    ]
     return msgspec.msgpack.encode((over_cap, found))
 
 
 def _decode_solved(data: bytes) -> tuple[dict[SiteKey, list[Target]], int]:
     over_cap, found = msgspec.msgpack.decode(data, type=_SOLVED)
-    return {key: [Target(*pair) for pair in targets] for key, targets in found}, over_cap
+    return {key: [Target(*each) for each in targets] for key, targets in found}, over_cap
 
 
 class PackedCalls:

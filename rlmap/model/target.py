@@ -18,8 +18,9 @@ subclass       the receiver's declared type lacks the method: a subclass that de
 instance       an object of a declared type called (``self.loss_module(batch)``, ``loss_module:
                LossModule``) -> its class's ``__call__``, else ``forward`` (overrides: ``override``);
                gives way to what the value flow finds there
-flow           whole-program value flow: a function, class or bound method reaching the callee
-               (:mod:`rlmap.model.valueflow`)
+flow           whole-program value flow: a function, class or bound method reaching the callee, or
+               a function outside the package reaching a callee that does not name it
+               (``sync = torch.cuda.synchronize; sync()``) (:mod:`rlmap.model.valueflow`)
 callback       a function passed to a builtin or library that calls it (``map``, ``sorted(key=)``,
                ``threading.Thread(target=)``, ``threading.Timer``, ``atexit.register``)
 implicit       a method Python calls by itself (``__enter__``, ``__iter__``, ``__call__``,

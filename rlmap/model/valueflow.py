@@ -31,7 +31,9 @@ values flow between functions.  Call edges are recorded per call site
 (``(caller, line, callee text)``) with how they were found:
 
 ============  =======================================================================
-flow          a function, class or bound method that reaches the called expression
+flow          a function, class or bound method that reaches the called expression, or a
+              function outside the source (``ext:``) that does where the site does not name it
+              (``sync = torch.cuda.synchronize; sync()``: a site naming it resolves by name)
 callback      a function passed to a builtin or library that calls it (``map``,
               ``sorted(key=)``, ``threading.Thread(target=)``, ``threading.Timer``,
               ``atexit.register``)
@@ -68,7 +70,7 @@ tensordict, the largest set holds 320 values: under the built-in profile's cap (
 variable drops one, and solving the modules in reverse path order gives every variable the same
 values and every site the same targets (``tests/model/test_value_cap.py``).  Under the default
 cap of 64, 168 of the 102,888 variables that hold a value drop one, and the reverse order changes
-22 of the 25,387 (site, callee) pairs of :meth:`ValueFlow.targets`, counted on either side.  A
+22 of the 26,525 (site, callee) pairs of :meth:`ValueFlow.targets`, counted on either side.  A
 truncated set is never a proof that a call does not happen.
 """
 
@@ -1026,6 +1028,12 @@ class ValueFlow(PointsTo):
 
     def external_call(self, fact: FlowRow, name: str) -> None:
         args = fact[ARGS]
+        written = fact[NAME]
+        if written[0] not in "@." and written != name and not name.endswith("." + written):
+            # an outside function reached through a value (``sync = torch.cuda.synchronize``,
+            # ``self._sync()``): a callee of the site, which does not name it (one that names
+            # it, ``torch.cat(x)``, ``cat(x)``, resolves by name)
+            self.edge(fact, name, "flow")
         if name == "builtins.super":
             cls = self.resolver.enclosing_class(fact[SCOPE])
             names = self.params.get(fact[SCOPE], ())
@@ -1154,13 +1162,16 @@ class ValueFlow(PointsTo):
         """Every call site's callees found by value flow, each with how (sorted); it reads only
         the edges (see :meth:`release`)."""
         found: dict[SiteKey, list[Target]] = {}
+        symbols = self.symbols
         for key, callees in self.edges.items():
             # ``__getattr__`` runs only when the attribute is missing: where some object the
             # receiver may hold has it, what ``__getattr__`` would give is not kept
             fallback_only = self.site_source.get(key) not in self.member_found
             pairs = (callees,) if type(callees) is tuple else sorted(callees.items())  # type: ignore[union-attr]
             targets = [
-                Target(callee, how) for callee, how in pairs if fallback_only or (key, callee) not in self.by_getattr
+                Target(callee, how, external=callee not in symbols)  # (an outside function: see external_call)
+                for callee, how in pairs
+                if fallback_only or (key, callee) not in self.by_getattr
             ]
             if targets:
                 found[key] = targets

@@ -317,4 +317,6 @@ def test_a_site_with_one_callee_holds_it_as_a_pair(root: Path) -> None:
     solved.edge(fact, "vf.b", "flow")
     solved.edge(fact, "vf.a", "implicit")
     assert solved.edges[("vf.run", 7, "f")] == {"vf.a": "callback", "vf.b": "flow"}
-    assert solved.targets()[("vf.run", 7, "f")] == [Target("vf.a", "callback"), Target("vf.b", "flow")]
+    found = solved.targets()[("vf.run", 7, "f")]
+    assert [(target.qualname, target.how) for target in found] == [("vf.a", "callback"), ("vf.b", "flow")]
+    assert all(target.external for target in found)  # (no symbol of the package: names outside it)

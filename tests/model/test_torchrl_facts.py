@@ -59,6 +59,22 @@ def test_sync_functions_are_callable_attributes(torchrl_model: CodeModel) -> Non
     assert edge.how == ("attribute",)
 
 
+def test_the_sync_functions_include_those_of_torch(torchrl_model: CodeModel) -> None:
+    """The sync function a rollout calls may be torch's (``_get_sync_func`` returns
+    ``torch.cuda.synchronize``, a partial of it, ``torch.mps.synchronize`` or ``_do_nothing``):
+    the env-step page said it calls ``_do_nothing`` only."""
+    sites = torchrl_model.call_sites("torchrl.envs.common.EnvBase._rollout_stop_early")
+    called = {target for site in sites if site.callee_text == "sync_func" for target in site.targets}
+    assert called == {"torchrl.envs.common._do_nothing", "torch.cuda.synchronize", "torch.mps.synchronize"}
+    collector = {
+        target
+        for site in torchrl_model.call_sites(f"{COLLECTOR}.rollout")
+        if site.callee_text == "self._sync_policy"
+        for target in site.targets
+    }
+    assert {"torch.mps.synchronize", "torch.npu.synchronize", f"{SINGLE}._cuda_sync_if_initialized"} <= collector
+
+
 def test_lstm_forward_calls_lstm(torchrl_model: CodeModel) -> None:
     edge = torchrl_model.edge(f"{RNN}.LSTMModule.forward", f"{RNN}.LSTMModule._lstm")
     assert edge is not None

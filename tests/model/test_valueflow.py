@@ -347,3 +347,66 @@ def test_the_summary_is_cached_with_the_index(make_package: Callable[[dict[str, 
     cached = cached_module(cache, "cp/m.py", (root / "cp" / "m.py").read_bytes(), ())
     assert cached is not None
     assert any(Flow(*row).op == "call" and Flow(*row).name == "g" for row in cached.flow)
+
+
+def test_an_outside_function_reached_through_a_value_is_a_callee_of_the_site(
+    make_package: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """``sync = _get_sync(device); sync()`` listed only ``_do_nothing``, the one function of the
+    package it may hold, not ``torch.cuda.synchronize``: the flow carried outside functions as
+    values and dropped them at the call.  A call that names the outside function resolves by
+    name, as before (no second edge)."""
+    root = make_package(
+        {
+            "ext/__init__.py": "",
+            "ext/sync.py": """
+                import torch
+                from functools import partial
+                from torch import cat
+
+
+                def _do_nothing():
+                    return
+
+
+                def _get_sync(device):
+                    if device == "cuda":
+                        return torch.cuda.synchronize
+                    if device == "cuda:1":
+                        return partial(torch.cuda.synchronize, device=device)
+                    if device == "mps":
+                        return torch.mps.synchronize
+                    return _do_nothing
+
+
+                class Runner:
+                    def __init__(self, device):
+                        self._sync = _get_sync(device)
+
+                    def run(self, x):
+                        sync = _get_sync(x)
+                        sync()
+                        self._sync()
+                        torch.stack(x)
+                        return cat(x)
+            """,
+        }
+    )
+    model = model_of(root, "ext")
+    sites = {site.callee_text: site for site in model.call_sites("ext.sync.Runner.run")}
+    local = dict(zip(sites["sync"].targets, sites["sync"].how, strict=True))
+    assert local == {
+        "ext.sync._do_nothing": "flow",
+        "torch.cuda.synchronize": "flow",
+        "torch.mps.synchronize": "flow",
+    }
+    attribute = dict(zip(sites["self._sync"].targets, sites["self._sync"].how, strict=True))
+    assert {"ext.sync._do_nothing", "torch.cuda.synchronize", "torch.mps.synchronize"} <= set(attribute)
+    assert model.node_kind("torch.cuda.synchronize") == "external"
+    # named at the site: one target, by name
+    assert list(zip(sites["torch.stack"].targets, sites["torch.stack"].how, strict=True)) == [
+        ("torch.stack", "external")
+    ]
+    assert list(zip(sites["cat"].targets, sites["cat"].how, strict=True)) == [("torch.cat", "external")]
+    callers = {edge.caller for edge in model.callers("torch.cuda.synchronize")}
+    assert callers == {"ext.sync.Runner.run"}

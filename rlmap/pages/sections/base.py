@@ -122,19 +122,22 @@ class Context:
         return self.ref(qualname) if qualname and self.model.has_symbol(qualname) else None
 
     def targets(self, targets: list[str], site: ResolvedCall | None = None) -> tuple[Ref | str, ...]:
-        """The targets as the page names them; with the ``site`` they were found at, a
-        decorator's wrapper among them names the site's methods it is wrapped around."""
+        """The targets as the page names them, those of the analysed code first (an outside
+        function the value flow found, ``torch.cuda.synchronize``, has no anchor); with the
+        ``site`` they were found at, a decorator's wrapper among them names the site's methods it
+        is wrapped around."""
         found: list[Ref | str] = []
+        outside: list[Ref | str] = []
         for target in targets:
             if not self.model.has_symbol(target):
-                found.append(target)
+                outside.append(target)
                 continue
             ref = self.ref(target)
             decorator, wrapped = wrapped_by(self.model, target, site) if site is not None else ("", [])
             if wrapped:
                 ref = replace(ref, decorator=decorator, wraps=tuple(self.ref(method) for method in wrapped))
             found.append(ref)
-        return tuple(found)
+        return (*found, *outside)
 
     def anchor(self, function: str, name: str, line: int) -> Anchor | None:
         return self.refs.anchor(name, self.model.path_of(function), line)
