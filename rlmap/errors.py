@@ -17,6 +17,13 @@ class ExitCode(enum.IntEnum):
     OUTPUT_FAILED = 120  # the output could not be written whole (a full disk): as Python's own exit
 
 
+def did_you_mean(names: list[str] | tuple[str, ...], quoted: bool = True) -> str:
+    """``did you mean 'a', 'b' or 'c'?``: the names a hint offers, each quoted (``quoted``)."""
+    shown = [repr(name) if quoted else name for name in names]
+    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    return f"did you mean {listed}?"
+
+
 class RlmapError(Exception):
     """Base of every error rlmap reports to a user.
 

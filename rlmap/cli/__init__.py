@@ -22,7 +22,7 @@ from rlmap.cli import diff as _diff  # noqa: F401
 from rlmap.cli import generate as _generate  # noqa: F401
 from rlmap.cli import query as _query  # noqa: F401
 from rlmap.cli.common import app, kept_to_exit, let_go_kept, say, say_error, say_note
-from rlmap.errors import ExitCode, RlmapError, WriteFailed
+from rlmap.errors import ExitCode, RlmapError, WriteFailed, did_you_mean
 from rlmap.index.cache import PARSERS, DamagedEntry, cache_identity
 
 __all__ = ["app", "main", "run"]
@@ -93,7 +93,7 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
             meant = _options_like(error)
             say_error(
                 f"{error.message} - "
-                + (f"did you mean {' or '.join(meant)}? ({hint} for every option)" if meant else hint)
+                + (f"{did_you_mean(meant, quoted=False)} ({hint} for every option)" if meant else hint)
             )
             return int(ExitCode.USAGE)
         message = error.format_message().replace("Value error, ", "")  # pydantic's prefix, in typer's messages

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import ExitCode, UsageError
+from rlmap.errors import ExitCode, UsageError, did_you_mean
 
 DiffFormat = Literal["text", "json"]
 
@@ -116,7 +116,7 @@ def _check_scopes(scopes: tuple[str, ...], *snapshots: Any) -> None:
             meant = _meant(prefix, names)
             raise UsageError(
                 f"--scope '{prefix}' names no package, module, class or function of either version",
-                f"did you mean {' or '.join(repr(name) for name in meant)}?"
+                did_you_mean(meant)
                 if meant
                 else "pass a dotted prefix of full qualified names, e.g. torchrl.collectors",
             )

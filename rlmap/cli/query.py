@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from rlmap.cli import common
-from rlmap.errors import ExitCode, UsageError
+from rlmap.errors import ExitCode, UsageError, did_you_mean
 
 # The options completion reads, by their spelling on the command line (their parameter's name).
 _COMPLETION_OPTIONS = {
@@ -136,7 +136,7 @@ def show(
                 close = similar_keys(model, name)
                 raise SymbolNotFound(
                     f"no tensordict key '{name}' is read or written in {model.source.stamp()}",
-                    f"did you mean {' or '.join(repr(each) for each in close)}?"
+                    did_you_mean(close)
                     if close
                     else "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')"
                     if chosen is not None and chosen.extensions
@@ -292,7 +292,7 @@ def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
         if any(in_scope(name, (prefix,)) for name in names):
             continue
         meant = find_symbols(model, prefix)[:3] or similar_names(model, prefix)
-        hint = f"did you mean {' or '.join(repr(name) for name in meant)}?" if meant else ""
+        hint = did_you_mean(meant) if meant else ""
         raise UsageError(
             f"--scope '{prefix}' names no package, module, class or function of {model.source.stamp()}",
             hint or "pass a dotted prefix of full qualified names, e.g. the package or a module",

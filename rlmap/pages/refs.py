@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from rlmap.errors import RlmapError
+from rlmap.errors import RlmapError, did_you_mean
 from rlmap.index.cache import Cache
 from rlmap.index.decode import Skip, decode_source
 from rlmap.index.indexer import MAX_FILE_BYTES
@@ -155,7 +155,7 @@ class Refs:
             from rlmap.query.lookup import similar_names  # (only on the way to an error)
 
             close = similar_names(self.model, name)
-            meant = f"did you mean {' or '.join(repr(each) for each in close)}? " if close else ""
+            meant = f"{did_you_mean(close)} " if close else ""
             raise UnknownSymbol(
                 f"{origin}: '{name}' names no symbol of {self.model.source.stamp()}",
                 f"{meant}the name is misspelt, or the code was renamed, moved or removed: update the name in that file",

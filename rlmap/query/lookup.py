@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rlmap.errors import SymbolNotFound, UsageError
+from rlmap.errors import SymbolNotFound, UsageError, did_you_mean
 from rlmap.index.records import ATTRIBUTE, CLASS, MODULE, ON_COPY, VARIABLE, Symbol, format_key
 from rlmap.model.codemodel import EXTERNAL, CodeModel
 from rlmap.model.mro import mro
@@ -146,7 +146,7 @@ def describe(model: CodeModel, query: str, terms: Sequence[Term] = ()) -> dict[s
         close = similar_names(model, query, terms=terms) or similar_keys(model, query)
         raise SymbolNotFound(
             f"'{_echoed(query)}' is neither a symbol, a tensordict key nor a glossary term of {model.source.stamp()}",
-            f"did you mean {' or '.join(repr(name) for name in close)}?"
+            did_you_mean(close)
             if close
             else "check the spelling, or search with a shorter suffix of the name (its last part alone)"
             + ("" if terms or model.tensordict_keys() else "; keys and glossary terms are read under a profile only"),
@@ -383,7 +383,7 @@ def location_problem(model: CodeModel, query: str) -> SymbolNotFound | None:
     close = [known for _, known in sorted(scored)[:3]]
     return SymbolNotFound(
         f"'{_echoed(query)}' is no file of {model.source.stamp()}",
-        f"did you mean {' or '.join(repr(name + line) for name in close)}?"
+        did_you_mean([name + line for name in close])
         if close
         else "give a file of the analysed tree, as rlmap prints it (PATH:LINE, the path relative to the "
         "tree's root) or as a traceback does, or the file alone for its module",

@@ -163,7 +163,7 @@ def test_show_unknown_symbol(run: Run) -> None:
     document = json.loads(out)
     assert document["query"] == "Colector.rollout"
     assert document["not_found"].startswith("'Colector.rollout' is neither a symbol")
-    assert document["hint"].startswith("did you mean 'Collector.rollout' or ")
+    assert document["hint"].startswith("did you mean 'Collector.rollout', ")
     assert document["suggestions"][0] == "Collector.rollout"  # the names the hint offers, as a list
     assert list(document) == sorted(document)
     assert json_err.startswith(f"rlmap: error: {document['not_found']}")
@@ -1637,7 +1637,7 @@ def test_show_suggests_a_class_by_its_words_when_its_old_name_is_spelt_otherwise
     CapWords name is matched by its last word and the most of its others."""
     code, _, err = run("show", *fixture_args("SyncDataCollector"))
     assert code == 2
-    assert err.rstrip().endswith("did you mean 'Collector' or 'BaseCollector' or 'LLMCollector'?"), err
+    assert err.rstrip().endswith("did you mean 'Collector', 'BaseCollector' or 'LLMCollector'?"), err
 
 
 def test_show_key_lists_the_accesses_the_profiles_claims_place_as_the_pages_do(run: Run, torchrl_cache: Path) -> None:
