@@ -120,7 +120,7 @@ def show(
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
-    from rlmap.query.lookup import describe, describe_key, find_key, similar_keys
+    from rlmap.query.lookup import describe, describe_key, find_key, find_symbols, similar_keys
 
     if as_json and output_format == "text":
         raise UsageError("--json and --format text are both given", "pass --format json (or --json), or --format text")
@@ -134,10 +134,14 @@ def show(
             found = find_key(model, name)
             if found is None:
                 close = similar_keys(model, name)
+                symbols = [] if close else find_symbols(model, name)
                 raise SymbolNotFound(
                     f"no tensordict key '{name}' is read or written in {model.source.stamp()}",
                     did_you_mean(close)
                     if close
+                    else f"'{name}' names {'a symbol' if len(symbols) == 1 else f'{len(symbols)} symbols'}: "
+                    "leave out --key"
+                    if symbols
                     else "check the spelling; nested keys are written collector.traj_ids or ('collector', 'traj_ids')"
                     if chosen is not None and chosen.extensions
                     else 'keys are read only under a profile with extensions = ["tensordict"] (pass --profile)',

@@ -216,6 +216,10 @@ def test_show_key_suggests_a_key_spelled_alike(run: Run) -> None:
     code, _, err = run("show", *fixture_args("collector.traj_id", "--key"), *profile)
     assert code == 2
     assert "did you mean 'collector.traj_ids'?" in err
+    # a symbol asked for as a key: the hint says so
+    code, _, err = run("show", *fixture_args("Collector.rollout", "--key"), *profile)
+    assert code == 2
+    assert err.rstrip().endswith("- 'Collector.rollout' names a symbol: leave out --key"), err
 
 
 @pytest.mark.parametrize(
