@@ -303,18 +303,17 @@ class Cache:
 
     @classmethod
     def at(cls, directory: Path) -> Cache:
+        hint = "pass --cache-dir a writable directory (it is created if missing), or --no-cache"
+        blocker = next((place for place in (directory, *directory.parents) if os.path.lexists(place)), None)
+        if blocker is not None and not blocker.is_dir():  # (said before the system's "File exists")
+            where = "" if blocker == directory else f" (in '{directory}')"
+            raise CacheError(f"the cache directory '{blocker}'{where} is a file, not a directory", hint)
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise CacheError(
-                f"cannot create the cache directory '{directory}': {error.strerror}",
-                "pass --cache-dir to a writable directory, or --no-cache",
-            ) from None
+            raise CacheError(f"cannot create the cache directory '{directory}': {error.strerror}", hint) from None
         if not directory.is_dir() or not os.access(directory, os.W_OK):
-            raise CacheError(
-                f"the cache directory '{directory}' is not a writable directory",
-                "pass --cache-dir to a writable directory, or --no-cache",
-            )
+            raise CacheError(f"the cache directory '{directory}' is not a writable directory", hint)
         return cls(directory)
 
     def _path(self, namespace: str, key: str) -> Path | None:
