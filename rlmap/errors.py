@@ -39,7 +39,11 @@ class RlmapError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.message} - {self.hint}" if self.hint else self.message
+        if not self.hint:
+            return self.message
+        # a message quoted from elsewhere may end its sentence (jinja2's): not before the dash
+        message = self.message[:-1] if self.message.endswith(".") and not self.message.endswith("..") else self.message
+        return f"{message} - {self.hint}"
 
 
 class UsageError(RlmapError):

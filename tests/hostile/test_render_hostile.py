@@ -82,6 +82,7 @@ def test_prose_cannot_escape_the_sandbox(run: Run, tmp_path: Path, payload: str)
     assert code == 2, err
     assert f"rlmap: error: {profile}:" in err  # (the profile named as given)
     assert "Traceback" not in err + out
+    assert ". - " not in err  # jinja2's sentence ("Range too big.") ends at the dash, not before it
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
