@@ -1532,3 +1532,49 @@ def test_a_collector_reads_no_device_from_the_policy_and_device_fills_the_others
         assert (collector.policy_device, collector.env_device, collector.storing_device) == (cpu, cpu, cpu)
     finally:
         collector.shutdown()
+
+
+def test_maybe_reset_resets_the_done_rows_from_the_reset_keys_alone() -> None:
+    """``maybe_reset`` writes ``"_reset"`` from the done flags and resets with
+    ``select_reset_only=True``: ``_reset`` sees the reset flag and no state of the input; the row
+    not reset keeps its values."""
+    env = _two_envs_ending_differently(second_ends=False)
+    seen: list[list[str]] = []
+    reset = env._reset
+
+    def recorded(td: TensorDict | None, **kwargs: Any) -> TensorDict:
+        seen.append(sorted(td.keys()) if td is not None else [])
+        return reset(td, **kwargs)
+
+    env._reset = recorded
+    td = env.reset()
+    seen.clear()
+    td["action"] = torch.zeros(2, 1)
+    td["state"] = torch.ones(2)  # a state entry of the input: hidden from the reset
+    _, td = env.step_and_maybe_reset(td)
+    assert seen == []  # no env done: no reset
+    td["action"] = torch.zeros(2, 1)
+    _, td = env.step_and_maybe_reset(td)  # the first env terminates
+    assert seen == [["_reset"]]
+    assert td["obs"][0].tolist() == [0.0, 0.0, 0.0]  # reset
+    assert td["obs"][1].tolist() == [2.0, 2.0, 2.0]  # not reset: the step's observation kept
+    assert "_reset" not in td
+
+
+def test_rollout_stops_early_by_default_and_its_two_loops_call_back_with_different_data() -> None:
+    """A plain ``rollout(n)`` runs ``_rollout_stop_early``, whose ``callback`` gets the next
+    step's input (no ``"next"``); ``break_when_any_done=False`` runs ``_rollout_nonstop``, whose
+    ``callback`` gets the step's output, ``"next"`` included."""
+    from torchrl.envs import StepCounter, TransformedEnv
+
+    for stop, expected in ((None, False), (False, True)):
+        env = TransformedEnv(_pendulum(), StepCounter(3))
+        received: list[bool] = []
+
+        def callback(_: Any, td: TensorDict, received: list[bool] = received) -> None:
+            received.append("next" in td)
+
+        kwargs = {} if stop is None else {"break_when_any_done": stop}
+        env.rollout(5, callback=callback, **kwargs)
+        assert received, stop
+        assert set(received) == {expected}, (stop, received)
