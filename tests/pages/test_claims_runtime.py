@@ -1115,6 +1115,10 @@ def test_an_env_not_batch_locked_returns_the_rows_it_did_not_step_as_zeros() -> 
         assert out["next", "th"][1] == 0
         assert out["next", "reward"][1].abs().sum() == 0
         assert (out["next", "th"][[0, 2]] != 0).all()  # the selected rows stepped
+        # a new tensordict: the caller's lost its mask and holds no "next"
+        assert out is not td
+        assert "_step" not in td
+        assert "next" not in td
     # every row selected: the mask is dropped and the input comes back stepped whole
     env = PendulumEnv()
     td = env.rand_action(env.reset(env.gen_params(batch_size=[3])))
@@ -1142,6 +1146,17 @@ def test_a_batch_locked_env_steps_every_row_unless_its_step_reads_the_mask() -> 
     td["_step"] = torch.zeros(3, dtype=torch.bool)
     assert torch.equal(env.step(td)["next", "observation"].squeeze(-1), torch.zeros(3, dtype=torch.int))
     assert env.count.sum() == 0  # (the env's counter did not move)
+    # a step of no row repeats the input's observation under "next" (not zeros), the reward zero
+    td = env.reset()
+    td["action"] = torch.ones(3, 1, dtype=torch.int)
+    td = env.step(td)["next"].clone()
+    assert torch.equal(td["observation"].squeeze(-1), torch.ones(3, dtype=torch.int))
+    td["action"] = torch.ones(3, 1, dtype=torch.int)
+    td["_step"] = torch.zeros(3, dtype=torch.bool)
+    skipped = env.step(td)
+    assert torch.equal(skipped["next", "observation"].squeeze(-1), torch.ones(3, dtype=torch.int))
+    assert not skipped["next", "reward"].any()
+    assert env.count.squeeze(-1).tolist() == [1, 1, 1]
 
 
 def test_a_next_entry_in_the_input_adds_only_the_keys_the_step_did_not_write() -> None:
