@@ -1593,3 +1593,73 @@ def test_rollout_stops_early_by_default_and_its_two_loops_call_back_with_differe
         env.rollout(5, callback=callback, **kwargs)
         assert received, stop
         assert set(received) == {expected}, (stop, received)
+
+
+def _stepping(returned: dict[str, torch.Tensor]):
+    """An env of 2 rows whose done spec has done, terminated and truncated, and whose ``_step``
+    returns ``returned`` (with an observation)."""
+    from torchrl.data import Categorical, Composite, Unbounded
+    from torchrl.envs import EnvBase
+
+    class Stepping(EnvBase):
+        def __init__(self) -> None:
+            super().__init__(batch_size=[2])
+            self.observation_spec = Composite(obs=Unbounded((2, 1)), shape=(2,))
+            self.action_spec = Unbounded((2, 1))
+            self.reward_spec = Unbounded((2, 1))
+            done = {name: Categorical(2, (2, 1), dtype=torch.bool) for name in ("done", "terminated", "truncated")}
+            self.full_done_spec = Composite(**done, shape=(2,))
+
+        def _reset(self, td):  # noqa: ARG002 - the env ignores its input
+            none = torch.zeros(2, 1, dtype=torch.bool)
+            return TensorDict({"obs": torch.zeros(2, 1), "done": none, "terminated": none, "truncated": none}, [2])
+
+        def _step(self, td):  # noqa: ARG002 - the env ignores its input
+            return TensorDict({"obs": torch.ones(2, 1), **returned}, [2])
+
+        def _set_seed(self, seed):
+            return seed
+
+    return Stepping()
+
+
+def test_step_proc_data_reshapes_the_reward_and_completes_the_done_entries() -> None:
+    """``_step_proc_data`` views a reward as its spec's shape and completes the done entries: a
+    missing terminated copies done (an error when truncated is there instead), a missing done is
+    terminated or truncated, another missing entry is zeros."""
+    flags = torch.tensor([[True], [False]])
+    other = torch.tensor([[False], [True]])
+
+    def step(returned: dict[str, torch.Tensor]) -> TensorDict:
+        env = _stepping(returned)
+        td = env.reset()
+        td["action"] = torch.zeros(2, 1)
+        return env.step(td)["next"]
+
+    out = step({"reward": torch.ones(2), "done": flags})  # a reward of shape [2]: made [2, 1]
+    assert out["reward"].shape == torch.Size([2, 1])
+    assert torch.equal(out["terminated"], flags)
+    assert not out["truncated"].any()
+    out = step({"reward": torch.ones(2, 1), "terminated": flags, "truncated": other})
+    assert torch.equal(out["done"], flags | other)
+    with pytest.raises(RuntimeError, match="Cannot infer the value of terminated"):
+        step({"reward": torch.ones(2, 1), "done": flags, "truncated": other})
+
+
+def test_rollout_until_all_done_masks_the_done_envs_and_repeats_their_last_step() -> None:
+    """With ``break_when_all_done``, a done env is not reset: the steps after it carry a
+    ``"_step"`` mask that leaves it out, and its stacked rows repeat its last step."""
+    env = _two_envs_ending_differently(second_ends=False)  # the first env terminates at the second step
+    masks: list[list[bool] | None] = []
+    step = env._step
+
+    def recorded(td: TensorDict) -> TensorDict:
+        mask = td.get("_step", None)
+        masks.append(None if mask is None else mask.squeeze(-1).tolist())
+        return step(td)
+
+    env._step = recorded
+    out = env.rollout(4, break_when_all_done=True)
+    assert masks == [None, None, [False, True], [False, True]]
+    assert out["next", "obs"][..., 0].tolist() == [[1.0, 2.0, 2.0, 2.0], [1.0, 2.0, 3.0, 4.0]]
+    assert out["next", "done"].squeeze(-1).tolist() == [[False, True, True, True], [False] * 4]
