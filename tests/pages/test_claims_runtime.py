@@ -1225,12 +1225,21 @@ def test_transformed_env_steps_on_what_inv_returns_without_the_base_step_process
             calls.append(("transform._step", "marked" in tensordict))
             return next_tensordict
 
-    env = TransformedEnv(Base(), Mark())
+    class Recorded(TransformedEnv):
+        def _step_proc_data(self, next_tensordict):
+            calls.append("transformed._step_proc_data")
+            return super()._step_proc_data(next_tensordict)
+
+    from torchrl.envs import EnvBase
+
+    assert TransformedEnv.step is EnvBase.step
+    env = Recorded(Base(), Mark())
     td = env.reset()
     td["action"] = env.action_spec.rand()
     calls.clear()
     out = env.step(td)
-    assert calls == ["base._complete_done", ("transform._step", True)]
+    # the transformed env's own processing runs last, on what the transforms returned
+    assert calls == ["base._complete_done", ("transform._step", True), "transformed._step_proc_data"]
     assert "marked" not in td
     assert "marked" not in out
 
