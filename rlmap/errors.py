@@ -20,6 +20,8 @@ class ExitCode(enum.IntEnum):
 def did_you_mean(names: list[str] | tuple[str, ...], quoted: bool = True) -> str:
     """``did you mean 'a', 'b' or 'c'?``: the names a hint offers, each quoted (``quoted``)."""
     shown = [repr(name) if quoted else name for name in names]
+    if not shown:
+        return ""
     listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
     return f"did you mean {listed}?"
 

@@ -1029,7 +1029,7 @@ class ValueFlow(PointsTo):
     def external_call(self, fact: FlowRow, name: str) -> None:
         args = fact[ARGS]
         written = fact[NAME]
-        if written[0] not in "@." and written != name and not name.endswith("." + written):
+        if written and written[0] not in "@." and written != name and not name.endswith("." + written):
             # an outside function reached through a value (``sync = torch.cuda.synchronize``,
             # ``self._sync()``): a callee of the site, which does not name it (one that names
             # it, ``torch.cat(x)``, ``cat(x)``, resolves by name)

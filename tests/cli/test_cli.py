@@ -906,6 +906,16 @@ def test_guards_read_as_conditions(recorded: str, shown: str) -> None:
     assert readable_guard(recorded) == shown
 
 
+def test_a_hint_lists_the_names_it_offers_as_a_sentence() -> None:
+    from rlmap.errors import did_you_mean
+
+    assert did_you_mean(["a"]) == "did you mean 'a'?"
+    assert did_you_mean(["a", "b"]) == "did you mean 'a' or 'b'?"
+    assert did_you_mean(["a", "b", "c"]) == "did you mean 'a', 'b' or 'c'?"
+    assert did_you_mean(["--check", "--chunk"], quoted=False) == "did you mean --check or --chunk?"
+    assert did_you_mean([]) == ""
+
+
 def test_a_branch_not_taken_that_the_elif_after_it_repeats_is_shown_once() -> None:
     from rlmap.query.guards import readable_guards
 
