@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +27,24 @@ from rlmap.errors import ExitCode, RlmapError, WriteFailed, did_you_mean
 from rlmap.index.cache import PARSERS, DamagedEntry, cache_identity
 
 __all__ = ["app", "main", "run"]
+
+
+# click's words for a number out of its range or not a number at all, as a person says them
+_NUMBER = r"(-?[0-9]+(?:\.[0-9]+)?)"
+_CLICK_RANGES = (
+    (re.compile(r"is not a valid (?:int|integer|float) range"), "is not a number"),
+    (re.compile(rf"is not in the range x>={_NUMBER}"), r"is below \1 (pass \1 or more)"),
+    (re.compile(rf"is not in the range x<={_NUMBER}"), r"is above \1 (pass \1 or less)"),
+    (re.compile(rf"is not in the range {_NUMBER}<=x<={_NUMBER}"), r"is not between \1 and \2"),
+)
+
+
+def _plain_words(message: str) -> str:
+    """A click message without its range notation: ``0 is not in the range x>=1`` -> ``0 is
+    below 1 (pass 1 or more)``; ``'abc' is not a valid int range`` -> ``'abc' is not a number``."""
+    for pattern, words in _CLICK_RANGES:
+        message = pattern.sub(words, message)
+    return message
 
 
 def _version_callback(value: bool) -> None:
@@ -96,7 +115,7 @@ def _main(argv: list[str] | None, retried: bool = False) -> int:
                 + (f"{did_you_mean(meant, quoted=False)} ({hint} for every option)" if meant else hint)
             )
             return int(ExitCode.USAGE)
-        message = error.format_message().replace("Value error, ", "")  # pydantic's prefix, in typer's messages
+        message = _plain_words(error.format_message().replace("Value error, ", ""))  # (pydantic's prefix, in typer's)
         say_error(f"{message.rstrip('.')} - {hint}")  # (click ends its sentences: "Missing argument 'NAME'.")
         return int(ExitCode.USAGE)
     except typer.Exit as done:

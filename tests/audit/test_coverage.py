@@ -41,7 +41,7 @@ def test_coverage_counts_like_interrogate(run: Run, make_package) -> None:  # ty
     for args, says in [
         ((*plain, "--fail-under", "50"), "--fail-under and --exclude apply to --coverage"),
         ((*plain, "--exclude", "*/tests/*"), "--fail-under and --exclude apply to --coverage"),
-        ((*base, "--fail-under", "150"), "is not in the range 0<=x<=100"),
+        ((*base, "--fail-under", "150"), "150.0 is not between 0 and 100"),
         ((*base, "--fail-under", "nan"), "--fail-under 'nan' is not a percentage"),  # (it passed every run)
         ((*base, "--fix"), "--coverage reports and exits: it fixes nothing"),
         # what only the findings read was ignored: no baseline was written, with no word

@@ -281,6 +281,9 @@ def test_graph_dot_is_deterministic(run: Run) -> None:
         (["frobnicate"], "No such command"),
         (["show", "x", "--no-cache", "--cache-dir", "d"], "--no-cache and --cache-dir are both given - pass"),
         (["graph", "--cache-dir=d", "--no-cache"], "--no-cache and --cache-dir are both given - pass"),
+        # a number out of its range, or none, in words rather than click's ``x>=1``, ``int range``
+        (["show", "x", "--jobs", "0"], "Invalid value for '--jobs' / '-j': 0 is below 1 (pass 1 or more) - run"),
+        (["show", "x", "--jobs", "abc"], "Invalid value for '--jobs' / '-j': 'abc' is not a number - run"),
     ],
 )
 def test_usage_errors_exit_2(run: Run, args: list[str], message: str) -> None:
