@@ -284,23 +284,33 @@ def _echo_chunks(chunks: Iterator[str], size: int = 1 << 20) -> None:
     common.say("".join(batch))
 
 
-def _check_scopes(model: Any, scopes: tuple[str, ...]) -> None:
-    """A ``--scope`` that keeps no caller is a usage error, with the full name it may mean (a
-    suffix, a path through an import, a misspelling), not an empty graph that exits 0."""
-    from rlmap.query.lookup import find_symbols, similar_names
+def _check_scopes(model: Any, scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """The scopes as full names: a ``--scope`` that is a path through an import
+    (``torchrl.collectors.Collector``) or a file (``torchrl/collectors/_single.py``) is the symbol or
+    module it names, as for ``show``.  One that keeps no caller is a usage error, with the full
+    name it may mean (a suffix, a misspelling), not an empty graph that exits 0."""
+    from rlmap.query.lookup import find_symbols, located, similar_names
     from rlmap.scopes import in_scope
 
     common.refuse_empty_scopes(scopes)
-    names = model.qualnames()
-    for prefix in scopes:
+    names = list(model.qualnames())
+    resolved = []
+    for given in scopes:
+        place = located(model, given) if given.endswith(".py") else None
+        prefix = place[0] if place is not None else given
+        if not any(in_scope(name, (prefix,)) for name in names):
+            followed = model.follow(prefix)
+            prefix = followed if followed is not None else prefix
+        resolved.append(prefix)
         if any(in_scope(name, (prefix,)) for name in names):
             continue
         meant = find_symbols(model, prefix)[:3] or similar_names(model, prefix)
         hint = did_you_mean(meant) if meant else ""
         raise UsageError(
-            f"--scope '{prefix}' names no package, module, class or function of {model.source.stamp()}",
+            f"--scope '{given}' names no package, module, class or function of {model.source.stamp()}",
             hint or "pass a dotted prefix of full qualified names, e.g. the package or a module",
         )
+    return tuple(resolved)
 
 
 @common.app.command(
@@ -336,8 +346,7 @@ def graph(
     settings = common.settings_of(config, source, package, profile)
     chosen = common.profile_basics_of(settings.profile, common.documented_package(settings))
     loaded = common.load_model_of(settings, chosen, cache_dir, no_cache, jobs, quiet)
-    scopes = tuple(scope or ())
-    _check_scopes(loaded.model, scopes)
+    scopes = _check_scopes(loaded.model, tuple(scope or ()))
     if output_format == "json":
         _echo_chunks(graph_json_chunks(loaded.model, scopes))
     elif output_format == "pycg":

@@ -238,6 +238,23 @@ def test_graph_scope_that_keeps_nothing_is_an_error(run: Run, scope: str, hint: 
     assert hint in err
 
 
+def test_graph_scope_takes_an_import_path_or_a_file_as_show_does(run: Run) -> None:
+    """``--scope torchrl.collectors.Collector`` was refused with "did you mean
+    torchrl.collectors._single.Collector?", and a file with an unrelated function; both name
+    what ``show`` shows for them."""
+    code, out, err = run("graph", *fixture_args("--scope", "pkg.collector"))
+    assert code == 0, err
+    whole = json.loads(out)
+    for scope in ("pkg/collector.py", "./pkg/collector.py"):
+        code, out, err = run("graph", *fixture_args("--scope", scope))
+        assert (code, err) == (0, ""), scope
+        assert json.loads(out) == whole
+    code, out, err = run("graph", *fixture_args("--scope", "pkg.envs.Env"))  # (pkg/envs/__init__.py imports it)
+    assert (code, err) == (0, "")
+    callers = {edge["caller"] for edge in json.loads(out)["edges"]}
+    assert callers == {"pkg.envs.base.Env.step", "pkg.envs.base.Env.step_and_maybe_reset"}
+
+
 def test_an_empty_graph_scope_is_an_error(run: Run) -> None:
     code, out, err = run("graph", *fixture_args("--scope", ""))
     assert (code, out) == (2, "")
