@@ -120,6 +120,7 @@ def show(
 ) -> None:
     """Where a symbol is defined, who calls it, what it calls; every write and read of an attribute or key."""
     from rlmap.errors import SymbolNotFound
+    from rlmap.query.graphdump import source_of
     from rlmap.query.lookup import describe, describe_key, find_key, find_symbols, similar_keys
 
     if as_json and output_format == "text":
@@ -158,10 +159,10 @@ def show(
         common.report_diagnostics(model.diagnostics)
         if as_json:  # a script reading --json gets a document whatever the answer (exit 2, as ambiguous)
             document = {"query": name, "not_found": error.message, "hint": error.hint, "suggestions": error.suggestions}
-            common.say(json.dumps(document, indent=2, sort_keys=True))
+            common.say(json.dumps({**document, "source": source_of(model)}, indent=2, sort_keys=True))
         raise
-    if as_json:
-        common.say(json.dumps(result, indent=2, sort_keys=True))
+    if as_json:  # (what the answer was read from, as graph's document says it)
+        common.say(json.dumps({**result, "source": source_of(model)}, indent=2, sort_keys=True))
     else:
         _print_report(result)
     code = common.report_diagnostics(model.diagnostics)

@@ -39,7 +39,7 @@ def _node(model: CodeModel, qualname: str) -> dict[str, Any]:
     }
 
 
-def _source(model: CodeModel) -> dict[str, str | None]:
+def source_of(model: CodeModel) -> dict[str, str | None]:
     """What the graph was made from; a version or commit not known is ``null``, not ``""``."""
     source = model.source
     return {"package": source.package, "version": source.version or None, "commit": source.commit or None}
@@ -60,7 +60,7 @@ def _names(model: CodeModel, edges: list[Edge], scopes: tuple[str, ...]) -> list
 def graph_json(model: CodeModel, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
     edges = scoped_edges(model, scopes)
     return {
-        "source": _source(model),
+        "source": source_of(model),
         "nodes": [_node(model, name) for name in _names(model, edges, scopes)],
         "edges": [_edge(edge) for edge in edges],
     }

@@ -100,6 +100,11 @@ def test_show_json_is_stable_and_complete(run: Run) -> None:
     assert data["definition"]["location"] == "pkg/collector.py:44"
     assert [a["line"] for a in data["accesses"] if a["kind"] == "write"] == [44, 49, 51]
     assert out == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    # what the answer was read from, as graph's document says it (a script storing it can tell)
+    assert data["source"] == {"package": "pkg", "version": None, "commit": None}
+    code, out, _ = run("show", *fixture_args("Colector._carrier", "--json"))
+    assert code == 2
+    assert json.loads(out)["source"] == data["source"]
 
 
 def test_show_key(run: Run) -> None:
