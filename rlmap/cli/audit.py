@@ -248,8 +248,8 @@ def _fix(findings: list[Any], context: Any, *, show_diff: bool) -> list[Any]:
 
     root, code_root, prefix = context.report_root, context.root, context.code_prefix
     plan = plan_fixes(findings, root, code_root, prefix)
-    for reason in plan.skipped:
-        common.say_note(reason)
+    for reason in plan.skipped:  # (--diff edits nothing: what it leaves out is not shown)
+        common.say_note(reason.replace("; not edited", "; not shown") if show_diff else reason)
     if show_diff:
         common.say(plan.diff(), nl=False)
         return findings

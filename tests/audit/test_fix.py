@@ -181,7 +181,10 @@ def test_fix_leaves_an_installed_package_as_it_is(run: Run, tmp_path: Path, monk
     assert "+:class:`rp.new.Collector` runs" in diff  # the docs page's edits are shown
     assert "collector = rp.new.Collector()" not in diff  # the installed package's docstring's are not
     assert "user.py: a file of an installed package (pass --source a checkout" in err
+    assert err.rstrip().endswith("; not shown")  # (--diff edits nothing)
     _, _, err = run(*args, "--fix")
+    assert "user.py: a file of an installed package (pass --source a checkout" in err
+    assert "; not edited" in err
     assert "fixed 4 reference(s) in 1 file(s)" in err
     assert ":class:`rp.new.Collector` runs" in (docs / "collectors.rst").read_text()
     assert (installed / "rp" / "user.py").read_bytes() == user
