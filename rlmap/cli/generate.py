@@ -188,11 +188,14 @@ def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False
             "and commit the result"
         )
         raise typer.Exit(int(ExitCode.FINDINGS))
-    if result.diff and not out.exists() and common.on_terminal():
-        # a wrong --out or out = is likelier than pages never generated: on a terminal no diff of
-        # every file as new (into a pipe or a log it is printed: ``git apply`` makes the pages)
+    # a directory that does not exist, or holds neither a generated file nor the manifest: a wrong
+    # --out or out = is likelier than pages never generated
+    blank = "does not exist" if not out.exists() else "holds no generated file" if _blank(out, output.files) else ""
+    if result.diff and blank and common.on_terminal():
+        # on a terminal no diff of every file as new (into a pipe or a log it is printed: ``git
+        # apply`` makes the pages)
         common.say_error(
-            f"{_shown(out)} does not exist: {len(output.files)} generated files and their manifest would be "
+            f"{_shown(out)} {blank}: {len(output.files)} generated files and their manifest would be "
             f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
         )
         raise typer.Exit(int(ExitCode.FINDINGS))
@@ -200,9 +203,9 @@ def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False
         # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
         # the files on disk made inert on a terminal
         common.say(inert(result.diff, keep_newlines=True) if common.on_terminal() else result.diff, nl=False)
-        if not out.exists():
+        if blank:
             common.say_error(
-                f"{_shown(out)} does not exist: {len(output.files)} generated files and their manifest would be "
+                f"{_shown(out)} {blank}: {len(output.files)} generated files and their manifest would be "
                 f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
             )
             raise typer.Exit(int(ExitCode.FINDINGS))
@@ -244,3 +247,10 @@ def _regenerate_command(**given: Any) -> str:
         if value is not None:
             parts += [f"--{option.replace('_', '-')}" if option != "formats" else "--format", shlex.quote(str(value))]
     return " ".join(parts)
+
+
+def _blank(out: Path, files: Any) -> bool:
+    """Whether ``out`` holds neither the manifest nor any file of the page set (read through no link)."""
+    from rlmap.output.write import MANIFEST, is_file_inside
+
+    return not any(is_file_inside(out, relative) for relative in (MANIFEST, *files))

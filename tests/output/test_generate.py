@@ -162,6 +162,14 @@ def test_check_passes_then_fails_on_drift(run: Run, tmp_path: Path) -> None:
     assert "does not exist: " in shown.stdout
     assert "diff --git" not in shown.stdout
     assert not (tmp_path / "elsewhere").exists()
+    # an empty folder (a fresh docs tree, a wrong --out) is said to hold no generated file, not
+    # to hold 36 stale ones
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "notes.md").write_text("mine\n")
+    code, out, err = run("generate", "--check", *args)
+    assert code == 1
+    assert f"rlmap: error: {tmp_path / 'elsewhere'} holds no generated file: " in err
+    assert "are stale" not in err
 
 
 def test_a_check_after_lines_moved_says_what_a_fresh_check_says(
