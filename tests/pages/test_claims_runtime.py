@@ -630,6 +630,9 @@ def test_step_mdp_moves_next_entries_to_the_root() -> None:
     moved = step_mdp(td)
     assert torch.equal(moved["h"], torch.ones(1))
     assert torch.equal(moved["foo"], torch.ones(2))  # every entry: the function has no specs to read
+    assert "reward" not in moved  # but those it excludes by name: the reward, the action
+    td["next", "action"] = torch.ones(1)
+    assert "action" not in step_mdp(td)
     assert "next" not in moved
 
 
@@ -1153,9 +1156,13 @@ def test_a_batch_locked_env_steps_every_row_unless_its_step_reads_the_mask() -> 
     assert torch.equal(td["observation"].squeeze(-1), torch.ones(3, dtype=torch.int))
     td["action"] = torch.ones(3, 1, dtype=torch.int)
     td["_step"] = torch.zeros(3, dtype=torch.bool)
-    skipped = env.step(td)
+    td["done"] = td["terminated"] = torch.tensor([[True], [False], [False]])
+    skipped = env.step(td.clone())
     assert torch.equal(skipped["next", "observation"].squeeze(-1), torch.ones(3, dtype=torch.int))
-    assert not skipped["next", "reward"].any()
+    assert skipped["next", "done"].squeeze(-1).tolist() == [True, False, False]  # the done flags too
+    assert not skipped["next", "reward"].any()  # (the input holds no reward at its root)
+    td["reward"] = torch.full((3, 1), 5.0)
+    assert env.step(td.clone())["next", "reward"].squeeze(-1).tolist() == [5.0, 5.0, 5.0]
     assert env.count.squeeze(-1).tolist() == [1, 1, 1]
 
 
@@ -1456,8 +1463,12 @@ def test_each_truncation_takes_one_step_of_the_shifted_budget() -> None:
     for key in ("advantage", "value_target"):
         assert (shifted[key].reshape(-1)[8:] == 0).all()
         assert torch.allclose(shifted[key].reshape(-1)[:7], plain[key].reshape(-1)[:7], atol=1e-6)
-        # the last step that fits bootstraps from nothing: treated as done
         assert not torch.allclose(shifted[key].reshape(-1)[7], plain[key].reshape(-1)[7], atol=1e-6)
+    # the last step that fits is truncated there: its target is one step, r + gamma * V(next)
+    with torch.no_grad():
+        following_value = critic(TensorDict({"obs": data["next", "obs"][0, 7]}, []))["state_value"]
+    one_step = data["next", "reward"][0, 7] + 0.9 * following_value
+    assert torch.allclose(shifted["value_target"][0, 7], one_step, atol=1e-5)
     assert "shifted_valid" not in plain
     roomy = estimate(shifted=True, shifted_budget=3)
     assert roomy["shifted_valid"].all()
@@ -1465,15 +1476,17 @@ def test_each_truncation_takes_one_step_of_the_shifted_budget() -> None:
         assert torch.allclose(roomy[key], plain[key], atol=1e-6)
 
 
-def test_sac_and_td3_run_their_networks_on_nan_next_observations() -> None:
-    """``SACLoss`` without a ``value_network`` and ``TD3Loss`` make their estimator without a value
-    network and run their own on the ``("next", ...)`` entries: nothing replaces a NaN next
-    observation (what a ``NextStateReconstructor`` leaves), and the Q-value loss is NaN, even
-    where the step terminated."""
+def test_the_td_estimators_value_estimate_leaves_nan_next_observations_to_the_losses() -> None:
+    """An estimator's ``forward`` replaces a NaN next observation (what a
+    ``NextStateReconstructor`` leaves) before it calls the value network; the TD estimators'
+    ``value_estimate`` does not, and the losses that compute their targets through it (``SACLoss``
+    with a value network or without, ``TD3Loss``, ``DDPGLoss``) get a NaN loss, even where the
+    step terminated."""
     from tensordict.nn import NormalParamExtractor
     from torchrl.data import Bounded
     from torchrl.modules import ProbabilisticActor, TanhNormal, ValueOperator
-    from torchrl.objectives import SACLoss, TD3Loss
+    from torchrl.objectives import DDPGLoss, SACLoss, TD3Loss
+    from torchrl.objectives.value import TD0Estimator, TD1Estimator, TDLambdaEstimator
 
     torch.manual_seed(0)
     observations, actions, rows = 3, 2, 6
@@ -1520,10 +1533,30 @@ def test_sac_and_td3_run_their_networks_on_nan_next_observations() -> None:
         torch.nn.Linear(observations, actions), in_keys=["observation"], out_keys=["action"]
     )
     td3 = TD3Loss(deterministic, ValueOperator(Critic(), in_keys=["observation", "action"]), action_spec=spec)
-    for loss in (sac, td3):
-        assert torch.isfinite(loss(batch(nan=False))["loss_qvalue"]), type(loss).__name__
-        assert loss._value_estimator.value_network is None, type(loss).__name__  # (made by the first call)
-        assert torch.isnan(loss(batch(nan=True))["loss_qvalue"]), type(loss).__name__
+    state_value = ValueOperator(torch.nn.Linear(observations, 1), in_keys=["observation"])
+    sac_with_value = SACLoss(
+        ProbabilisticActor(normal, in_keys=["loc", "scale"], distribution_class=TanhNormal, spec=spec),
+        ValueOperator(Critic(), in_keys=["observation", "action"]),
+        value_network=state_value,
+    )
+    ddpg = DDPGLoss(deterministic, ValueOperator(Critic(), in_keys=["observation", "action"]))
+    for loss, key in (
+        (sac, "loss_qvalue"),
+        (td3, "loss_qvalue"),
+        (sac_with_value, "loss_qvalue"),
+        (ddpg, "loss_value"),
+    ):
+        name = type(loss).__name__
+        assert torch.isfinite(loss(batch(nan=False))[key]), name
+        assert type(loss._value_estimator).__name__ in ("TD0Estimator", "TD1Estimator", "TDLambdaEstimator"), name
+        assert torch.isnan(loss(batch(nan=True))[key]), name
+    # the estimator alone: forward replaces the NaN, value_estimate does not
+    for estimator in (TD0Estimator, TD1Estimator, TDLambdaEstimator):
+        kwargs = {"lmbda": 0.9} if estimator is TDLambdaEstimator else {}
+        made = estimator(gamma=0.9, value_network=state_value, **kwargs)
+        data = batch(nan=True).unsqueeze(0)  # (a time dimension)
+        assert torch.isfinite(made(data.clone())["value_target"]).all(), estimator.__name__
+        assert torch.isnan(made.value_estimate(data.clone())).any(), estimator.__name__
 
 
 @_UPDATER
@@ -1602,6 +1635,14 @@ def test_rollout_stops_early_by_default_and_its_two_loops_call_back_with_differe
         env.rollout(5, callback=callback, **kwargs)
         assert received, stop
         assert set(received) == {expected}, (stop, received)
+        if stop is False:
+            assert len(received) == 4  # five steps, no call after the last
+    received = []
+    env = TransformedEnv(_pendulum(), StepCounter(3))
+    env.rollout(
+        5, callback=lambda _, td: received.append("next" in td), break_when_any_done=False, break_when_all_done=True
+    )
+    assert received == [False, False]  # until all done: the stop-early loop, which stops at the done
 
 
 def _stepping(returned: dict[str, torch.Tensor]):
@@ -1653,6 +1694,10 @@ def test_step_proc_data_reshapes_the_reward_and_completes_the_done_entries() -> 
     assert torch.equal(out["done"], flags | other)
     with pytest.raises(RuntimeError, match="Cannot infer the value of terminated"):
         step({"reward": torch.ones(2, 1), "done": flags, "truncated": other})
+    out = step({"reward": torch.ones(2, 1), "truncated": flags})  # neither done nor terminated: zeros
+    assert not out["done"].any()
+    assert not out["terminated"].any()
+    assert torch.equal(out["truncated"], flags)
 
 
 def test_rollout_until_all_done_masks_the_done_envs_and_repeats_their_last_step() -> None:

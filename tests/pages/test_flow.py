@@ -194,7 +194,7 @@ def test_the_list_of_every_call_gives_each_call_all_the_conditions_it_runs_under
     ``self._sync_policy`` "in ``if not self.no_cuda_sync``", inside three more conditions."""
     page = (mill / "md" / "machine_internals.md").read_text()
     every = page[page.index("### Every call, in the order it is made") :]
-    assert "each with the conditions of the blocks that hold it, outermost first" in every
+    assert "each with the conditions it runs under (those of the blocks that hold it, and those an" in every
     assert f"`self.strip` at `L{_line('self.strip(item)')}` - in `not self._cast / elif self._strip`\n" in every
     assert f"`self.full` at `L{_line('if self.full()')}` - in `if self.buffer is not None`\n" in every
 
