@@ -625,3 +625,14 @@ def main(items):
     assert expected in page, page[page.index("`self.step` ->") : page.index("`self.step` ->") + 400]
     # one override is "its override", not "one of 1 overrides"
     assert re.search(r"`self\.finish` -> `Machine\.finish` \(`L\d+`\) \(or its override\) at", page), page
+
+
+def test_an_outline_step_with_up_to_five_targets_names_them_all() -> None:
+    """The collectors page cut ``self._sync_policy``'s five targets to three "and 2 more": the two
+    left out were the ones the value flow had just found (``torch.mps.synchronize``,
+    ``torch.npu.synchronize``).  Up to five are named; past five, three and a count."""
+    page = (Path(__file__).parent.parent.parent / "generated_docs" / "md" / "collectors_internals.md").read_text()
+    line = next(text for text in page.splitlines() if "`self._sync_policy` ->" in text)
+    for name in ("_cuda_sync_if_initialized", "_do_nothing", "torch.mps.synchronize", "torch.npu.synchronize"):
+        assert f"`{name}`" in line, line
+    assert " more at " not in line
