@@ -1717,3 +1717,18 @@ def test_rollout_until_all_done_masks_the_done_envs_and_repeats_their_last_step(
     assert masks == [None, None, [False, True], [False, True]]
     assert out["next", "obs"][..., 0].tolist() == [[1.0, 2.0, 2.0, 2.0], [1.0, 2.0, 3.0, 4.0]]
     assert out["next", "done"].squeeze(-1).tolist() == [[False, True, True, True], [False] * 4]
+
+
+def test_a_losss_set_keys_reaches_its_value_estimator() -> None:
+    """``PPOLoss.set_keys(value_target=...)`` renames the key its GAE writes too, before the
+    estimator is made and after."""
+    from torchrl.objectives import PPOLoss
+
+    actor = _gaussian_actor()
+    critic = TensorDictModule(torch.nn.Linear(3, 1), in_keys=["obs"], out_keys=["state_value"])
+    loss = PPOLoss(actor, critic)
+    loss.set_keys(value_target="my_target")
+    loss.make_value_estimator()
+    assert loss.value_estimator.tensor_keys.value_target == "my_target"
+    loss.set_keys(value_target="other_target")
+    assert loss.value_estimator.tensor_keys.value_target == "other_target"
