@@ -1732,3 +1732,30 @@ def test_a_losss_set_keys_reaches_its_value_estimator() -> None:
     assert loss.value_estimator.tensor_keys.value_target == "my_target"
     loss.set_keys(value_target="other_target")
     assert loss.value_estimator.tensor_keys.value_target == "other_target"
+
+
+@_UPDATER
+def test_a_multi_process_collector_calls_the_post_collect_hook_in_its_workers(tmp_path: Path) -> None:
+    """``MultiSyncCollector`` hands ``post_collect_hook`` to its worker processes: the hook runs
+    there (a file it writes shows each batch), and a list it appends to in this process stays
+    empty."""
+    from torchrl.collectors import MultiSyncCollector
+
+    seen: list[int] = []
+    written = tmp_path / "hook.txt"
+
+    def hook(td: TensorDict) -> None:
+        seen.append(td.numel())
+        with open(written, "a", encoding="utf-8") as handle:
+            handle.write(f"{td.numel()}\n")
+
+    collector = MultiSyncCollector(
+        [lambda: _pendulum(device="cpu")], frames_per_batch=4, total_frames=8, post_collect_hook=hook
+    )
+    try:
+        batches = sum(1 for _ in collector)
+    finally:
+        collector.shutdown()
+    assert batches == 2
+    assert seen == []  # (this process's list: the workers appended to their copies)
+    assert written.read_text(encoding="utf-8").split() == ["4", "4"]
