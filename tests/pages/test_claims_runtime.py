@@ -1759,3 +1759,20 @@ def test_a_multi_process_collector_calls_the_post_collect_hook_in_its_workers(tm
     assert batches == 2
     assert seen == []  # (this process's list: the workers appended to their copies)
     assert written.read_text(encoding="utf-8").split() == ["4", "4"]
+
+
+@_UPDATER
+def test_a_multi_sync_collector_rounds_frames_per_batch_up_to_its_workers() -> None:
+    """Two workers and ``frames_per_batch=5``: each collects 3 frames, a batch holds 6, and the
+    collector warns."""
+    from torchrl.collectors import MultiSyncCollector
+
+    with pytest.warns(UserWarning, match="is not exactly divisible by the number of collector workers"):
+        collector = MultiSyncCollector(
+            [lambda: _pendulum(device="cpu")] * 2, frames_per_batch=5, total_frames=10, cat_results="stack"
+        )
+    try:
+        batch = next(iter(collector))
+    finally:
+        collector.shutdown()
+    assert batch.shape == torch.Size([2, 3])  # (stacked: each worker's 3 frames)
