@@ -250,17 +250,14 @@ def render_text(
                 lines.append("")
             lines.append(inert(finding.path))
             current = finding.path
-        rule = finding.rule.ljust(_RULE_WIDTH)
         if narrow:  # the message, its count and its suggestion under the rule, all at one indent
             lines.append(f"  {finding.line:>5}  {finding.severity:<7}  {finding.rule}")
             lead = hang
+            add(lead + inert(finding.message))
         else:
             lead = f"  {'':>5}  {'':<7}  {' ' * _RULE_WIDTH}  "
-        add(
-            f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}"
-            if not narrow
-            else lead + inert(finding.message)
-        )
+            rule = finding.rule.ljust(_RULE_WIDTH)
+            add(f"  {finding.line:>5}  {finding.severity:<7}  {rule}  {inert(finding.message)}")
         if len(group) > 1:
             more = ", ".join(str(f.line) for f in group[1:])
             add(f"{lead}x{len(group)} (also line {more})")

@@ -191,23 +191,21 @@ def _check(out: Path, output: Any, command: str, quiet: bool, svgs: bool = False
     # a directory that does not exist, or holds neither a generated file nor the manifest: a wrong
     # --out or out = is likelier than pages never generated
     blank = "does not exist" if not out.exists() else "holds no generated file" if _blank(out, output.files) else ""
+    wrong_out = (
+        f"{_shown(out)} {blank}: {len(output.files)} generated files and their manifest would be "
+        f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
+    )
     if result.diff and blank and common.on_terminal():
         # on a terminal no diff of every file as new (into a pipe or a log it is printed: ``git
         # apply`` makes the pages)
-        common.say_error(
-            f"{_shown(out)} {blank}: {len(output.files)} generated files and their manifest would be "
-            f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
-        )
+        common.say_error(wrong_out)
         raise typer.Exit(int(ExitCode.FINDINGS))
     if result.diff:
         # exact bytes into a file or a pipe (``git apply`` takes them); control characters from
         # the files on disk made inert on a terminal
         common.say(inert(result.diff, keep_newlines=True) if common.on_terminal() else result.diff, nl=False)
         if blank:
-            common.say_error(
-                f"{_shown(out)} {blank}: {len(output.files)} generated files and their manifest would be "
-                f"written there - check --out (or out in [tool.rlmap]), or run '{command}' and commit the result"
-            )
+            common.say_error(wrong_out)
             raise typer.Exit(int(ExitCode.FINDINGS))
         common.say_error(
             f"{len(result.stale) + len(result.obsolete)} generated file(s) in {_shown(out)} are stale - "

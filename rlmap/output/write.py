@@ -226,8 +226,9 @@ def refuse_unmakeable(out: Path, probe: bool = False) -> None:
         if not os.path.lexists(place):
             continue
         if place.is_dir():
-            if probe:  # (a mount point is written in place: see _write_in_place)
-                _probe(out if place == out and os.path.ismount(out) else out.parent if place == out else place, out)
+            if probe:  # (the page set is built beside the directory; a mount point, in it: _write_in_place)
+                built_in = place if place != out else out if os.path.ismount(out) else out.parent
+                _probe(built_in, out)
             return
         if place == out:
             raise OutputError(f"'{out}' exists and is not a directory", "pass --out a directory")
@@ -328,19 +329,12 @@ def _write_in_place(
 
 
 def _replace_file(target: Path, data: bytes) -> None:
-    """``target`` holds ``data``, all or nothing: written to a temporary file beside it (the name
-    :func:`recover` removes), then renamed over it."""
+    """``target`` holds ``data``, all or nothing (:func:`rlmap.audit.replace.replace_file`: a
+    temporary file beside it, the name :func:`recover` removes, renamed over it)."""
+    from rlmap.audit.replace import replace_file
+
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_file(target, data, 0o666 & ~_umask())
 
 
 def recover(out: Path, wanted: set[str] | None = None) -> None:

@@ -630,17 +630,12 @@ def _format_term(result: dict[str, Any], link: Link | None = None, width: int = 
         else:
             key = result["keys"][0]
             hint = (
-                f"(rlmap show --key {_shell_word(key)} for writers and readers)"
+                f"(rlmap show --key {shlex.quote(key)} for writers and readers)"
                 if len(result["keys"]) == 1
                 else "(rlmap show --key KEY for writers and readers)"
             )
         lines.append("keys: " + ", ".join(result["keys"]) + "  " + hint)
     return "\n".join(lines)
-
-
-def _shell_word(text: str) -> str:
-    """``text`` as one word of a shell command line (a key is often one already)."""
-    return shlex.quote(text)
 
 
 Link = Callable[[str, str], str]  # (text, url) -> the text as a terminal hyperlink
